@@ -1,0 +1,150 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class Metric(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    METRIC_UNSPECIFIED: _ClassVar[Metric]
+    CONTAINMENT: _ClassVar[Metric]
+    JACCARD: _ClassVar[Metric]
+
+class Grouping(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    GROUPING_UNSPECIFIED: _ClassVar[Grouping]
+    GREEDY: _ClassVar[Grouping]
+    COMPONENTS: _ClassVar[Grouping]
+METRIC_UNSPECIFIED: Metric
+CONTAINMENT: Metric
+JACCARD: Metric
+GROUPING_UNSPECIFIED: Grouping
+GREEDY: Grouping
+COMPONENTS: Grouping
+
+class SketchConfig(_message.Message):
+    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest")
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    K_FIELD_NUMBER: _ClassVar[int]
+    MIN_WORD_LEN_FIELD_NUMBER: _ClassVar[int]
+    LANG_FIELD_NUMBER: _ClassVar[int]
+    HASH_FIELD_NUMBER: _ClassVar[int]
+    STOPLIST_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    unit: str
+    k: int
+    min_word_len: int
+    lang: str
+    hash: str
+    stoplist_digest: str
+    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ...) -> None: ...
+
+class Document(_message.Message):
+    __slots__ = ("id", "text", "sketch", "lang")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_FIELD_NUMBER: _ClassVar[int]
+    LANG_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    text: str
+    sketch: bytes
+    lang: str
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., sketch: _Optional[bytes] = ..., lang: _Optional[str] = ...) -> None: ...
+
+class DedupRequest(_message.Message):
+    __slots__ = ("ids", "documents", "threshold", "metric", "grouping", "sketch_config")
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    GROUPING_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    documents: _containers.RepeatedCompositeFieldContainer[Document]
+    threshold: float
+    metric: Metric
+    grouping: Grouping
+    sketch_config: SketchConfig
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ...) -> None: ...
+
+class DedupResponse(_message.Message):
+    __slots__ = ("duplicate_of", "similarity", "group", "missing", "cached", "threshold", "metric", "grouping")
+    DUPLICATE_OF_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    GROUP_FIELD_NUMBER: _ClassVar[int]
+    MISSING_FIELD_NUMBER: _ClassVar[int]
+    CACHED_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    GROUPING_FIELD_NUMBER: _ClassVar[int]
+    duplicate_of: _containers.RepeatedScalarFieldContainer[int]
+    similarity: _containers.RepeatedScalarFieldContainer[float]
+    group: _containers.RepeatedScalarFieldContainer[int]
+    missing: _containers.RepeatedScalarFieldContainer[int]
+    cached: bool
+    threshold: float
+    metric: Metric
+    grouping: Grouping
+    def __init__(self, duplicate_of: _Optional[_Iterable[int]] = ..., similarity: _Optional[_Iterable[float]] = ..., group: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., cached: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ...) -> None: ...
+
+class UpsertRequest(_message.Message):
+    __slots__ = ("documents", "sketch_config")
+    DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    documents: _containers.RepeatedCompositeFieldContainer[Document]
+    sketch_config: SketchConfig
+    def __init__(self, documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ...) -> None: ...
+
+class UpsertResponse(_message.Message):
+    __slots__ = ("upserted", "generation")
+    UPSERTED_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    upserted: int
+    generation: int
+    def __init__(self, upserted: _Optional[int] = ..., generation: _Optional[int] = ...) -> None: ...
+
+class DeleteRequest(_message.Message):
+    __slots__ = ("ids",)
+    IDS_FIELD_NUMBER: _ClassVar[int]
+    ids: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, ids: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DeleteResponse(_message.Message):
+    __slots__ = ("deleted", "generation")
+    DELETED_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    deleted: int
+    generation: int
+    def __init__(self, deleted: _Optional[int] = ..., generation: _Optional[int] = ...) -> None: ...
+
+class InfoRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class InfoResponse(_message.Message):
+    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store")
+    ARTICLES_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    FORMAT_VERSION_FIELD_NUMBER: _ClassVar[int]
+    GENERATION_FIELD_NUMBER: _ClassVar[int]
+    STOPLIST_SIZE_FIELD_NUMBER: _ClassVar[int]
+    MAX_RESULT_SET_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_METRIC_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_GROUPING_FIELD_NUMBER: _ClassVar[int]
+    STORE_FIELD_NUMBER: _ClassVar[int]
+    articles: int
+    sketch_config: SketchConfig
+    version: str
+    format_version: int
+    generation: int
+    stoplist_size: int
+    max_result_set: int
+    default_threshold: float
+    default_metric: Metric
+    default_grouping: Grouping
+    store: str
+    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ...) -> None: ...

@@ -1,0 +1,197 @@
+"""Text → sketch: the sorted, unique CRC32 values of a document's shingles, trimmed to the K smallest.
+
+The K smallest values are a consistent sample (bottom-K): two documents keep the same shingles whenever
+both have them below their cut, so two sketches compare by a linear merge (see kernel.py).
+A sketch travels and is stored as bytes: little-endian uint32 values, ascending.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+import struct
+from dataclasses import asdict, dataclass, field
+from typing import Iterable
+
+import importlib
+
+import crcmod.predefined
+from nltk.stem.snowball import SnowballStemmer
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+from ..errors import ConfigMismatch, InvalidArgument
+
+#: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
+CRC32_IS_COMPILED: bool = importlib.import_module("crcmod.crcmod")._usingExtension
+_crc32 = crcmod.predefined.mkCrcFun("crc-32")
+
+LANG_ALIASES = {
+    "en": "english", "nl": "dutch", "ru": "russian", "de": "german", "fr": "french", "es": "spanish",
+    "it": "italian", "pt": "portuguese", "sv": "swedish", "da": "danish", "no": "norwegian",
+    "fi": "finnish", "hu": "hungarian", "ro": "romanian", "ar": "arabic",
+}
+#: "none" keeps words unstemmed.
+LANGUAGES = frozenset(SnowballStemmer.languages) - {"porter"} | {"none"}
+
+# Punkt runs untrained (no download, no model file): these abbreviations keep "Dr. Smith" in one sentence.
+_ABBREVIATIONS = {
+    "english": "mr mrs ms dr prof sr jr st inc ltd co corp vs etc e.g i.e u.s u.k no jan feb mar apr jun jul aug "
+               "sep sept oct nov dec gov sen rep gen col lt mt ave",
+    "dutch": "dhr mevr mr dr drs ir prof bijv enz o.a nr blz m.b.t i.p.v t.a.v z.g.a.n ca",
+    "german": "dr prof nr z.b bzw usw ca str hr fr d.h u.a evtl ggf inkl",
+    "french": "m mme mlle dr prof etc p.ex cf av bd st ste",
+    "spanish": "sr sra srta dr dra prof etc pág ud uds av",
+    "russian": "г гг т.е т.д т.п ул им проф др с м",
+}
+
+_WORD = re.compile(r"[^\W_]+")
+_UNIT = re.compile(r"^(sentence|word:([1-9][0-9]?))$")
+MAX_K = 4096
+
+
+def canonical_lang(lang: str) -> str:
+    """Maps 'en', 'EN', 'english' to 'english'; refuses languages without a stemmer."""
+    name = LANG_ALIASES.get(lang.strip().lower(), lang.strip().lower())
+    if name not in LANGUAGES:
+        raise InvalidArgument(f"unknown language {lang!r}; use one of {', '.join(sorted(LANGUAGES))} "
+                              f"or a code such as {', '.join(sorted(LANG_ALIASES))}")
+    return name
+
+
+@dataclass(frozen=True)
+class SketchConfig:
+    """Everything that decides a sketch's values. Saved in the store; sketches compare only under equal configs."""
+
+    unit: str = "sentence"
+    k: int = 64
+    min_word_len: int = 3
+    lang: str = "english"
+    hash: str = "crc32"
+    stoplist_digest: str = ""
+
+    def __post_init__(self) -> None:
+        if not _UNIT.match(self.unit):
+            raise InvalidArgument(f"unknown shingle unit {self.unit!r}; use 'sentence' or 'word:N' (N in 1..99)")
+        if not isinstance(self.k, int) or not 1 <= self.k <= MAX_K:
+            raise InvalidArgument(f"k must be an integer in 1..{MAX_K}, got {self.k!r}")
+        if not isinstance(self.min_word_len, int) or not 0 <= self.min_word_len <= 50:
+            raise InvalidArgument(f"min_word_len must be an integer in 0..50, got {self.min_word_len!r}")
+        if self.hash != "crc32":
+            raise InvalidArgument(f"unknown shingle hash {self.hash!r}; only 'crc32' is supported")
+        object.__setattr__(self, "lang", canonical_lang(self.lang))
+
+    @property
+    def word_ngram(self) -> int | None:
+        """N for the `word:N` unit, None for sentences."""
+        match = _UNIT.match(self.unit)
+        return int(match.group(2)) if match.group(2) else None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, values: dict) -> "SketchConfig":
+        unknown = set(values) - set(cls.__dataclass_fields__)
+        if unknown:
+            raise InvalidArgument(f"unknown sketch configuration fields: {', '.join(sorted(unknown))}")
+        return cls(**values)
+
+    def require_equal(self, other: "SketchConfig", what: str = "sketch") -> None:
+        """Refuses to mix sketches made under different configurations."""
+        if other != self:
+            diff = ", ".join(f"{name}={getattr(other, name)!r} (store: {getattr(self, name)!r})"
+                             for name in self.__dataclass_fields__ if getattr(other, name) != getattr(self, name))
+            raise ConfigMismatch(f"{what} configuration differs from the store's: {diff}")
+
+
+def stoplist_digest(stoplist: Iterable[int]) -> str:
+    """A short, order-independent name for a stop-list, kept in the configuration."""
+    values = sorted(set(stoplist))
+    if not values:
+        return ""
+    return hashlib.blake2b(struct.pack(f"<{len(values)}I", *values), digest_size=8).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _sentence_splitter(lang: str) -> PunktSentenceTokenizer:
+    params = PunktParameters()
+    params.abbrev_types = set(_ABBREVIATIONS.get(lang, "").split())
+    return PunktSentenceTokenizer(params)
+
+
+@functools.lru_cache(maxsize=None)
+def _stem_function(lang: str):
+    """A memoized stemmer: word frequencies are Zipfian, so most stems come from the cache."""
+    if lang == "none":
+        return lambda word: word
+    return functools.lru_cache(maxsize=200_000)(SnowballStemmer(lang).stem)
+
+
+def encode_sketch(values: Iterable[int]) -> bytes:
+    values = list(values)
+    return struct.pack(f"<{len(values)}I", *values)
+
+
+def decode_sketch(sketch: bytes) -> list[int]:
+    if len(sketch) % 4:
+        raise InvalidArgument(f"sketch bytes must be a multiple of 4 long (uint32 values), got {len(sketch)}")
+    return list(struct.unpack(f"<{len(sketch) // 4}I", sketch))
+
+
+def validate_sketch(sketch: bytes, k: int) -> bytes:
+    """Checks what the kernel relies on: whole uint32 values, strictly ascending, at most K of them."""
+    values = decode_sketch(sketch)
+    if len(values) > k:
+        raise ConfigMismatch(f"sketch has {len(values)} values but the store keeps K={k}; "
+                             "it was made with another configuration")
+    if any(a >= b for a, b in zip(values, values[1:])):
+        raise InvalidArgument("sketch values must be strictly ascending (sorted, no repeats)")
+    return bytes(sketch)
+
+
+@dataclass
+class Sketcher:
+    """Turns texts into sketches under one configuration, minus the store's stop-list of boilerplate shingles."""
+
+    config: SketchConfig = field(default_factory=SketchConfig)
+    stoplist: frozenset[int] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.stoplist = frozenset(self.stoplist)
+        if stoplist_digest(self.stoplist) != self.config.stoplist_digest:
+            raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
+
+    def words(self, text: str, lang: str | None = None) -> list[str]:
+        """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
+        return self._words(text, canonical_lang(lang) if lang else self.config.lang)
+
+    def _words(self, text: str, lang: str) -> list[str]:
+        stem = _stem_function(lang)
+        min_len = self.config.min_word_len
+        return [stem(w) for w in _WORD.findall(text.lower()) if len(w) >= min_len]
+
+    def shingles(self, text: str, lang: str | None = None) -> list[str]:
+        """The document's shingles as normalized strings, in text order (repeats included)."""
+        if not isinstance(text, str):
+            raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+        lang = canonical_lang(lang) if lang else self.config.lang
+        n = self.config.word_ngram
+        if n is None:
+            sentences = _sentence_splitter(lang).tokenize(text)
+            return [s for s in (" ".join(self._words(sentence, lang)) for sentence in sentences) if s]
+        words = self._words(text, lang)
+        if len(words) <= n:
+            return [" ".join(words)] if words else []
+        return [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+    def hashes(self, text: str, lang: str | None = None) -> set[int]:
+        """Every distinct shingle hash of the text, before the stop-list and the K cut (the offline stage counts these)."""
+        return {_crc32(s.encode("utf-8")) for s in self.shingles(text, lang)}
+
+    def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
+        """Drops stop-listed values and keeps the K smallest, ascending."""
+        kept = sorted(set(hashes) - self.stoplist)
+        return encode_sketch(kept[: self.config.k])
+
+    def sketch(self, text: str, lang: str | None = None) -> bytes:
+        return self.sketch_hashes(self.hashes(text, lang))
