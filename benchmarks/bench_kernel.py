@@ -1,0 +1,126 @@
+"""Per-set latency of the compiled kernel against the card's pure-Python algorithm (reference.dedup).
+
+Result sets look like search results: 100 documents of 30..400 shingles (so most sketches are full K=64
+samples, a few short ones complete), 20-40 % of them near-duplicates of an earlier one (edited copies and
+excerpts). The machine may be noisy, so the baseline runs in the same process and the ratios are the figure
+to trust. Usage: python benchmarks/bench_kernel.py [--quick]; writes benchmarks/out/kernel.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import struct
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "server"))
+
+from neardup.core import kernel, reference  # noqa: E402
+
+K = 64
+RESULTS = 100
+THRESHOLD = 0.7
+SEED = 20240601
+OUT = ROOT / "benchmarks" / "out" / "kernel.json"
+
+
+def _document(rng: random.Random) -> set[int]:
+    return {rng.getrandbits(32) for _ in range(rng.randint(30, 400))}
+
+
+def _near_duplicate(rng: random.Random, original: set[int]) -> set[int]:
+    """An edited copy (a few shingles changed) or an excerpt (a contiguous part of the text)."""
+    shingles = sorted(original, key=lambda _: rng.random())
+    if rng.random() < 0.3:
+        return set(shingles[: max(1, int(len(shingles) * rng.uniform(0.4, 0.8)))])
+    edits = int(len(shingles) * rng.uniform(0.02, 0.15))
+    return set(shingles[edits:]) | {rng.getrandbits(32) for _ in range(edits)}
+
+
+def result_set(rng: random.Random) -> list[list[int]]:
+    """One ranked result set as decoded sketches; each near-duplicate copies an earlier document."""
+    share = rng.uniform(0.2, 0.4)
+    documents: list[set[int]] = []
+    for _ in range(RESULTS):
+        if documents and rng.random() < share:
+            documents.append(_near_duplicate(rng, rng.choice(documents)))
+        else:
+            documents.append(_document(rng))
+    return [sorted(doc)[:K] for doc in documents]
+
+
+def _encode(values: list[int]) -> bytes:
+    return struct.pack(f"<{len(values)}I", *values)
+
+
+def _time(call, inputs: list, rounds: int) -> list[list[float]]:
+    """Microseconds per call, per input: every input once per round."""
+    samples: list[list[float]] = [[] for _ in inputs]
+    for _ in range(rounds):
+        for args, times in zip(inputs, samples):
+            start = time.perf_counter_ns()
+            call(*args)
+            times.append((time.perf_counter_ns() - start) / 1000)
+    return samples
+
+
+def _summary(samples: list[list[float]]) -> dict:
+    ordered = sorted(t for times in samples for t in times)
+    return {"median_us": statistics.median(ordered),
+            "p99_us": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], "calls": len(ordered)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer sets and rounds (a smoke run)")
+    quick = parser.parse_args().quick
+    rng = random.Random(SEED)
+    sets = [result_set(rng) for _ in range(20 if quick else 100)]
+    encoded = [[_encode(s) for s in sketches] for sketches in sets]
+    baseline_sets = sets[: 3 if quick else 10]
+
+    rows = []
+    for metric in reference.METRICS:
+        for grouping in reference.GROUPINGS:
+            for sketches, blobs in zip(baseline_sets, encoded):
+                assert kernel.dedup(blobs, K, THRESHOLD, metric, grouping) == \
+                    reference.dedup(sketches, K, THRESHOLD, metric, grouping)
+            duplicates = statistics.mean(
+                sum(d >= 0 for d in kernel.dedup(blobs, K, THRESHOLD, metric, grouping).duplicate_of)
+                for blobs in encoded)
+            baseline = _summary(_time(reference.dedup, [(s, K, THRESHOLD, metric, grouping) for s in baseline_sets],
+                                      1))
+            compiled_samples = _time(kernel.dedup, [(b, K, THRESHOLD, metric, grouping) for b in encoded],
+                                     20 if quick else 200)
+            compiled = _summary(compiled_samples)
+            # The ratio compares both on the very sets the baseline ran.
+            compiled_on_baseline_sets = _summary(compiled_samples[: len(baseline_sets)])
+            rows.append({"metric": metric, "grouping": grouping, "duplicates_per_set": duplicates,
+                         "kernel": compiled, "reference": baseline,
+                         "kernel_on_reference_sets": compiled_on_baseline_sets,
+                         "speedup_median": baseline["median_us"] / compiled_on_baseline_sets["median_us"]})
+
+    report = {"results_per_set": RESULTS, "k": K, "threshold": THRESHOLD, "seed": SEED, "quick": quick,
+              "sets": len(sets), "reference_sets": len(baseline_sets), "python": platform.python_version(),
+              "machine": platform.machine(), "rows": rows}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(report, indent=2) + "\n")
+
+    print(f"{RESULTS} sketches x K={K} per set, threshold {THRESHOLD}; µs per set; kernel on {len(sets)} sets, "
+          f"reference (and the speedup) on the first {len(baseline_sets)}{' (quick)' if quick else ''}\n")
+    print("| metric | grouping | dups/set | kernel median | kernel p99 | reference median | speedup (medians) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print(f"| {row['metric']} | {row['grouping']} | {row['duplicates_per_set']:.1f} "
+              f"| {row['kernel']['median_us']:.1f} | {row['kernel']['p99_us']:.1f} "
+              f"| {row['reference']['median_us']:.0f} | {row['speedup_median']:.0f}x |")
+    print(f"\nwrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,619 @@
+/* The hot path of neardup: groups one ranked result set of bottom-K sketches in one call, with the GIL
+ * released. It returns exactly what reference.dedup returns (tests compare them); reference.py is the
+ * specification of the similarity, of min_shared and of both groupings.
+ *
+ * Why it is fast:
+ *  - candidates: one open-addressing hash table over every value of the set (value -> chain of the
+ *    occurrences holding it) marks each pair that shares at least one value in a triangular bit matrix;
+ *    every other pair has no shared value, so it cannot be a duplicate and is never merged;
+ *  - only candidate pairs are merged, with the card's early termination (stop once `needed` shared values
+ *    are found, or once they can no longer be);
+ *  - greedy compares j only with kept candidates (a bitwise AND of two rows), components skips pairs that
+ *    are already in one component.
+ * The exact similarity is computed once per reported (j, duplicate_of[j]) pair.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+enum { CONTAINMENT = 0, JACCARD = 1 };
+enum { GREEDY = 0, COMPONENTS = 1 };
+
+#define UNCAPPED ((uint64_t)1 << 32)
+
+/* Multiply-shift hashing with a random odd multiplier per process (seeded at import), so crafted values
+ * cannot force long probe sequences. */
+static uint64_t hash_multiplier;
+
+/* The most values the 32-bit occurrence indices can address. */
+#define MAX_TOTAL_VALUES ((Py_ssize_t)INT32_MAX - 1)
+/* The most results: the candidate matrix of a million already takes 64 GB. */
+#define MAX_RESULTS ((Py_ssize_t)1 << 20)
+
+/* Hash table slots per value (rounded up to a power of two): a sparse table keeps probe sequences short,
+ * and collisions are unpredictable branches. */
+#define TABLE_SLOTS_PER_VALUE 4
+
+/* Chains deeper than this are marked by mark_long_chains: past it, OR-ing rows beats m²/2 single bits. */
+#define MAX_PAIRWISE_DEPTH(n) (((size_t)(n) >> 6) + 8)
+
+/* A table larger than the L2 cache misses on most probes: the fill then prefetches a sketch's slots before
+ * inserting its values (inserts are independent). In cache, prefetching only costs. */
+#define PREFETCH_MIN_TABLE_BYTES ((size_t)1 << 20)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LOWEST_BIT(word) ((unsigned)__builtin_ctzll(word))
+#define PREFETCH(address) __builtin_prefetch(address, 1)
+#else
+static unsigned LOWEST_BIT(uint64_t word)
+{
+    unsigned bit = 0;
+    while (!(word & 1)) {
+        word >>= 1;
+        bit++;
+    }
+    return bit;
+}
+#define PREFETCH(address) ((void)(address))
+#endif
+
+/* One result set, decoded: sketch s holds values[start[s] .. start[s + 1]). */
+typedef struct {
+    const uint32_t *values;
+    const uint32_t *start;
+    const uint64_t *cap; /* last value of a full sketch (K values), UNCAPPED for a complete one */
+    int metric;
+    double threshold;
+} result_set;
+
+/* ---- similarity, as reference.py defines it ---- */
+
+static size_t bisect_right(const uint32_t *a, size_t len, uint64_t x)
+{
+    size_t lo = 0, hi = len;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (x < a[mid])
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* reference._score: the same double division Python does for int / int below 2**53. */
+static double score(size_t shared, size_t len_a, size_t len_b, int metric)
+{
+    if (shared == 0)
+        return 0.0;
+    if (metric == CONTAINMENT)
+        return (double)shared / (double)(len_a < len_b ? len_a : len_b);
+    return (double)shared / (double)(len_a + len_b - shared);
+}
+
+/* reference.min_shared, with the same double arithmetic. Thresholds outside (0, 1] are settled first:
+ * at most 0 any shared value is enough (what the reference answers too wherever it is defined), above 1
+ * nothing is (more than min(len_a, len_b)); so int() of the guess never overflows here. */
+static size_t min_shared(size_t len_a, size_t len_b, int metric, double threshold)
+{
+    size_t most = len_a < len_b ? len_a : len_b;
+    if (!(threshold > 0.0))
+        return 1;
+    if (threshold > 1.0)
+        return most + 1;
+    double guess_value = metric == CONTAINMENT ? threshold * (double)most
+                                               : threshold * (double)(len_a + len_b) / (1.0 + threshold);
+    long long guess = (long long)guess_value;
+    size_t shared = guess - 1 > 1 ? (size_t)(guess - 1) : 1;
+    while (shared > 1 && score(shared - 1, len_a, len_b, metric) >= threshold)
+        shared--;
+    while (shared <= most && score(shared, len_a, len_b, metric) < threshold)
+        shared++;
+    return shared;
+}
+
+/* reference._compared_lengths: both sketches are complete samples below tau = min(cap a, cap b). */
+static void compared_lengths(const result_set *set, size_t a, size_t b, size_t *len_a, size_t *len_b)
+{
+    uint64_t tau = set->cap[a] < set->cap[b] ? set->cap[a] : set->cap[b];
+    const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
+    *len_a = bisect_right(va, set->start[a + 1] - set->start[a], tau);
+    *len_b = bisect_right(vb, set->start[b + 1] - set->start[b], tau);
+}
+
+/* The shared values of two ascending arrays: a branchless merge (the compare results are unpredictable). */
+static size_t count_shared(const uint32_t *va, size_t len_a, const uint32_t *vb, size_t len_b)
+{
+    size_t i = 0, j = 0, shared = 0;
+    while (i < len_a && j < len_b) {
+        uint32_t x = va[i], y = vb[j];
+        shared += x == y;
+        i += x <= y;
+        j += y <= x;
+    }
+    return shared;
+}
+
+/* reference.is_duplicate: the merge stops as soon as the answer is known. When `similarity` is given, a
+ * duplicate's merge runs on to the end instead, for its exact similarity (greedy reports that very pair). */
+static int is_duplicate(const result_set *set, size_t a, size_t b, double *similarity)
+{
+    size_t len_a, len_b;
+    compared_lengths(set, a, b, &len_a, &len_b);
+    size_t needed = min_shared(len_a, len_b, set->metric, set->threshold);
+    const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
+    size_t i = 0, j = 0, shared = 0;
+    while (shared < needed) {
+        size_t left_a = len_a - i, left_b = len_b - j;
+        if (shared + (left_a < left_b ? left_a : left_b) < needed)
+            return 0;
+        uint32_t x = va[i], y = vb[j];
+        shared += x == y;
+        i += x <= y;
+        j += y <= x;
+    }
+    if (similarity) {
+        shared += count_shared(va + i, len_a - i, vb + j, len_b - j);
+        *similarity = score(shared, len_a, len_b, set->metric);
+    }
+    return 1;
+}
+
+/* reference.similarity; the merge count equals the set intersection for ascending sketches. */
+static double pair_similarity(const result_set *set, size_t a, size_t b)
+{
+    size_t len_a, len_b;
+    compared_lengths(set, a, b, &len_a, &len_b);
+    const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
+    return score(count_shared(va, len_a, vb, len_b), len_a, len_b, set->metric);
+}
+
+/* ---- candidate pairs ---- */
+
+/* Row j of the triangular candidate matrix holds bits i < j in (j >> 6) + 1 words; rows are packed. */
+static size_t row_offset(size_t j)
+{
+    size_t q = j >> 6, r = j & 63;
+    return 32 * q * (q + 1) + r * (q + 1);
+}
+
+static void mark(uint64_t *matrix, size_t row_start, size_t i)
+{
+    matrix[row_start + (i >> 6)] |= (uint64_t)1 << (i & 63);
+}
+
+/* A slot holds a value and 1 + its latest occurrence (0 = empty): one cache line access per probe. */
+typedef struct {
+    uint32_t value;
+    int32_t head;
+} slot;
+
+typedef struct {
+    slot *slots;
+    int bits;
+    int32_t *next;  /* per occurrence: the previous occurrence of the same value, -1 at the end */
+    int32_t *owner; /* per occurrence: the sketch holding it */
+    int32_t *depth; /* per occurrence: how many occurrences its chain holds, itself included */
+} value_table;
+
+/* Inserts every value, chaining it to the earlier occurrences of the same value, and marks the pairs of
+ * each short chain on the way; lists the slots whose chain grew too long for pairwise marking. */
+static size_t fill_and_mark(const value_table *table, const result_set *set, size_t n, size_t max_depth,
+                            uint64_t *matrix, uint32_t *long_chains)
+{
+    size_t n_long = 0;
+    int shift = 64 - table->bits;
+    uint64_t mask = ((uint64_t)1 << table->bits) - 1;
+    slot *slots = table->slots;
+    int32_t *next = table->next, *owner = table->owner, *depth = table->depth;
+    int prefetch = (sizeof *slots << table->bits) > PREFETCH_MIN_TABLE_BYTES;
+    for (size_t s = 0; s < n; s++) {
+        size_t row_start = row_offset(s);
+        if (prefetch)
+            for (uint32_t e = set->start[s]; e < set->start[s + 1]; e++)
+                PREFETCH(&slots[(hash_multiplier * set->values[e]) >> shift]);
+        for (uint32_t e = set->start[s]; e < set->start[s + 1]; e++) {
+            uint32_t value = set->values[e];
+            uint64_t at = (hash_multiplier * value) >> shift;
+            while (slots[at].head && slots[at].value != value)
+                at = (at + 1) & mask;
+            int32_t head = slots[at].head - 1;
+            if (head < 0) {
+                slots[at].value = value;
+                depth[e] = 1;
+            } else {
+                depth[e] = depth[head] + 1;
+                if ((size_t)depth[e] <= max_depth) {
+                    for (int32_t f = head; f >= 0; f = next[f])
+                        mark(matrix, row_start, (size_t)owner[f]);
+                } else if ((size_t)depth[e] == max_depth + 1) {
+                    long_chains[n_long++] = (uint32_t)at;
+                }
+            }
+            slots[at].head = (int32_t)e + 1;
+            next[e] = head;
+            owner[e] = (int32_t)s;
+        }
+    }
+    return n_long;
+}
+
+/* Marks every pair of a long chain by OR-ing the bitset of its sketches into each one's row: m × n/64
+ * words instead of m²/2 single bits, so many sketches sharing one value stay cheap. */
+static void mark_long_chains(const value_table *table, const uint32_t *long_chains, size_t n_long,
+                             uint64_t *matrix, uint64_t *members)
+{
+    for (size_t c = 0; c < n_long; c++) {
+        int32_t head = table->slots[long_chains[c]].head - 1;
+        for (int32_t e = head; e >= 0; e = table->next[e]) {
+            size_t i = (size_t)table->owner[e];
+            members[i >> 6] |= (uint64_t)1 << (i & 63);
+        }
+        for (int32_t e = head; e >= 0; e = table->next[e]) {
+            size_t row = (size_t)table->owner[e], row_start = row_offset(row);
+            for (size_t w = 0; w <= row >> 6; w++)
+                matrix[row_start + w] |= members[w];
+        }
+        for (int32_t e = head; e >= 0; e = table->next[e])
+            members[(size_t)table->owner[e] >> 6] = 0;
+    }
+}
+
+/* Bits of row j's word w that stand for earlier results (the OR path may also set j and later ones). */
+static uint64_t earlier(const uint64_t *matrix, size_t j, size_t w)
+{
+    uint64_t word = matrix[row_offset(j) + w];
+    if (w == j >> 6)
+        word &= ((uint64_t)1 << (j & 63)) - 1;
+    return word;
+}
+
+/* ---- groupings ---- */
+
+/* reference.dedup's greedy loop: j's candidates that are kept, in rank order; the first duplicate wins. */
+static void group_greedy(const result_set *set, const uint64_t *matrix, uint64_t *kept, size_t n,
+                         int32_t *duplicate_of, int32_t *group, double *similarity)
+{
+    for (size_t j = 0; j < n; j++) {
+        duplicate_of[j] = -1;
+        for (size_t w = 0; w <= j >> 6 && duplicate_of[j] < 0; w++) {
+            uint64_t bits = earlier(matrix, j, w) & kept[w];
+            while (bits) {
+                size_t i = (w << 6) + LOWEST_BIT(bits);
+                bits &= bits - 1;
+                if (is_duplicate(set, i, j, &similarity[j])) {
+                    duplicate_of[j] = (int32_t)i;
+                    break;
+                }
+            }
+        }
+        if (duplicate_of[j] < 0)
+            kept[j >> 6] |= (uint64_t)1 << (j & 63);
+        group[j] = duplicate_of[j] < 0 ? (int32_t)j : duplicate_of[j];
+    }
+}
+
+static int32_t find_root(int32_t *parent, int32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* Union-find keeps each component's smallest position as its root, as the reference does; a pair already
+ * in one component cannot change the answer, so it is not merged. */
+static void group_components(const result_set *set, const uint64_t *matrix, int32_t *parent, size_t n,
+                             int32_t *duplicate_of, int32_t *group, double *similarity)
+{
+    for (size_t j = 0; j < n; j++)
+        parent[j] = (int32_t)j;
+    for (size_t j = 0; j < n; j++) {
+        int32_t root_j = (int32_t)j; /* only j's own unions below move it */
+        for (size_t w = 0; w <= j >> 6; w++) {
+            uint64_t bits = earlier(matrix, j, w);
+            while (bits) {
+                int32_t i = (int32_t)((w << 6) + LOWEST_BIT(bits));
+                bits &= bits - 1;
+                int32_t root_i = find_root(parent, i);
+                if (root_i != root_j && is_duplicate(set, (size_t)i, j, NULL)) {
+                    if (root_i < root_j) {
+                        parent[root_j] = root_i;
+                        root_j = root_i;
+                    } else {
+                        parent[root_i] = root_j;
+                    }
+                }
+            }
+        }
+    }
+    for (size_t j = 0; j < n; j++) {
+        group[j] = find_root(parent, (int32_t)j);
+        duplicate_of[j] = group[j] == (int32_t)j ? -1 : group[j];
+        if (duplicate_of[j] >= 0)
+            similarity[j] = pair_similarity(set, (size_t)group[j], j);
+    }
+}
+
+/* ---- Python glue ---- */
+
+/* Little-endian uint32 bytes to host integers. */
+static void decode_values(uint32_t *out, const char *bytes, size_t count)
+{
+#if PY_LITTLE_ENDIAN
+    memcpy(out, bytes, count * 4);
+#else
+    const unsigned char *b = (const unsigned char *)bytes;
+    for (size_t v = 0; v < count; v++, b += 4)
+        out[v] = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+#endif
+}
+
+/* The number of values of one sketch, or -1 with TypeError/ValueError set. */
+static Py_ssize_t sketch_length(PyObject *sketch, Py_ssize_t k, Py_ssize_t position)
+{
+    if (!PyBytes_Check(sketch)) {
+        PyErr_Format(PyExc_TypeError, "sketch %zd must be bytes or None, not %.100s", position,
+                     Py_TYPE(sketch)->tp_name);
+        return -1;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(sketch);
+    if (size % 4) {
+        PyErr_Format(PyExc_ValueError,
+                     "sketch %zd is %zd bytes long, not a multiple of 4 (little-endian uint32 values)",
+                     position, size);
+        return -1;
+    }
+    if (size / 4 > k) {
+        PyErr_Format(PyExc_ValueError, "sketch %zd has %zd values, more than K=%zd", position, size / 4, k);
+        return -1;
+    }
+    return size / 4;
+}
+
+static int check_parameters(Py_ssize_t k, double threshold, int metric)
+{
+    if (k < 1) {
+        PyErr_Format(PyExc_ValueError, "k must be at least 1, got %zd", k);
+        return -1;
+    }
+    if (!isfinite(threshold)) {
+        PyErr_SetString(PyExc_ValueError, "threshold must be a finite number");
+        return -1;
+    }
+    if (metric != CONTAINMENT && metric != JACCARD) {
+        PyErr_Format(PyExc_ValueError, "unknown metric code %d", metric);
+        return -1;
+    }
+    return 0;
+}
+
+/* Everything one call needs beyond the input, carved from two blocks (one zeroed) that are always freed. */
+typedef struct {
+    uint32_t *values, *start, *long_chains;
+    uint64_t *cap, *matrix, *bitset;
+    slot *slots;
+    int32_t *next, *owner, *depth, *parent, *duplicate_of, *group;
+    double *similarity;
+    void *block, *zeroed_block;
+} buffers;
+
+/* Hands out `count` items of `size` bytes from a block at *used, 8-byte aligned; with block NULL it only counts. */
+static void *carve(char *block, size_t *used, size_t count, size_t size)
+{
+    void *at = block ? block + *used : NULL;
+    *used += (count * size + 7) & ~(size_t)7;
+    return at;
+}
+
+/* Returns 0, or -1 with MemoryError set. */
+static int allocate(buffers *b, size_t n, size_t total, size_t slots)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        size_t used = 0, zeroed = 0;
+        b->values = carve(b->block, &used, total + 1, sizeof *b->values);
+        b->start = carve(b->block, &used, n + 1, sizeof *b->start);
+        b->long_chains = carve(b->block, &used, total + 1, sizeof *b->long_chains);
+        b->cap = carve(b->block, &used, n + 1, sizeof *b->cap);
+        b->next = carve(b->block, &used, total + 1, sizeof *b->next);
+        b->owner = carve(b->block, &used, total + 1, sizeof *b->owner);
+        b->depth = carve(b->block, &used, total + 1, sizeof *b->depth);
+        b->parent = carve(b->block, &used, n + 1, sizeof *b->parent);
+        b->duplicate_of = carve(b->block, &used, n + 1, sizeof *b->duplicate_of);
+        b->group = carve(b->block, &used, n + 1, sizeof *b->group);
+        b->similarity = carve(b->block, &used, n + 1, sizeof *b->similarity);
+        b->slots = carve(b->zeroed_block, &zeroed, slots, sizeof *b->slots);
+        b->matrix = carve(b->zeroed_block, &zeroed, row_offset(n) + 1, sizeof *b->matrix);
+        b->bitset = carve(b->zeroed_block, &zeroed, n / 64 + 1, sizeof *b->bitset);
+        if (pass == 0) {
+            b->block = PyMem_RawMalloc(used);
+            b->zeroed_block = PyMem_RawCalloc(zeroed, 1);
+            if (!b->block || !b->zeroed_block) {
+                PyErr_NoMemory();
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* (duplicate_of, similarity, group) as three lists; kept results share one 0.0 object. */
+static PyObject *build_result(const buffers *b, size_t n)
+{
+    PyObject *zero = PyFloat_FromDouble(0.0), *result = PyTuple_New(3);
+    if (!zero || !result)
+        goto fail;
+    PyObject *duplicate_of = PyList_New((Py_ssize_t)n), *similarity = PyList_New((Py_ssize_t)n),
+             *group = PyList_New((Py_ssize_t)n);
+    PyTuple_SET_ITEM(result, 0, duplicate_of);
+    PyTuple_SET_ITEM(result, 1, similarity);
+    PyTuple_SET_ITEM(result, 2, group);
+    if (!duplicate_of || !similarity || !group)
+        goto fail;
+    for (size_t j = 0; j < n; j++) {
+        PyObject *dup = PyLong_FromLong(b->duplicate_of[j]), *grp = PyLong_FromLong(b->group[j]), *sim;
+        if (b->duplicate_of[j] < 0) {
+            Py_INCREF(zero);
+            sim = zero;
+        } else {
+            sim = PyFloat_FromDouble(b->similarity[j]);
+        }
+        PyList_SET_ITEM(duplicate_of, (Py_ssize_t)j, dup);
+        PyList_SET_ITEM(group, (Py_ssize_t)j, grp);
+        PyList_SET_ITEM(similarity, (Py_ssize_t)j, sim);
+        if (!dup || !grp || !sim)
+            goto fail;
+    }
+    Py_DECREF(zero);
+    return result;
+fail:
+    Py_XDECREF(zero);
+    Py_XDECREF(result);
+    return NULL;
+}
+
+PyDoc_STRVAR(dedup_doc,
+             "dedup(sketches, k, threshold, metric_code, grouping_code) -> (duplicate_of, similarity, group)\n\n"
+             "reference.dedup on bytes sketches (None for a result without one); use kernel.dedup.");
+
+static PyObject *kernel_dedup(PyObject *module, PyObject *args)
+{
+    PyObject *sequence;
+    Py_ssize_t k;
+    double threshold;
+    int metric, grouping;
+    if (!PyArg_ParseTuple(args, "Ondii:dedup", &sequence, &k, &threshold, &metric, &grouping))
+        return NULL;
+    if (check_parameters(k, threshold, metric) < 0)
+        return NULL;
+    if (grouping != GREEDY && grouping != COMPONENTS) {
+        PyErr_Format(PyExc_ValueError, "unknown grouping code %d", grouping);
+        return NULL;
+    }
+    /* A tuple holds every bytes object while the GIL is released, whatever happens to the caller's list. */
+    PyObject *sketches = PySequence_Tuple(sequence);
+    if (!sketches)
+        return NULL;
+    size_t n = (size_t)PyTuple_GET_SIZE(sketches), total = 0;
+    buffers b = {0};
+    PyObject *result = NULL;
+    if ((Py_ssize_t)n > MAX_RESULTS) {
+        PyErr_Format(PyExc_ValueError, "result set has %zd results, more than %zd", (Py_ssize_t)n, MAX_RESULTS);
+        goto done;
+    }
+
+    for (size_t s = 0; s < n; s++) {
+        PyObject *sketch = PyTuple_GET_ITEM(sketches, s);
+        Py_ssize_t length = sketch == Py_None ? 0 : sketch_length(sketch, k, (Py_ssize_t)s);
+        if (length < 0)
+            goto done;
+        if ((Py_ssize_t)(total + length) > MAX_TOTAL_VALUES) {
+            PyErr_Format(PyExc_ValueError, "result set holds more than %zd sketch values", MAX_TOTAL_VALUES);
+            goto done;
+        }
+        total += (size_t)length;
+    }
+    int bits = 1;
+    while (((size_t)1 << bits) < TABLE_SLOTS_PER_VALUE * total)
+        bits++;
+    if (allocate(&b, n, total, (size_t)1 << bits) < 0)
+        goto done;
+
+    Py_BEGIN_ALLOW_THREADS
+    b.start[0] = 0;
+    for (size_t s = 0; s < n; s++) {
+        PyObject *sketch = PyTuple_GET_ITEM(sketches, s);
+        size_t length = sketch == Py_None ? 0 : (size_t)PyBytes_GET_SIZE(sketch) / 4;
+        if (length)
+            decode_values(b.values + b.start[s], PyBytes_AS_STRING(sketch), length);
+        b.start[s + 1] = b.start[s] + (uint32_t)length;
+        b.cap[s] = length && length >= (size_t)k ? b.values[b.start[s] + length - 1] : UNCAPPED;
+    }
+    result_set set = {b.values, b.start, b.cap, metric, threshold};
+    value_table table = {b.slots, bits, b.next, b.owner, b.depth};
+    size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.long_chains);
+    mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.bitset);
+    if (grouping == GREEDY)
+        group_greedy(&set, b.matrix, b.bitset, n, b.duplicate_of, b.group, b.similarity);
+    else
+        group_components(&set, b.matrix, b.parent, n, b.duplicate_of, b.group, b.similarity);
+    Py_END_ALLOW_THREADS
+
+    result = build_result(&b, n);
+done:
+    PyMem_RawFree(b.block);
+    PyMem_RawFree(b.zeroed_block);
+    Py_DECREF(sketches);
+    return result;
+}
+
+PyDoc_STRVAR(similarity_doc, "similarity(a, b, k, metric_code) -> float\n\n"
+                             "reference.similarity on two bytes sketches; use kernel.similarity.");
+
+static PyObject *kernel_similarity(PyObject *module, PyObject *args)
+{
+    PyObject *a, *b;
+    Py_ssize_t k;
+    int metric;
+    if (!PyArg_ParseTuple(args, "OOni:similarity", &a, &b, &k, &metric))
+        return NULL;
+    if (check_parameters(k, 0.0, metric) < 0)
+        return NULL;
+    Py_ssize_t len_a = sketch_length(a, k, 0), len_b = len_a < 0 ? -1 : sketch_length(b, k, 1);
+    if (len_b < 0)
+        return NULL;
+    uint32_t *values = PyMem_RawMalloc(((size_t)(len_a + len_b) + 1) * sizeof *values);
+    if (!values)
+        return PyErr_NoMemory();
+    decode_values(values, PyBytes_AS_STRING(a), (size_t)len_a);
+    decode_values(values + len_a, PyBytes_AS_STRING(b), (size_t)len_b);
+    uint32_t start[3] = {0, (uint32_t)len_a, (uint32_t)(len_a + len_b)};
+    uint64_t cap[2] = {len_a && len_a >= k ? values[len_a - 1] : UNCAPPED,
+                       len_b && len_b >= k ? values[len_a + len_b - 1] : UNCAPPED};
+    result_set set = {values, start, cap, metric, 0.0};
+    double value = pair_similarity(&set, 0, 1);
+    PyMem_RawFree(values);
+    return PyFloat_FromDouble(value);
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"dedup", kernel_dedup, METH_VARARGS, dedup_doc},
+    {"similarity", kernel_similarity, METH_VARARGS, similarity_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef kernel_module = {
+    PyModuleDef_HEAD_INIT, "neardup.core._kernel",
+    "Compiled pair kernel of neardup: candidate pairs by shared values, early-terminating merges, grouping.",
+    -1, kernel_methods,
+};
+
+/* splitmix64: spreads a weak seed (time, addresses) over all 64 bits. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+PyMODINIT_FUNC PyInit__kernel(void)
+{
+    PyObject *module = PyModule_Create(&kernel_module);
+    if (!module)
+        return NULL;
+    hash_multiplier = mix((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)module ^ (uint64_t)(uintptr_t)&module) | 1;
+    if (PyModule_AddIntConstant(module, "CONTAINMENT", CONTAINMENT) < 0 ||
+        PyModule_AddIntConstant(module, "JACCARD", JACCARD) < 0 ||
+        PyModule_AddIntConstant(module, "GREEDY", GREEDY) < 0 ||
+        PyModule_AddIntConstant(module, "COMPONENTS", COMPONENTS) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,40 @@
+"""The request path's pair kernel: reference.dedup's exact answers from the compiled _kernel, on bytes sketches.
+
+_kernel.c only merges pairs that share a value (found through a hash table over the set's values), stops
+each merge early, and runs with the GIL released. Names are checked here, everything else in C.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import _kernel
+from .reference import COMPONENTS, CONTAINMENT, GREEDY, JACCARD, Grouping
+
+_METRIC_CODES = {CONTAINMENT: _kernel.CONTAINMENT, JACCARD: _kernel.JACCARD}
+_GROUPING_CODES = {GREEDY: _kernel.GREEDY, COMPONENTS: _kernel.COMPONENTS}
+
+
+def _code(codes: dict, name: str, what: str) -> int:
+    try:
+        return codes[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {what} {name!r}; use one of {', '.join(codes)}") from None
+
+
+def dedup(sketches: Sequence[bytes | None], k: int, threshold: float, metric: str = CONTAINMENT,
+          grouping: str = GREEDY) -> Grouping:
+    """Groups a result set given in rank order; None stands for a result without a sketch (never a duplicate).
+
+    Raises TypeError for a sketch that is not bytes, ValueError for bytes that are not whole uint32 values
+    or hold more than k of them, for k < 1, a threshold that is not finite, or an unknown metric/grouping.
+    A threshold above 1 finds nothing, one at or below 0 takes any shared value. Ascending order is not
+    checked here (sketch.validate_sketch does it on the way in): unsorted values get an answer, not a crash.
+    """
+    duplicate_of, similarity, group = _kernel.dedup(
+        sketches, k, threshold, _code(_METRIC_CODES, metric, "metric"), _code(_GROUPING_CODES, grouping, "grouping"))
+    return Grouping(duplicate_of, similarity, group)
+
+
+def similarity(a: bytes, b: bytes, k: int, metric: str = CONTAINMENT) -> float:
+    """reference.similarity of two bytes sketches, for reporting a single pair."""
+    return _kernel.similarity(a, b, k, _code(_METRIC_CODES, metric, "metric"))

@@ -1,0 +1,276 @@
+"""The compiled kernel must answer exactly what reference.dedup (the card's algorithm) answers.
+
+Property tests build result sets the way real ones look (edited copies and excerpts of a few documents, so
+that real duplicates occur), adversarial tests the shapes that break candidate generation and grouping,
+and direct tests pin down a few hand-computed similarities.
+"""
+from __future__ import annotations
+
+import math
+import random
+import struct
+import threading
+
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from neardup.core import kernel, reference
+from neardup.core.reference import COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD, METRICS, Grouping
+
+ALL_WAYS = [(metric, grouping) for metric in METRICS for grouping in GROUPINGS]
+
+
+def encode(values):
+    return struct.pack(f"<{len(values)}I", *values)
+
+
+def assert_same(sketches, k, threshold, metric, grouping):
+    """Runs both implementations on the same set (None kept as None) and compares every field exactly."""
+    expected = reference.dedup(sketches, k, threshold, metric, grouping)
+    got = kernel.dedup([None if s is None else encode(s) for s in sketches], k, threshold, metric, grouping)
+    assert isinstance(got, Grouping)
+    assert got == expected
+    assert all(type(value) is float for value in got.similarity)
+    return got
+
+
+# ---- property tests against the reference ----
+
+@st.composite
+def result_sets(draw):
+    """A ranked result set: sketches of a few base documents, each copy edited, cut to an excerpt, or new."""
+    rng = random.Random(draw(st.integers(0, 2**32)))  # fast; hypothesis shrinks the sizes below
+    k = draw(st.integers(1, 128))
+    n = draw(st.integers(0, 120))
+    # A small universe makes unrelated documents share values (candidates that are not duplicates).
+    universe = draw(st.sampled_from([3 * k, 20 * k, 1 << 32]))
+    bases = [{rng.randrange(universe) for _ in range(rng.randint(0, 3 * k))} for _ in range(draw(st.integers(1, 5)))]
+    sketches = []
+    for _ in range(n):
+        roll = rng.random()
+        if roll < 0.05:
+            sketches.append(None)
+            continue
+        base = sorted(rng.choice(bases))
+        if roll < 0.15:
+            document = {rng.randrange(universe) for _ in range(rng.randint(0, 2 * k))}
+        elif roll < 0.3:
+            document = set(rng.sample(base, rng.randint(0, len(base))))
+        else:
+            edits = rng.randint(0, max(1, len(base) // 5))
+            kept = rng.sample(base, max(0, len(base) - rng.randint(0, edits)))
+            document = set(kept) | {rng.randrange(universe) for _ in range(rng.randint(0, edits))}
+        sketches.append(sorted(document)[:k])
+    return sketches, k
+
+
+thresholds = st.one_of(st.sampled_from([0.0, 1.0, 0.5, 0.8]), st.floats(0.0, 1.0))
+
+
+@settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(result_sets(), thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS))
+def test_equals_reference_on_random_sets(case, threshold, metric, grouping):
+    sketches, k = case
+    got = assert_same(sketches, k, threshold, metric, grouping)
+    event(f"duplicates: {'none' if max(got.duplicate_of, default=-1) < 0 else 'some'}")
+    event(f"results: {'over 64' if len(sketches) > 64 else 'up to 64'}")
+
+
+@settings(max_examples=100, derandomize=True, deadline=None)
+@given(result_sets(), st.sampled_from(METRICS))
+def test_similarity_equals_reference(case, metric):
+    sketches, k = case
+    present = [s for s in sketches if s is not None]
+    for a, b in zip(present, present[1:]):
+        assert kernel.similarity(encode(a), encode(b), k, metric) == reference.similarity(a, b, k, metric)
+
+
+# ---- adversarial sets ----
+
+def _random_sketch(rng, k, size=None):
+    return sorted(rng.sample(range(1 << 32), k if size is None else size))
+
+
+def _adversarial_sets():
+    rng = random.Random(7)
+    k = 16
+    one = _random_sketch(rng, k)
+    return {
+        "no results": ([], k),
+        "one result": ([one], k),
+        "one None": ([None], k),
+        "all None": ([None] * 5, k),
+        "all empty": ([[]] * 5, k),
+        "all identical": ([one] * 70, k),
+        "all disjoint": ([_random_sketch(rng, k) for _ in range(70)], k),
+        "k = 1": ([[v] for v in (5, 5, 7, 5, 9, 7)] + [[]], 1),
+        "uneven lengths": ([one[:3], one, one[:1], one[5:], one[:k - 1], [], one[::2], None, one], k),
+        "one shared boilerplate value": ([sorted({1} | set(_random_sketch(rng, k - 1))) for _ in range(150)], k),
+        "two rank words": ([one if i % 37 == 0 else _random_sketch(rng, k) for i in range(130)], k),
+    }
+
+
+ADVERSARIAL = _adversarial_sets()
+
+
+@pytest.mark.parametrize("name", ADVERSARIAL)
+@pytest.mark.parametrize("metric, grouping", ALL_WAYS)
+@pytest.mark.parametrize("threshold", [0.0, 0.3, 0.9, 1.0])
+def test_adversarial_sets(name, metric, grouping, threshold):
+    sketches, k = ADVERSARIAL[name]
+    assert_same(sketches, k, threshold, metric, grouping)
+
+
+@pytest.mark.parametrize("grouping", GROUPINGS)
+def test_thresholds_outside_0_1(grouping):
+    """Above 1 nothing is a duplicate; at or below 0 any shared value is enough (containment as the reference)."""
+    rng = random.Random(3)
+    sketches = [_random_sketch(rng, 8) for _ in range(5)] * 2
+    blobs = [encode(s) for s in sketches]
+    for metric in METRICS:
+        assert kernel.dedup(blobs, 8, 1.5, metric, grouping).duplicate_of == [-1] * 10
+    assert_same(sketches, 8, -0.5, CONTAINMENT, grouping)
+
+
+@pytest.fixture(scope="module")
+def ten_thousand_disjoint():
+    rng = random.Random(11)
+    return [encode(sorted(rng.getrandbits(32) for _ in range(64))) for _ in range(10_000)]
+
+
+@pytest.mark.parametrize("metric, grouping", ALL_WAYS)
+def test_ten_thousand_results(metric, grouping, ten_thousand_disjoint):
+    identical = kernel.dedup([ten_thousand_disjoint[0]] * 10_000, 64, 0.9, metric, grouping)
+    assert identical.duplicate_of == [-1] + [0] * 9_999
+    assert identical.group == [0] * 10_000
+    assert identical.similarity == [0.0] + [1.0] * 9_999
+    disjoint = kernel.dedup(ten_thousand_disjoint, 64, 0.9, metric, grouping)
+    assert disjoint.duplicate_of == [-1] * 10_000
+    assert disjoint.group == list(range(10_000))
+
+
+# ---- hand-checked expectations ----
+
+def test_excerpt_is_contained_but_not_similar():
+    """A full sketch (cap 64) and a short complete excerpt of it: every excerpt value lies below the cap."""
+    article = list(range(1, 65))
+    excerpt = [2, 4, 6, 8, 10]
+    assert kernel.similarity(encode(article), encode(excerpt), 64, CONTAINMENT) == 1.0
+    assert kernel.similarity(encode(article), encode(excerpt), 64, JACCARD) == 5 / 64
+    sketches = [encode(article), encode(excerpt)]
+    assert kernel.dedup(sketches, 64, 0.8, CONTAINMENT) == Grouping([-1, 0], [0.0, 1.0], [0, 0])
+    assert kernel.dedup(sketches, 64, 0.8, JACCARD) == Grouping([-1, -1], [0.0, 0.0], [0, 1])
+
+
+def test_short_sketch_is_complete():
+    """[1, 2, 3] under K=4 holds all of its document, so only the full sketch is cut (at its cap, 4)."""
+    assert kernel.similarity(encode([1, 2, 3]), encode([1, 2, 3, 4]), 4, JACCARD) == 0.75
+    # Under K=3 both are samples cut at 3: they agree on everything compared.
+    assert kernel.similarity(encode([1, 2, 3]), encode([1, 2, 3]), 3, JACCARD) == 1.0
+
+
+def test_values_above_the_smaller_cap_are_not_compared():
+    # tau = min(13, 30) = 13: a' = [1, 5, 9, 13], b' = [1, 5], two shared values.
+    a, b = encode([1, 5, 9, 13]), encode([1, 5, 20, 30])
+    assert kernel.similarity(a, b, 4, CONTAINMENT) == 1.0
+    assert kernel.similarity(a, b, 4, JACCARD) == 0.5
+
+
+def test_greedy_and_components_differ_on_a_chain():
+    """A ~ B and B ~ C (7 of 10 shared), A and C share 4: greedy keeps C, components joins it to A's group."""
+    a, b, c = encode(list(range(0, 10))), encode(list(range(3, 13))), encode(list(range(6, 16)))
+    assert kernel.dedup([a, b, c], 16, 0.7, CONTAINMENT, GREEDY) == Grouping([-1, 0, -1], [0.0, 0.7, 0.0], [0, 0, 2])
+    assert kernel.dedup([a, b, c], 16, 0.7, CONTAINMENT, COMPONENTS) == Grouping([-1, 0, 0], [0.0, 0.7, 0.4], [0, 0, 0])
+
+
+def test_none_is_never_a_duplicate():
+    x = encode([3, 1000, 70000])
+    assert kernel.dedup([None, x, None, x], 8, 0.5) == Grouping([-1, -1, -1, 1], [0.0, 0.0, 0.0, 1.0], [0, 1, 2, 1])
+
+
+def test_accepts_any_sequence_and_holds_its_items():
+    x, y = encode([1, 2, 3]), encode([9, 10])
+    expected = kernel.dedup([x, y, x], 4, 0.5)
+    assert kernel.dedup((x, y, x), 4, 0.5) == expected
+    assert kernel.dedup(iter([x, y, x]), 4, 0.5) == expected
+
+
+def test_threads_share_the_kernel():
+    rng = random.Random(5)
+    sketches = [encode(_random_sketch(rng, 64)) for _ in range(50)] * 2
+    expected = kernel.dedup(sketches, 64, 0.8)
+    results = []
+
+    def work():
+        results.extend(kernel.dedup(sketches, 64, 0.8) == expected for _ in range(50))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [True] * 200
+
+
+# ---- bad input ----
+
+@pytest.mark.parametrize("bad", [b"\x00\x01\x02", b"\x00" * 5])
+def test_bytes_of_odd_length(bad):
+    with pytest.raises(ValueError, match="multiple of 4"):
+        kernel.dedup([encode([1]), bad], 4, 0.5)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        kernel.similarity(bad, encode([1]), 4)
+
+
+def test_more_than_k_values():
+    with pytest.raises(ValueError, match="more than K=2"):
+        kernel.dedup([encode([1, 2, 3])], 2, 0.5)
+    with pytest.raises(ValueError, match="more than K=2"):
+        kernel.similarity(encode([1]), encode([1, 2, 3]), 2)
+
+
+@pytest.mark.parametrize("bad", [[1, 2], "abcd", 7, bytearray(b"\x00" * 4), memoryview(b"\x00" * 4)])
+def test_non_bytes(bad):
+    with pytest.raises(TypeError, match="bytes or None"):
+        kernel.dedup([encode([1]), bad], 4, 0.5)
+
+
+def test_not_a_sequence():
+    with pytest.raises(TypeError):
+        kernel.dedup(None, 4, 0.5)
+
+
+@pytest.mark.parametrize("name, value", [("metric", "cosine"), ("grouping", "transitive"), ("metric", None),
+                                         ("grouping", ["greedy"])])
+def test_unknown_metric_or_grouping(name, value):
+    with pytest.raises(ValueError, match=f"unknown {name}"):
+        kernel.dedup([encode([1])], 4, 0.5, **{name: value})
+
+
+@pytest.mark.parametrize("threshold", [math.nan, math.inf, -math.inf])
+def test_threshold_not_finite(threshold):
+    with pytest.raises(ValueError, match="finite"):
+        kernel.dedup([encode([1])], 4, threshold)
+
+
+def test_too_many_results():
+    with pytest.raises(ValueError, match="more than"):
+        kernel.dedup([None] * ((1 << 20) + 1), 4, 0.5)
+
+
+@pytest.mark.parametrize("k", [0, -3])
+def test_k_below_1(k):
+    with pytest.raises(ValueError, match="at least 1"):
+        kernel.dedup([], k, 0.5)
+
+
+@settings(max_examples=100, derandomize=True, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), max_size=12), max_size=40), st.integers(12, 14),
+       thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS))
+def test_unsorted_values_do_not_crash(sketches, k, threshold, metric, grouping):
+    """Unsorted or repeated values break the contract; any answer will do, but a well-formed one."""
+    got = kernel.dedup([encode(s) for s in sketches], k, threshold, metric, grouping)
+    n = len(sketches)
+    assert len(got.duplicate_of) == len(got.similarity) == len(got.group) == n
+    assert all(-1 <= d < n and 0 <= g < n for d, g in zip(got.duplicate_of, got.group))
