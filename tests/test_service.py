@@ -256,7 +256,7 @@ def test_serve_refuses_a_missing_store_with_one_line(tmp_path):
 def test_sigterm_under_load_fails_no_in_flight_call(store):
     texts = corpus()
     server = Server(store, "--threads", "16", "--grace", "120").wait_ready()
-    slow = [Document(f"slow-{i}", text=(texts["c"] + " ") * 200) for i in range(3)] + ["a", "b"]
+    slow = [Document(f"slow-{i}", text=(texts["c"] + " ") * 80) for i in range(3)] + ["a", "b"]
     outcomes: list[object] = []
     started = threading.Barrier(9)
 

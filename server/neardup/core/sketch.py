@@ -119,6 +119,24 @@ def stoplist_digest(stoplist: Iterable[int]) -> str:
     return hashlib.blake2b(struct.pack(f"<{len(values)}I", *values), digest_size=8).hexdigest()
 
 
+_BLOCK_CHARS = 20_000
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s")
+
+
+def _bounded(block: str) -> list[str]:
+    """Cuts a huge block at sentence ends into pieces of at most ~_BLOCK_CHARS characters. NLTK runs each
+    regex under a wall-clock limit (5 s in nltk.redos), which one multi-megabyte paragraph can exceed on a
+    busy machine; typical articles are one piece and unchanged."""
+    pieces = []
+    while len(block) > _BLOCK_CHARS:
+        ends = [m.end() for m in _SENTENCE_END.finditer(block, _BLOCK_CHARS // 2, _BLOCK_CHARS)]
+        cut = ends[-1] if ends else (block.rfind(" ", 0, _BLOCK_CHARS) + 1 or _BLOCK_CHARS)
+        pieces.append(block[:cut])
+        block = block[cut:]
+    pieces.append(block)
+    return pieces
+
+
 @functools.lru_cache(maxsize=None)
 def _sentence_splitter(lang: str) -> PunktSentenceTokenizer:
     params = PunktParameters()
@@ -186,7 +204,8 @@ class Sketcher:
         if n is None:
             splitter = _sentence_splitter(lang)
             blocks = _BLANK_LINE.split(text) if self.config.unit == PARA_SENTENCE else (text,)
-            sentences = [sentence for block in blocks for sentence in splitter.tokenize(block)]
+            sentences = [sentence for block in blocks for piece in _bounded(block)
+                         for sentence in splitter.tokenize(piece)]
             return [s for s in (" ".join(self._words(sentence, lang)) for sentence in sentences) if s]
         words = self._words(text, lang)
         if len(words) <= n:

@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 
 from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..engine import DEFAULT_MAX_RESULT_SET
+from ..store import default_store_path
 from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, ServeOptions, serve
-
-DEFAULT_STORE = "neardup-store"
 
 
 def add_parser(subparsers) -> None:
@@ -17,8 +15,7 @@ def add_parser(subparsers) -> None:
         "serve", help="serve the Dedup gRPC service from a store",
         description="Serve the neardup.v1.NearDup gRPC service (with health checking and reflection).",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--store", default=os.environ.get("NEARDUP_STORE", DEFAULT_STORE),
-                        help="store directory (env NEARDUP_STORE)")
+    parser.add_argument("--store", default=default_store_path(), help="store directory (env NEARDUP_STORE)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on; 0.0.0.0 or :: for all")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (one worker only)")
     parser.add_argument("--workers", type=int, default=1, help="server processes sharing the port")
