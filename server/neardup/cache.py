@@ -11,7 +11,7 @@ from typing import Hashable
 
 from cachetools import LRUCache, TTLCache
 
-from .store.base import SketchStore
+from .changefeed import ChangeFeed
 
 DEFAULT_MAXSIZE = 10_000
 DEFAULT_TTL = 300.0
@@ -21,37 +21,30 @@ _CHANGE_LOG_LIMIT = 1024
 class SessionCache:
     """LRU (with an optional TTL) of answers keyed by the whole request, validated against store changes."""
 
-    def __init__(self, store: SketchStore, maxsize: int = DEFAULT_MAXSIZE, ttl: float = DEFAULT_TTL):
+    def __init__(self, feed: ChangeFeed, maxsize: int = DEFAULT_MAXSIZE, ttl: float = DEFAULT_TTL):
         if maxsize < 0 or ttl < 0:
             raise ValueError("cache size and TTL must be >= 0")
-        self._store = store
-        self._answers = TTLCache(maxsize, ttl) if ttl > 0 else LRUCache(maxsize) if maxsize else None
+        self._answers = None if maxsize == 0 else TTLCache(maxsize, ttl) if ttl > 0 else LRUCache(maxsize)
         self._lock = threading.Lock()
-        self._seen = store.generation()
         # (generation, ids changed after the previous entry's generation up to this one), oldest first
         self._changes: list[tuple[int, frozenset[str]]] = []
-        self._horizon = self._seen  # entries older than this cannot be validated any more
+        self._horizon = feed.seen  # entries older than this cannot be validated any more
+        feed.subscribe(self._note_changes)
 
-    def refresh(self) -> int:
-        """Catches up with the store's writes; returns the generation answers computed now are valid for."""
-        now = self._store.generation()
+    def _note_changes(self, now: int, changed: set[str] | None) -> None:
         with self._lock:
-            if now != self._seen:
-                changed = self._store.changed_since(self._seen)
-                if changed is None:
-                    self._changes.clear()
-                    self._horizon = now
-                    if self._answers is not None:
-                        self._answers.clear()
-                else:
-                    self._changes.append((now, frozenset(changed)))
-                    if len(self._changes) > _CHANGE_LOG_LIMIT:
-                        self._horizon = self._changes.pop(0)[0]
-                self._seen = now
-        return now
+            if changed is None:
+                self._changes.clear()
+                self._horizon = now
+                if self._answers is not None:
+                    self._answers.clear()
+            else:
+                self._changes.append((now, frozenset(changed)))
+                if len(self._changes) > _CHANGE_LOG_LIMIT:
+                    self._horizon = self._changes.pop(0)[0]
 
     def get(self, key: Hashable, now: int):
-        """The cached answer for key if it is still valid at generation `now` (from refresh), else None."""
+        """The cached answer for key if it is still valid at generation `now` (from feed.refresh()), else None."""
         if self._answers is None:
             return None
         with self._lock:

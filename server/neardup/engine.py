@@ -15,6 +15,7 @@ from .core.reference import GROUPINGS, METRICS, Grouping
 from .core.sketch import SketchConfig, Sketcher, validate_sketch
 from .errors import InvalidArgument, TooLarge
 from .store.base import SketchStore
+from .view import SketchView
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
@@ -72,9 +73,10 @@ def check_ids(ids: Sequence[str]) -> None:
 class Deduplicator:
     """Store + sketcher + kernel: the whole request path after decoding."""
 
-    def __init__(self, store: SketchStore, limits: Limits = Limits()):
+    def __init__(self, store: SketchStore, limits: Limits = Limits(), view: SketchView | None = None):
         self.store = store
         self.limits = limits
+        self._read = (view or store).get_many
         self.config: SketchConfig = store.config
         self.sketcher = Sketcher(store.config, store.stoplist)
 
@@ -100,7 +102,7 @@ class Deduplicator:
         """The fast path: every result is a stored article."""
         self._check_size(len(ids))
         check_ids(ids)
-        sketches = self.store.get_many(ids)
+        sketches = self._read(ids)
         missing = [position for position, sketch in enumerate(sketches) if sketch is None]
         grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
         return DedupOutcome(grouping, missing, frozenset(ids))
@@ -119,7 +121,7 @@ class Deduplicator:
                 sketches.append(self._inline_sketch(doc))
         stored_ids = [documents[p].id for p in stored_positions]
         missing = []
-        for position, sketch in zip(stored_positions, self.store.get_many(stored_ids)):
+        for position, sketch in zip(stored_positions, self._read(stored_ids)):
             sketches[position] = sketch
             if sketch is None:
                 missing.append(position)

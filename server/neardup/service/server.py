@@ -18,8 +18,8 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL, SessionCache
-from ..engine import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
+from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
+from ..engine import DEFAULT_MAX_RESULT_SET, Limits
 from ..errors import InvalidArgument, NearDupError
 from ..store import open_store
 from .servicer import SERVICE_NAME, NearDupServicer, add_to_server
@@ -73,8 +73,9 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
             ("grpc.so_reuseport", 1 if options.workers > 1 else 0),
         ],
     )
-    engine = Deduplicator(store, Limits(max_result_set=options.max_result_set))
-    add_to_server(NearDupServicer(engine, SessionCache(store, options.cache_size, options.cache_ttl)), server)
+    servicer = NearDupServicer.for_store(store, Limits(max_result_set=options.max_result_set),
+                                         options.cache_size, options.cache_ttl)
+    add_to_server(servicer, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(

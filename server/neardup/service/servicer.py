@@ -12,8 +12,11 @@ from google.protobuf.message import DecodeError
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..cache import SessionCache
-from ..engine import Deduplicator, DedupParams
+from ..changefeed import ChangeFeed
+from ..engine import Deduplicator, DedupParams, Limits
 from ..errors import ConfigMismatch, InvalidArgument, NearDupError, StoreUnavailable, TooLarge
+from ..store.base import SketchStore
+from ..view import SketchView
 from . import converters
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["NearDup"].full_name
@@ -44,13 +47,22 @@ def _decode(message_type, request_bytes: bytes):
 
 
 class NearDupServicer:
-    def __init__(self, engine: Deduplicator, cache: SessionCache, defaults: DedupParams = DedupParams()):
+    def __init__(self, engine: Deduplicator, feed: ChangeFeed, cache: SessionCache,
+                 defaults: DedupParams = DedupParams()):
         self.engine = engine
+        self.feed = feed
         self.cache = cache
         self.defaults = defaults
 
+    @classmethod
+    def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float) -> "NearDupServicer":
+        """The request path of one process: change feed, in-memory sketch view, session cache, engine."""
+        feed = ChangeFeed(store)
+        engine = Deduplicator(store, limits, SketchView(store, feed))
+        return cls(engine, feed, SessionCache(feed, cache_size, cache_ttl))
+
     def Dedup(self, request_bytes: bytes, context) -> bytes:
-        now = self.cache.refresh()
+        now = self.feed.refresh()
         answer = self.cache.get(request_bytes, now)
         if answer is not None:
             return answer + _CACHED_FLAG

@@ -1,0 +1,34 @@
+"""Follows the store's writes for one process, so per-process caches stay exact even when another process
+(a second server worker, `neardup index`) writes: one generation read per request, the change log when it moved."""
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+from .store.base import SketchStore
+
+#: Told the new generation and the ids changed since the previous one (None: unknown, drop everything).
+Subscriber = Callable[[int, "set[str] | None"], None]
+
+
+class ChangeFeed:
+    def __init__(self, store: SketchStore):
+        self._store = store
+        self._lock = threading.Lock()
+        self._subscribers: list[Subscriber] = []
+        self.seen = store.generation()
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.append(subscriber)
+
+    def refresh(self) -> int:
+        """Catches up with the store; returns the generation that whatever is read next is at least as new as."""
+        now = self._store.generation()
+        if now != self.seen:
+            with self._lock:
+                if now > self.seen:
+                    changed = self._store.changed_since(self.seen)
+                    for subscriber in self._subscribers:
+                        subscriber(now, changed)
+                    self.seen = now
+        return now
