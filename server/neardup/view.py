@@ -9,7 +9,6 @@ from .changefeed import ChangeFeed
 from .store.base import SketchStore
 
 DEFAULT_MAX_ENTRIES = 1_000_000
-_ABSENT = b"absent"  # never a valid sketch (length not a multiple of 4), so it can stand for "not stored"
 
 
 class SketchView:
@@ -17,7 +16,7 @@ class SketchView:
         self._store = store
         self._feed = feed
         self._max_entries = max_entries
-        self._sketches: dict[str, bytes] = {}
+        self._sketches: dict[str, bytes | None] = {}  # None: known not to be stored
         self._lock = threading.Lock()
         feed.subscribe(self._invalidate)
 
@@ -31,22 +30,25 @@ class SketchView:
 
     def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
         """Like SketchStore.get_many; call after feed.refresh() so the view has seen every earlier write."""
-        sketches = list(map(self._sketches.get, ids))
-        if None in sketches:
-            self._fill(ids, sketches)
-        if _ABSENT in sketches:
-            sketches = [None if s is _ABSENT else s for s in sketches]
-        return sketches
+        try:
+            return list(map(self._sketches.__getitem__, ids))
+        except KeyError:
+            return self._fill(ids)
 
-    def _fill(self, ids: Sequence[str], sketches: list) -> None:
+    def _fill(self, ids: Sequence[str]) -> list[bytes | None]:
         seen = self._feed.seen
-        positions = [p for p, sketch in enumerate(sketches) if sketch is None]
+        sketches = [self._sketches.get(doc_id, _UNKNOWN) for doc_id in ids]
+        positions = [p for p, sketch in enumerate(sketches) if sketch is _UNKNOWN]
         loaded = self._store.get_many([ids[p] for p in positions])
         for position, sketch in zip(positions, loaded):
-            sketches[position] = _ABSENT if sketch is None else sketch
+            sketches[position] = sketch
         with self._lock:
             # a refresh since `seen` may have dropped ids whose older values we hold: keep nothing then
             if self._feed.seen == seen:
                 if len(self._sketches) + len(positions) > self._max_entries:
                     self._sketches.clear()
                 self._sketches.update((ids[p], sketches[p]) for p in positions)
+        return sketches
+
+
+_UNKNOWN = object()

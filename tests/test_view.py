@@ -1,0 +1,90 @@
+"""The per-process caches of the request path (sketch view, session cache) never serve what another process
+has since changed in the store: they follow the store's generation and change log through one ChangeFeed."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from neardup.cache import SessionCache
+from neardup.changefeed import ChangeFeed
+from neardup.core.sketch import SketchConfig, encode_sketch
+from neardup.store import create_store, open_store
+from neardup.view import SketchView
+
+
+def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: list[str] = ()) -> None:
+    """A second process writes, as a second server worker or `neardup index` would."""
+    code = textwrap.dedent(f"""
+        from neardup.core.sketch import encode_sketch
+        from neardup.store import open_store
+        with open_store({str(store_path)!r}) as store:
+            if {puts!r}:
+                store.put_many([(i, encode_sketch(v)) for i, v in {puts!r}.items()])
+            if {list(deletes)!r}:
+                store.delete_many({list(deletes)!r})
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.fixture
+def store(tmp_path):
+    with create_store(tmp_path / "store", SketchConfig(), []) as created:
+        created.put_many([("a", encode_sketch([1, 2, 3])), ("b", encode_sketch([4, 5]))])
+    with open_store(tmp_path / "store") as opened:
+        yield opened
+
+
+def test_view_answers_like_the_store_and_follows_other_processes(store, tmp_path):
+    feed = ChangeFeed(store)
+    view = SketchView(store, feed)
+    ids = ["a", "b", "c"]
+    assert view.get_many(ids) == store.get_many(ids) == [encode_sketch([1, 2, 3]), encode_sketch([4, 5]), None]
+    assert view.get_many(ids) == store.get_many(ids)  # now from memory
+    write_from_another_process(tmp_path / "store", {"a": [7, 8], "c": [9]}, deletes=["b"])
+    feed.refresh()
+    assert view.get_many(ids) == [encode_sketch([7, 8]), None, encode_sketch([9])]
+
+
+def test_view_is_dropped_when_the_change_log_cannot_tell(store, tmp_path):
+    feed = ChangeFeed(store)
+    view = SketchView(store, feed)
+    view.get_many(["a"])
+    store.put_many([("a", encode_sketch([11]))])
+    view._invalidate(feed.seen + 1, None)  # what a subscriber hears when the log no longer reaches back
+    assert view.get_many(["a"]) == [encode_sketch([11])]
+
+
+def test_session_cache_drops_only_answers_that_read_a_changed_id(store, tmp_path):
+    feed = ChangeFeed(store)
+    cache = SessionCache(feed, maxsize=10, ttl=0)
+    now = feed.refresh()
+    cache.put("set-ab", "answer-ab", frozenset({"a", "b"}), now)
+    cache.put("set-c", "answer-c", frozenset({"c"}), now)
+    assert cache.get("set-ab", now) == "answer-ab"
+    write_from_another_process(tmp_path / "store", {"c": [42]})
+    now = feed.refresh()
+    assert cache.get("set-c", now) is None          # "c" was missing, now it is stored
+    assert cache.get("set-ab", now) == "answer-ab"  # untouched by that write
+    write_from_another_process(tmp_path / "store", {}, deletes=["a"])
+    now = feed.refresh()
+    assert cache.get("set-ab", now) is None
+
+
+def test_answer_computed_before_a_write_is_not_served_after_it(store, tmp_path):
+    """An answer stored with the generation read before its sketches is checked against later writes."""
+    feed = ChangeFeed(store)
+    cache = SessionCache(feed, maxsize=10, ttl=0)
+    before = feed.refresh()
+    write_from_another_process(tmp_path / "store", {"a": [99]})
+    cache.put("set-a", "stale?", frozenset({"a"}), before)
+    assert cache.get("set-a", feed.refresh()) is None
+
+
+def test_disabled_cache_stores_nothing(store):
+    feed = ChangeFeed(store)
+    cache = SessionCache(feed, maxsize=0)
+    cache.put("k", "v", frozenset(), feed.refresh())
+    assert cache.get("k", feed.refresh()) is None and len(cache) == 0
