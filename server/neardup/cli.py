@@ -17,8 +17,16 @@ COMMANDS = [indexer, serve_command, client_commands]
 EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage mistakes are one line, like every other error, naming the help to read; exit code 2."""
+
+    def error(self, message: str):
+        print(f"neardup: error: {' '.join(message.split())} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_ERROR)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="neardup", description="Near-duplicate detection for ranked result sets.")
+    parser = _Parser(prog="neardup", description="Near-duplicate detection for ranked result sets.")
     parser.add_argument("--version", action="version", version=f"neardup {__version__}")
     subparsers = parser.add_subparsers(metavar="COMMAND", required=True)
     for command in COMMANDS:

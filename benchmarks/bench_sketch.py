@@ -1,0 +1,119 @@
+"""Sketching throughput, documents per second on one core: neardup's Sketcher against datasketch MinHash.
+
+Same texts, same process, same run (the machine may be noisy, so the ratio is the figure to compare): the
+development corpus (devcorpus.py, fixed seed; English news and job ads from Python's own prose, plus Dutch,
+Russian and German). The sketchers take turns round by round and each keeps its best round. MinHash is the
+usual baseline: 128 permutations over lowercased word 5-grams (evaluate.word_ngrams), `update_batch`, the
+tokenizing counted as neardup's is. Goal (issue 2): neardup >= 2x MinHash.
+
+    python benchmarks/bench_sketch.py [--quick] [--docs N] [--profile]
+
+writes benchmarks/out/sketch.json and prints a markdown table; --profile adds cProfile's top functions for each
+neardup unit.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import platform
+import pstats
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import devcorpus  # noqa: E402
+import evaluate  # noqa: E402
+from datasketch import MinHash  # noqa: E402
+
+from neardup.core.sketch import CRC32_IS_COMPILED, SketchConfig, Sketcher  # noqa: E402
+
+OUT = HERE / "out" / "sketch.json"
+MINHASH_PERMUTATIONS = 128
+GOAL_RATIO = 2.0
+
+
+def sketchers() -> dict[str, callable]:
+    """Name → function of one document; neardup's per-document language as `neardup index` passes it."""
+    units = [SketchConfig().unit] + [unit for unit in ("sentence", "word:5") if unit != SketchConfig().unit]
+    chosen = {}
+    for unit in units:
+        sketcher = Sketcher(SketchConfig(unit=unit))
+        chosen[f"neardup {unit}"] = lambda doc, sketcher=sketcher: sketcher.sketch(doc.text, doc.lang)
+
+    def minhash(doc: devcorpus.Doc) -> None:
+        MinHash(num_perm=MINHASH_PERMUTATIONS, seed=1).update_batch(
+            [shingle.encode("utf-8") for shingle in evaluate.word_ngrams(doc.text)])
+
+    chosen[f"datasketch MinHash {MINHASH_PERMUTATIONS} perms, word 5-grams"] = minhash
+    return chosen
+
+
+def throughput(functions: dict, docs: list, rounds: int) -> dict[str, float]:
+    """Best docs/s of each function over `rounds` turns, the functions interleaved within every round."""
+    for function in functions.values():
+        function(docs[0])  # stemmers, sentence splitters and numpy warm up outside the timing
+    best = {name: 0.0 for name in functions}
+    for _ in range(rounds):
+        for name, function in functions.items():
+            started = time.perf_counter()
+            for doc in docs:
+                function(doc)
+            best[name] = max(best[name], len(docs) / (time.perf_counter() - started))
+    return best
+
+
+def profile(function, docs: list, top: int = 12) -> str:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for doc in docs:
+        function(doc)
+    profiler.disable()
+    report = io.StringIO()
+    pstats.Stats(profiler, stream=report).sort_stats("tottime").print_stats(top)
+    return report.getvalue()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="300 documents, 2 rounds")
+    parser.add_argument("--docs", type=int, help="documents of the development corpus (default 3000)")
+    parser.add_argument("--rounds", type=int, help="turns per sketcher; the best counts (default 3)")
+    parser.add_argument("--profile", action="store_true", help="print cProfile's top functions per neardup unit")
+    args = parser.parse_args(argv)
+    size = args.docs or (300 if args.quick else devcorpus.DEFAULT_SIZE)
+    rounds = args.rounds or (2 if args.quick else 3)
+    docs = devcorpus.generate(devcorpus.DEFAULT_SEED, size)
+    functions = sketchers()
+    rates = throughput(functions, docs, rounds)
+    baseline = rates[next(name for name in rates if name.startswith("datasketch"))]
+    megabytes = sum(len(doc.text.encode("utf-8")) for doc in docs) / 1e6
+    rows = [{"sketcher": name, "docs_per_s": rate, "mb_per_s": rate * megabytes / len(docs),
+             "ratio_to_minhash": rate / baseline} for name, rate in rates.items()]
+    report = {"command": "python benchmarks/bench_sketch.py" + (" --quick" if args.quick else ""),
+              "documents": len(docs), "megabytes": megabytes, "seed": devcorpus.DEFAULT_SEED, "rounds": rounds,
+              "crc32_compiled": CRC32_IS_COMPILED, "python": platform.python_version(),
+              "machine": platform.machine(), "goal_ratio": GOAL_RATIO, "rows": rows}
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(report, indent=2) + "\n")
+
+    print(f"{len(docs)} dev-corpus documents ({megabytes:.1f} MB, seed {devcorpus.DEFAULT_SEED}), one core, best of "
+          f"{rounds} rounds; goal: neardup >= {GOAL_RATIO:.0f}x MinHash\n")
+    print("| sketcher | docs/s | MB/s | x MinHash |")
+    print("|---|---:|---:|---:|")
+    for row in rows:
+        print(f"| {row['sketcher']} | {row['docs_per_s']:,.0f} | {row['mb_per_s']:.2f} "
+              f"| {row['ratio_to_minhash']:.2f} |")
+    if args.profile:
+        for name, function in functions.items():
+            if name.startswith("neardup"):
+                print(f"\n### cProfile: {name}\n\n```\n{profile(function, docs)}```")
+    print(f"\nwrote {OUT.relative_to(HERE.parent)}")
+
+
+if __name__ == "__main__":
+    main()

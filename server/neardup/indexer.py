@@ -1,0 +1,297 @@
+"""`neardup index`: the offline stage. JSON Lines (id, text, optional lang) in, sketches in the store out.
+
+Pass 1 parses and hashes every line, in --workers processes, in corpus order. A new store learns its stop-list
+from the full shingle hash sets of pass 1 (a boilerplate sentence can sit above any document's K cut, so
+counting after the cut would miss it); pass 2 removes the stop-list, keeps the K smallest and writes atomic
+batches. Nothing is written before every line was read, so --strict aborts with the store untouched, and a
+process killed during pass 2 leaves whole batches only. Pass 1 keeps 4 bytes per distinct shingle in memory
+(for an existing store only the final sketch, at most 4·K bytes per document).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import multiprocessing
+import signal
+import sys
+import time
+from contextlib import nullcontext
+from itertools import islice
+from pathlib import Path
+from typing import BinaryIO, Iterator, NamedTuple
+
+from tqdm import tqdm
+
+from .core.sketch import SketchConfig, Sketcher, canonical_lang, decode_sketch, encode_sketch, stoplist_digest
+from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
+from .errors import ConfigMismatch, InvalidArgument
+from .store import SketchStore, create_store, default_store_path, encode_id, open_store
+
+DEFAULT_BATCH_SIZE = 1000
+_LINES_PER_TASK = 8      # lines sent to a worker at once: large enough to amortize pickling, small for 10 MB lines
+_TASKS_IN_FLIGHT = 64    # per worker; bounds how much of the corpus is buffered ahead of the workers
+
+
+def parse_record(raw: bytes) -> tuple[str, str, str | None]:
+    """(id, text, lang) of one JSON Lines record; InvalidArgument says what is wrong with it."""
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InvalidArgument(f"invalid UTF-8 at byte {error.start}") from None
+    except json.JSONDecodeError as error:
+        raise InvalidArgument(f"bad JSON ({error.msg} at column {error.colno})") from None
+    if not isinstance(record, dict):
+        raise InvalidArgument(f"not a JSON object but {type(record).__name__}")
+    if "id" not in record:
+        raise InvalidArgument("missing id")
+    doc_id = record["id"]
+    encode_id(doc_id)
+    text = record.get("text")
+    if not isinstance(text, str):
+        raise InvalidArgument("missing text" if text is None else f"text must be a string, got {type(text).__name__}")
+    lang = record.get("lang")
+    if lang is not None:
+        if not isinstance(lang, str):
+            raise InvalidArgument(f"lang must be a string, got {type(lang).__name__}")
+        canonical_lang(lang)
+    return doc_id, text, lang or None
+
+
+class Sketched(NamedTuple):
+    line: int
+    doc_id: str | None
+    payload: bytes | None   # the final sketch, or every shingle hash when the stop-list is still to be learned
+    error: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class LineSketcher:
+    """Pass 1 for one line; `final` when the stop-list is known, so the K cut can happen in the worker."""
+
+    sketcher: Sketcher
+    final: bool
+
+    def __call__(self, numbered_line: tuple[int, bytes]) -> Sketched:
+        number, raw = numbered_line
+        try:
+            doc_id, text, lang = parse_record(raw)
+            hashes = self.sketcher.hashes(text, lang)
+        except InvalidArgument as error:
+            return Sketched(number, None, None, str(error))
+        payload = self.sketcher.sketch_hashes(hashes) if self.final else encode_sketch(hashes)
+        return Sketched(number, doc_id, payload, None)
+
+
+_worker_line_sketcher: LineSketcher | None = None
+
+
+def _start_worker(line_sketcher: LineSketcher) -> None:
+    """Sent once per worker rather than with every task; Ctrl-C is left to the parent, which stops the pool."""
+    global _worker_line_sketcher
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_line_sketcher = line_sketcher
+
+
+def _sketch_in_worker(numbered_line: tuple[int, bytes]) -> Sketched:
+    return _worker_line_sketcher(numbered_line)
+
+
+def _sketch_lines(lines: Iterator[tuple[int, bytes]], line_sketcher: LineSketcher,
+                  pool: multiprocessing.pool.Pool | None, workers: int) -> Iterator[Sketched]:
+    """Results in corpus order; with a pool, the next block is submitted before the current one is consumed."""
+    if pool is None:
+        yield from map(line_sketcher, lines)
+        return
+    pending = None
+    while block := list(islice(lines, workers * _TASKS_IN_FLIGHT * _LINES_PER_TASK)):
+        submitted = pool.imap(_sketch_in_worker, block, chunksize=_LINES_PER_TASK)
+        if pending is not None:
+            yield from pending
+        pending = submitted
+    if pending is not None:
+        yield from pending
+
+
+def _numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+    """Non-blank lines with their 1-based numbers, as bytes: a line with invalid UTF-8 is then one bad record."""
+    for number, line in enumerate(stream, 1):
+        if not line.isspace():
+            yield number, line
+
+
+def _open_corpus(corpus: str) -> BinaryIO:
+    if corpus == "-":
+        return sys.stdin.buffer
+    try:
+        return open(corpus, "rb")
+    except OSError as error:
+        raise InvalidArgument(f"cannot read corpus {corpus}: {error.strerror}") from None
+
+
+@dataclasses.dataclass
+class IndexSummary:
+    store: str
+    config: SketchConfig
+    documents: int = 0          # distinct ids written
+    skipped: int = 0            # malformed lines
+    duplicate_ids: int = 0      # records whose id came again later (the last one is kept)
+    stoplist_size: int = 0
+    stoplist_learned: bool = False
+    stoplisted_occurrences: int = 0  # (document, shingle) pairs the learned stop-list removed
+    sketch_bytes: int = 0
+    elapsed: float = 0.0
+
+    def format(self) -> str:
+        per_article = self.sketch_bytes / self.documents if self.documents else 0
+        rate = (self.documents + self.duplicate_ids + self.skipped) / self.elapsed if self.elapsed else 0
+        stoplist = (f"{self.stoplist_size:,} (learned; removed {self.stoplisted_occurrences:,} occurrences)"
+                    if self.stoplist_learned else f"{self.stoplist_size:,} (the store's)")
+        config = self.config
+        return "\n".join([
+            f"indexed into {self.store} (unit={config.unit} k={config.k} lang={config.lang} "
+            f"min_word_len={config.min_word_len})",
+            f"  documents:            {self.documents:,}",
+            f"  skipped lines:        {self.skipped:,}",
+            f"  duplicate ids:        {self.duplicate_ids:,} (the last record of an id wins)",
+            f"  stop-listed shingles: {stoplist}",
+            f"  bytes per article:    {per_article:.0f} (sketch)",
+            f"  elapsed:              {self.elapsed:.2f} s ({rate:,.0f} docs/s)",
+        ])
+
+
+def _progress(desc: str, total: int | None = None) -> tqdm:
+    return tqdm(desc=desc, total=total, unit=" docs", file=sys.stderr, mininterval=0.5, smoothing=0.1)
+
+
+def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: int | None = None,
+                 lang: str | None = None, min_word_len: int | None = None, workers: int = 1, strict: bool = False,
+                 stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
+                 learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE) -> IndexSummary:
+    """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
+
+    Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
+    option that differs from an existing store's raises ConfigMismatch. `learn` and the stop_* cuts apply only
+    to a new store: an existing store's stop-list is what its sketches were made with.
+    """
+    if workers < 1 or batch_size < 1:
+        raise InvalidArgument("--workers and --batch-size must be at least 1")
+    if stop_min_docs < 2 or not 0.0 <= stop_fraction <= 1.0:
+        raise InvalidArgument("--stop-min-docs must be at least 2 (a shingle of one document is no boilerplate) "
+                              "and --stop-fraction in [0, 1]")
+    started = time.monotonic()
+    requested = {name: value for name, value in
+                 (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len)) if value is not None}
+    existing = _existing_store(store_path)
+    if existing is not None:
+        config, stoplist = existing
+        try:
+            config.require_equal(dataclasses.replace(config, **requested), "the command line's sketch")
+        except ConfigMismatch as error:
+            raise ConfigMismatch(f"{error}; leave the option out to use the store's, or index into a new --store") \
+                from None
+        learn = False
+    else:
+        config, stoplist = SketchConfig(**requested), frozenset()
+    summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist))
+    payloads = _sketch_corpus(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), workers, strict,
+                              summary)
+    if learn:
+        df = document_frequencies(map(decode_sketch, payloads.values()))
+        stoplist = learn_stoplist(df, len(payloads), stop_min_docs, stop_fraction)
+        config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
+        summary.config, summary.stoplist_size, summary.stoplist_learned = config, len(stoplist), True
+        summary.stoplisted_occurrences = sum(df[value] for value in stoplist)
+        del df
+        sketcher = Sketcher(config, stoplist)
+        sketches = ((doc_id, sketcher.sketch_hashes(decode_sketch(hashes))) for doc_id, hashes in payloads.items())
+    else:
+        sketches = iter(payloads.items())
+    store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist)
+    with store:
+        _write_batches(store, sketches, len(payloads), batch_size, summary)
+    summary.elapsed = time.monotonic() - started
+    return summary
+
+
+def _sketch_corpus(corpus: str, line_sketcher: LineSketcher, workers: int, strict: bool,
+                   summary: IndexSummary) -> dict[str, bytes]:
+    """Pass 1: every well-formed record's payload by id (the last record of an id wins), in corpus order."""
+    payloads: dict[str, bytes] = {}
+    with _open_corpus(corpus) as stream, \
+            (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
+            as pool, _progress("sketching") as bar:
+        for result in _sketch_lines(_numbered_lines(stream), line_sketcher, pool, workers):
+            bar.update()
+            if result.error is not None:
+                if strict:
+                    raise InvalidArgument(f"line {result.line}: {result.error}; nothing was written (--strict)")
+                summary.skipped += 1
+                bar.write(f"neardup: line {result.line}: {result.error}; skipped", file=sys.stderr)
+            else:
+                summary.duplicate_ids += result.doc_id in payloads
+                payloads[result.doc_id] = result.payload
+    return payloads
+
+
+def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
+                   summary: IndexSummary) -> None:
+    """Pass 2: atomic batches of batch_size, so a killed process leaves whole batches only."""
+    with _progress("writing", total=total) as bar:
+        while batch := list(islice(sketches, batch_size)):
+            store.put_many(batch)
+            bar.update(len(batch))
+            summary.documents += len(batch)
+            summary.sketch_bytes += sum(len(sketch) for _, sketch in batch)
+
+
+def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int]] | None:
+    """The configuration and stop-list of the store at store_path; None where a store is to be created
+    (no such path, or an empty directory). Anything else that is not a store is refused by open_store."""
+    path = Path(store_path)
+    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+        return None
+    with open_store(path, readonly=True) as store:
+        return store.config, store.stoplist
+
+
+def add_parser(subparsers) -> None:
+    defaults = SketchConfig()
+    parser = subparsers.add_parser(
+        "index", help="sketch a JSON Lines corpus into a store",
+        description="Sketch a JSON Lines corpus (one object per line: id, text, optional lang) into a store, "
+                    "creating it when there is none. An existing store keeps its sketch configuration and "
+                    "stop-list; re-indexing an id replaces its sketch.")
+    parser.add_argument("corpus", metavar="CORPUS", help="JSON Lines file, or - for stdin")
+    parser.add_argument("--store", default=default_store_path(),
+                        help="store directory (default: $NEARDUP_STORE, else ./neardup-store)")
+    parser.add_argument("--lang", help=f"default language of the corpus; a record's lang overrides it "
+                                       f"(new store default: {defaults.lang})")
+    parser.add_argument("--unit", help=f"shingle unit: sentence, para-sentence or word:N "
+                                       f"(new store default: {defaults.unit})")
+    parser.add_argument("-k", type=int, help=f"sketch size: the K smallest shingle hashes (new store default: "
+                                             f"{defaults.k})")
+    parser.add_argument("--min-word-len", type=int,
+                        help=f"shorter words are dropped (new store default: {defaults.min_word_len})")
+    parser.add_argument("--workers", type=int, default=1, help="sketching processes (default: 1)")
+    parser.add_argument("--strict", action="store_true",
+                        help="abort at the first malformed line, writing nothing, instead of skipping it")
+    parser.add_argument("--stop-min-docs", type=int, default=DEFAULT_MIN_DOCS,
+                        help="a new store stop-lists shingles found in at least this many documents ... "
+                             f"(default: {DEFAULT_MIN_DOCS})")
+    parser.add_argument("--stop-fraction", type=float, default=DEFAULT_FRACTION,
+                        help=f"... and in at least this fraction of them (default: {DEFAULT_FRACTION})")
+    parser.add_argument("--no-stoplist", dest="learn", action="store_false",
+                        help="a new store gets no stop-list")
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"documents per atomic write batch (default: {DEFAULT_BATCH_SIZE})")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    summary = index_corpus(
+        args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
+        workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
+        stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size)
+    print(summary.format())
+    return 0

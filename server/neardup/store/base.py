@@ -1,0 +1,94 @@
+"""The one storage interface: id → sketch bytes, written in atomic batches, read in bulk on the request path.
+
+Backends differ in where the bytes live (an embedded LMDB file by default); the checks on what goes in are
+the same for all of them, so they live here.
+"""
+from __future__ import annotations
+
+import abc
+from typing import Sequence
+
+from ..core.sketch import SketchConfig, validate_sketch
+from ..errors import InvalidArgument
+
+#: LMDB's largest key; other backends keep the same limit so a store can move between them.
+MAX_ID_BYTES = 511
+
+
+def encode_id(doc_id: str) -> bytes:
+    """An id as the store's key: a non-empty string of at most MAX_ID_BYTES UTF-8 bytes."""
+    if not isinstance(doc_id, str) or not doc_id:
+        raise InvalidArgument(f"an id must be a non-empty string, got {doc_id!r}")
+    try:
+        key = doc_id.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"id {doc_id[:40]!r} is not valid Unicode (lone surrogate)") from None
+    if len(key) > MAX_ID_BYTES:
+        raise InvalidArgument(f"id longer than {MAX_ID_BYTES} UTF-8 bytes: {doc_id[:40]!r}...")
+    return key
+
+
+class SketchStore(abc.ABC):
+    """Sketches of one configuration and stop-list, with a generation counter and a change log for caches."""
+
+    backend: str
+
+    def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int):
+        self._config = config
+        self._stoplist = frozenset(stoplist)
+        self._format_version = format_version
+
+    @property
+    def config(self) -> SketchConfig:
+        return self._config
+
+    @property
+    def stoplist(self) -> frozenset[int]:
+        return self._stoplist
+
+    @property
+    def format_version(self) -> int:
+        return self._format_version
+
+    def checked_items(self, items: Sequence[tuple[str, bytes]]) -> list[tuple[bytes, bytes]]:
+        """Every (key, sketch) of a batch, checked before anything is written, so a bad item writes nothing."""
+        checked = []
+        for doc_id, sketch in items:
+            if not isinstance(sketch, (bytes, bytearray, memoryview)):
+                raise InvalidArgument(f"sketch of {doc_id!r} must be bytes, got {type(sketch).__name__}")
+            checked.append((encode_id(doc_id), validate_sketch(bytes(sketch), self._config.k)))
+        return checked
+
+    @abc.abstractmethod
+    def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
+        """The sketch of each id, in order; None where the id is not stored."""
+
+    @abc.abstractmethod
+    def put_many(self, items: Sequence[tuple[str, bytes]]) -> int:
+        """Writes (id, sketch) pairs in one atomic batch (the last of repeated ids wins); returns the generation."""
+
+    @abc.abstractmethod
+    def delete_many(self, ids: Sequence[str]) -> tuple[int, int]:
+        """Deletes ids in one atomic batch; returns (how many were stored, generation)."""
+
+    @abc.abstractmethod
+    def generation(self) -> int:
+        """A counter bumped by every committed write batch, from any process."""
+
+    @abc.abstractmethod
+    def changed_since(self, generation: int) -> set[str] | None:
+        """Ids written or deleted after `generation`; None when the change log no longer reaches back that far."""
+
+    @abc.abstractmethod
+    def count(self) -> int:
+        """How many sketches are stored."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Releases the store; further calls fail."""
+
+    def __enter__(self) -> "SketchStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,214 @@
+"""The sketcher: text → sorted, unique uint32 CRC32 values of the shingles, the K smallest.
+
+CRC32 is checked against zlib's (an independent implementation of the same polynomial), determinism against
+a process with another hash seed, and the normalization (case, reflow, stemming) on the languages the seeds
+carry.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import textwrap
+import zlib
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.core import sketch as sketch_module
+from neardup.core.sketch import (SketchConfig, Sketcher, decode_sketch, encode_sketch, stoplist_digest,
+                                 validate_sketch)
+from neardup.errors import ConfigMismatch, InvalidArgument
+from textgen import article, text
+
+UNITS = ["sentence", "para-sentence", "word:1", "word:3", "word:5"]
+
+RUSSIAN = ("Министр финансов представил новый бюджет на заседании правительства. Депутаты обсуждали расходы на "
+           "транспорт и образование. Оппозиция потребовала снизить налоги для малого бизнеса. Голосование "
+           "назначено на следующую неделю.")
+
+
+def values(text_: str, **config) -> list[int]:
+    return decode_sketch(Sketcher(SketchConfig(**config)).sketch(text_))
+
+
+def assert_well_formed(sketch: bytes, k: int) -> None:
+    assert len(sketch) % 4 == 0
+    decoded = decode_sketch(sketch)
+    assert len(decoded) <= k
+    assert decoded == sorted(set(decoded))
+    assert validate_sketch(sketch, k) == sketch
+
+
+def test_crcmod_uses_its_c_extension():
+    assert sketch_module.CRC32_IS_COMPILED
+
+
+@pytest.mark.parametrize("unit", UNITS)
+@settings(max_examples=60, deadline=None)
+@given(body=st.text(max_size=400), k=st.integers(1, 80))
+def test_any_text_gives_a_sorted_unique_sketch_of_at_most_k(unit, body, k):
+    assert_well_formed(Sketcher(SketchConfig(unit=unit, k=k)).sketch(body), k)
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_sketch_is_the_k_smallest_zlib_crc32_of_the_shingles(unit):
+    sketcher = Sketcher(SketchConfig(unit=unit, k=16))
+    body = text(article(7, sentences=30))
+    shingles = sketcher.shingles(body)
+    expected = sorted({zlib.crc32(s.encode()) for s in shingles})[:16]
+    assert len(set(shingles)) > 16  # the cut matters
+    assert decode_sketch(sketcher.sketch(body)) == expected
+
+
+def test_word_ngrams_slide_one_word_at_a_time():
+    sketcher = Sketcher(SketchConfig(unit="word:3", min_word_len=1, lang="none"))
+    assert sketcher.shingles("Alpha beta, gamma delta!") == ["alpha beta gamma", "beta gamma delta"]
+    assert sketcher.shingles("Alpha beta") == ["alpha beta"]  # shorter than N: one shingle
+    assert Sketcher(SketchConfig(unit="word:2", min_word_len=3, lang="none")).shingles(
+        "an old map of the bay") == ["old map", "map the", "the bay"]
+
+
+def test_deterministic_across_processes_with_another_hash_seed():
+    texts = [text(article(seed)) for seed in range(5)] + [RUSSIAN]
+    script = ("import json, sys\nfrom neardup.core.sketch import Sketcher, SketchConfig\n"
+              "texts = json.load(sys.stdin)\n"
+              "print(json.dumps([[Sketcher(SketchConfig(unit=u)).sketch(t).hex() for t in texts] "
+              f"for u in {UNITS!r}]))")
+    ours = [[Sketcher(SketchConfig(unit=unit)).sketch(t).hex() for t in texts] for unit in UNITS]
+    for seed in ("0", "12345"):
+        done = subprocess.run([sys.executable, "-c", script], input=json.dumps(texts), capture_output=True,
+                              text=True, env={**os.environ, "PYTHONHASHSEED": seed}, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == ours
+
+
+@pytest.mark.parametrize("unit", ["sentence", "para-sentence", "word:5"])
+def test_invariant_to_case_and_whitespace_reflow(unit):
+    """Sentences here end in words: after a number or an initial, Punkt lets the next word's case decide
+    whether a sentence ends there ("at 5. the next day"), so such texts are case-invariant only per sentence."""
+    paragraphs = [re.sub(r" \d+\.", ".", text(article(seed, sentences=5))) for seed in (11, 12, 13)]
+    original = "\n\n".join(paragraphs)
+    reflowed = "\n\n".join(textwrap.fill(p, width=37) for p in paragraphs).replace(" ", "  \t")
+    expected = values(original, unit=unit)
+    assert len(expected) >= 15
+    for variant in (original.upper(), original.lower(), original.swapcase(), reflowed):
+        assert values(variant, unit=unit) == expected
+
+
+@pytest.mark.parametrize("unit", ["sentence", "para-sentence", "word:3", "word:5"])
+def test_unrelated_texts_share_nothing(unit):
+    first, second = values(text(article(101)), unit=unit), values(text(article(202)), unit=unit)
+    assert first and second
+    assert not set(first) & set(second)
+
+
+def test_a_copy_with_a_new_header_keeps_most_of_the_sketch():
+    body = text(article(5, sentences=20))
+    original, copy = set(values(body)), set(values("BREAKING NEWS from our wire desk. " + body))
+    assert len(original & copy) >= len(original) - 1
+
+
+@pytest.mark.parametrize("lang, inflected, base", [
+    ("en", "The ministers negotiated new contracts with the farmers.",
+     "The minister negotiates new contract with the farmer."),
+    ("nl", "Nieuwe contracten voor de boeren.", "Nieuw contract voor de boer."),
+    ("ru", "Министры обсуждали новые контракты с фермерами.", "Министр обсуждает новый контракт с фермером."),
+    ("de", "Neue Verträge mit den Bauern.", "Neuer Vertrag mit den Bauern."),
+])
+def test_stemming_makes_inflected_forms_match(lang, inflected, base):
+    assert values(inflected, lang=lang) == values(base, lang=lang) != []
+    assert values(inflected, lang="none") != values(base, lang="none")  # it is the stemmer that matches them
+
+
+def test_russian_text_and_its_copy_match_and_per_document_lang_overrides_the_default():
+    russian = Sketcher(SketchConfig(lang="ru"))
+    assert russian.sketch(RUSSIAN) == russian.sketch(RUSSIAN.replace(". ", ".\n")) != b""
+    assert len(decode_sketch(russian.sketch(RUSSIAN))) == 4
+    assert Sketcher(SketchConfig(lang="english")).sketch(RUSSIAN, "ru") == russian.sketch(RUSSIAN)
+
+
+@pytest.mark.parametrize("junk", ["", "   \n\t ", "!!! ... ??? --- ,,, ;;; «» — …", "\x00\x01\x02\x7f"])
+@pytest.mark.parametrize("unit", UNITS)
+def test_empty_and_punctuation_only_texts_give_an_empty_sketch(junk, unit):
+    assert Sketcher(SketchConfig(unit=unit)).sketch(junk) == b""
+
+
+@pytest.mark.parametrize("unit", UNITS)
+def test_binary_junk_gives_a_well_formed_sketch(unit):
+    junk = random.Random(3).randbytes(20_000)
+    for decoded in (junk.decode("latin-1"), junk.decode("utf-8", "replace"), junk.decode("utf-8", "surrogateescape")):
+        assert_well_formed(Sketcher(SketchConfig(unit=unit)).sketch(decoded), 64)
+
+
+def ten_megabytes() -> str:
+    paragraphs, size, seed = [], 0, 0
+    while size < 10 * 2**20:
+        paragraphs.append(text(article(seed)))
+        size += len(paragraphs[-1]) + 2
+        seed += 1
+    return "\n\n".join(paragraphs)
+
+
+def test_a_10_mb_document_is_sketched_as_sentences():
+    """Sentence splitting is the costly step: the whole text must go through it, however long.
+    (The para-sentence default is covered end to end by test_index_cli.)"""
+    assert_well_formed(Sketcher(SketchConfig(unit="sentence")).sketch(ten_megabytes()), 64)
+
+
+@pytest.mark.parametrize("config", [dict(unit="paragraph"), dict(unit="word:0"), dict(unit="word:x"),
+                                    dict(lang="klingon"), dict(k=0), dict(k=5000), dict(min_word_len=-1),
+                                    dict(hash="md5")])
+def test_bad_configuration_is_refused(config):
+    with pytest.raises(InvalidArgument):
+        SketchConfig(**config)
+
+
+def test_bad_per_document_input_is_refused():
+    sketcher = Sketcher()
+    with pytest.raises(InvalidArgument, match="unknown language"):
+        sketcher.sketch("Some text.", "xx")
+    with pytest.raises(InvalidArgument, match="text must be a string"):
+        sketcher.sketch(b"bytes are not text")
+
+
+def test_language_codes_name_the_same_configuration():
+    assert SketchConfig(lang="RU") == SketchConfig(lang="russian")
+    assert SketchConfig(lang="nl").lang == "dutch"
+
+
+def test_config_round_trips_through_json():
+    config = SketchConfig(unit="word:4", k=32, min_word_len=2, lang="de", stoplist_digest="abc")
+    assert SketchConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+    with pytest.raises(InvalidArgument, match="unknown sketch configuration fields"):
+        SketchConfig.from_dict({**config.to_dict(), "window": 3})
+
+
+def test_another_configuration_is_a_mismatch_that_names_the_difference():
+    store = SketchConfig()
+    store.require_equal(SketchConfig())
+    with pytest.raises(ConfigMismatch, match=r"k=32 \(store: 64\)"):
+        store.require_equal(SketchConfig(k=32))
+    with pytest.raises(ConfigMismatch):
+        validate_sketch(encode_sketch(range(65)), 64)
+
+
+def test_stoplist_is_removed_before_the_k_cut_and_must_match_the_digest():
+    body = text(article(9, sentences=30))
+    full = decode_sketch(Sketcher(SketchConfig(k=4096)).sketch(body))
+    stoplist = frozenset(full[:3])
+    config = SketchConfig(k=8, stoplist_digest=stoplist_digest(stoplist))
+    assert decode_sketch(Sketcher(config, stoplist).sketch(body)) == full[3:11]
+    with pytest.raises(ConfigMismatch):
+        Sketcher(SketchConfig(k=8), stoplist)
+    assert stoplist_digest([3, 1, 2, 2]) == stoplist_digest([1, 2, 3]) != stoplist_digest([1, 2])
+
+
+@pytest.mark.parametrize("bad", [b"\x01\x02\x03", encode_sketch([5, 3]), encode_sketch([3, 3])])
+def test_malformed_sketch_bytes_are_invalid(bad):
+    with pytest.raises(InvalidArgument):
+        validate_sketch(bad, 64)
