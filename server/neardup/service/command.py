@@ -7,14 +7,22 @@ import logging
 from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..engine import DEFAULT_MAX_RESULT_SET
 from ..store import default_store_path
-from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, ServeOptions, serve
+from .auth import TOKEN_ENV, load_token
+from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, ServeOptions, TlsConfig, serve
+
+
+class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows defaults, except the None of options that are off unless given."""
+
+    def _get_help_string(self, action):
+        return action.help if action.default is None else super()._get_help_string(action)
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "serve", help="serve the Dedup gRPC service from a store",
         description="Serve the neardup.v1.NearDup gRPC service (with health checking and reflection).",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        formatter_class=_Formatter)
     parser.add_argument("--store", default=default_store_path(), help="store directory (env NEARDUP_STORE)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on; 0.0.0.0 or :: for all")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (one worker only)")
@@ -28,6 +36,17 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--cache-ttl", type=float, default=DEFAULT_TTL, help="seconds; 0 means no expiry")
     parser.add_argument("--grace", type=float, default=10.0,
                         help="seconds in-flight calls may take to finish after SIGTERM")
+    parser.add_argument("--drain", type=float, default=0.0,
+                        help="seconds to keep serving after SIGTERM with health NOT_SERVING, so that a load "
+                             "balancer moves traffic away before the server stops taking calls")
+    security = parser.add_argument_group("security (default: plaintext, no token)")
+    security.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain of the server; turns on TLS")
+    security.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert (unencrypted)")
+    security.add_argument("--tls-client-ca", metavar="FILE",
+                          help="PEM CA certificates: clients must present a certificate they signed (mutual TLS)")
+    security.add_argument("--token-file", metavar="FILE",
+                          help=f"file holding a bearer token every RPC but health checks must carry "
+                               f"(default: ${TOKEN_ENV}, if set)")
     parser.set_defaults(func=_run)
 
 
@@ -36,4 +55,5 @@ def _run(args) -> int:
     return serve(ServeOptions(
         store=args.store, host=args.host, port=args.port, workers=args.workers, threads=args.threads,
         max_message_bytes=args.max_message_bytes, max_result_set=args.max_result_set,
-        cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace))
+        cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace, drain=args.drain,
+        tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca), token=load_token(args.token_file)))

@@ -3,16 +3,21 @@
 One Python process uses one core, so `--workers N` forks N processes before any gRPC object exists
 (gRPC is not fork-safe once started); the kernel balances connections across them. The parent only
 supervises: it forwards SIGTERM/SIGINT and restarts a worker that died, unless it keeps dying at start.
+Certificates and the token are read and checked by the parent, so a mistake is one error line at start.
 """
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import signal
+import socket
+import ssl
 import threading
 import time
 from concurrent import futures
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -22,6 +27,7 @@ from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..engine import DEFAULT_MAX_RESULT_SET, Limits
 from ..errors import InvalidArgument, NearDupError
 from ..store import open_store
+from .auth import TokenInterceptor
 from .servicer import SERVICE_NAME, NearDupServicer, add_to_server
 
 log = logging.getLogger("neardup.serve")
@@ -30,6 +36,48 @@ DEFAULT_PORT = 50051
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _QUICK_DEATH_SECONDS = 5.0
 _QUICK_DEATHS_BEFORE_GIVING_UP = 3
+
+
+def _check_pem(what: str, expected: str, load) -> None:
+    try:
+        load()
+    except ssl.SSLError as error:
+        raise InvalidArgument(f"{what}: not {expected} ({error.reason or error})") from None
+    except OSError as error:
+        raise InvalidArgument(f"cannot read {what}: {error.strerror}") from None
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    """PEM bytes of the server's certificate chain and key, and of the CA that signs client certificates
+    (mutual TLS: a client without such a certificate cannot connect)."""
+
+    cert: bytes
+    key: bytes = field(repr=False)
+    client_ca: bytes | None = None
+
+    @classmethod
+    def load(cls, cert_file: str | None, key_file: str | None, client_ca_file: str | None) -> "TlsConfig | None":
+        """None when no TLS option is given. Python's ssl module checks the files first: gRPC refuses bad ones
+        only as "Failed to bind to address", which reads like a busy port, and only in the workers."""
+        if not (cert_file or key_file or client_ca_file):
+            return None
+        if not (cert_file and key_file):
+            raise InvalidArgument("TLS needs both --tls-cert and --tls-key; --tls-client-ca only adds client "
+                                  "certificates to them")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        _check_pem(f"--tls-cert {cert_file} with --tls-key {key_file}",
+                   "a PEM certificate chain with its unencrypted private key",
+                   lambda: context.load_cert_chain(cert_file, key_file, password=b""))  # never prompts
+        if client_ca_file:
+            _check_pem(f"--tls-client-ca {client_ca_file}", "PEM CA certificates",
+                       lambda: context.load_verify_locations(cafile=client_ca_file))
+        return cls(Path(cert_file).read_bytes(), Path(key_file).read_bytes(),
+                   Path(client_ca_file).read_bytes() if client_ca_file else None)
+
+    def credentials(self) -> grpc.ServerCredentials:
+        return grpc.ssl_server_credentials([(self.key, self.cert)], root_certificates=self.client_ca,
+                                           require_client_auth=self.client_ca is not None)
 
 
 @dataclass(frozen=True)
@@ -44,6 +92,9 @@ class ServeOptions:
     cache_size: int = DEFAULT_MAXSIZE
     cache_ttl: float = DEFAULT_TTL
     grace: float = 10.0
+    drain: float = 0.0
+    tls: TlsConfig | None = None
+    token: str | None = field(default=None, repr=False)  # every RPC but health checks must carry it
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.threads < 1:
@@ -54,18 +105,30 @@ class ServeOptions:
             raise InvalidArgument(f"--port must be in 0..65535, got {self.port}")
         if self.max_message_bytes < 1024 or self.max_result_set < 1:
             raise InvalidArgument("--max-message-bytes must be >= 1024 and --max-result-set >= 1")
-        if self.cache_size < 0 or self.cache_ttl < 0 or self.grace < 0:
-            raise InvalidArgument("--cache-size, --cache-ttl and --grace must be >= 0")
+        if min(self.cache_size, self.cache_ttl, self.grace, self.drain) < 0:
+            raise InvalidArgument("--cache-size, --cache-ttl, --grace and --drain must be >= 0")
 
     @property
     def address(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{host}:{self.port}"
 
+    def describe_security(self) -> str:
+        transport = ("TLS, client certificates required" if self.tls and self.tls.client_ca
+                     else "TLS" if self.tls else "plaintext")
+        return f"{transport}, {'bearer token required' if self.token else 'no token'}"
+
+    def on_loopback(self) -> bool:
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return self.host == "localhost"
+
 
 def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.HealthServicer, int]:
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=options.threads),
+        interceptors=[TokenInterceptor(options.token)] if options.token else None,
         options=[
             ("grpc.max_receive_message_length", options.max_message_bytes),
             ("grpc.max_send_message_length", options.max_message_bytes),
@@ -81,7 +144,8 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
     reflection.enable_server_reflection(
         (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server)
     try:
-        port = server.add_insecure_port(options.address)
+        port = (server.add_secure_port(options.address, options.tls.credentials()) if options.tls
+                else server.add_insecure_port(options.address))
     except RuntimeError as error:
         raise NearDupError(f"cannot listen on {options.address}: {error} (is the port in use?)") from None
     if port == 0:
@@ -90,7 +154,10 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
 
 
 def run_worker(options: ServeOptions, worker: int = 0) -> int:
-    """Serves until SIGTERM/SIGINT, then stops taking calls and lets in-flight ones finish (up to --grace s)."""
+    """Serves until SIGTERM/SIGINT; then health says NOT_SERVING while calls are still served for --drain s
+    (a balancer watching health moves traffic away), then it stops taking calls and lets in-flight ones finish
+    (up to --grace s). gRPC cancels calls that reached the process but not yet Python when it stops taking calls,
+    so without a drain a busy server fails the calls of its last few milliseconds."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -100,10 +167,15 @@ def run_worker(options: ServeOptions, worker: int = 0) -> int:
         server.start()
         for name in ("", SERVICE_NAME):
             health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("neardup serve: worker %d/%d pid %d listening on %s:%d, store %s (%d articles)",
-                 worker + 1, options.workers, os.getpid(), options.host, port, options.store, store.count())
+        log.info("neardup serve: worker %d/%d pid %d listening on %s:%d (%s), store %s (%d articles)",
+                 worker + 1, options.workers, os.getpid(), options.host, port, options.describe_security(),
+                 options.store, store.count())
         stop.wait()
         health_servicer.enter_graceful_shutdown()
+        if options.drain:
+            log.info("neardup serve: worker %d/%d pid %d draining for %g s", worker + 1, options.workers,
+                     os.getpid(), options.drain)
+            time.sleep(options.drain)
         server.stop(options.grace).wait()
         log.info("neardup serve: worker %d/%d pid %d stopped", worker + 1, options.workers, os.getpid())
     finally:
@@ -111,9 +183,29 @@ def run_worker(options: ServeOptions, worker: int = 0) -> int:
     return 0
 
 
+def _check_address(options: ServeOptions) -> None:
+    """Binds the address once in the parent, so a busy port is one clear line (gRPC would log its own error in
+    every worker). Without SO_REUSEPORT: otherwise a second `serve --workers N` on the port of a running one would
+    silently share it; with SO_REUSEADDR, as gRPC binds, so connections in TIME_WAIT do not count."""
+    if options.port == 0:
+        return
+    try:
+        addresses = socket.getaddrinfo(options.host, options.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+        for family, kind, protocol, _, address in addresses:
+            with socket.socket(family, kind, protocol) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(address)
+    except OSError as error:
+        raise NearDupError(f"cannot listen on {options.address}: {error.strerror}") from None
+
+
 def serve(options: ServeOptions) -> int:
-    """Checks the store once (a clear error now rather than a crash loop), then runs the worker(s)."""
+    """Checks the store and the address once (a clear error now rather than a crash loop), then runs the worker(s)."""
     open_store(options.store, readonly=True).close()
+    _check_address(options)
+    if not options.on_loopback() and not options.tls:
+        log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",
+                    options.host, " and the token" if options.token else "")
     if options.workers == 1:
         return run_worker(options)
     return _supervise(options)
