@@ -1,0 +1,164 @@
+"""Faults a real deployment meets: the server killed with SIGKILL in the middle of writes, a damaged store at
+start, a server restarted under a connected client.
+
+kill -9 of `neardup index` mid-run is tested in test_index_cli.py
+(test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable), not here.
+"""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import threading
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from neardup.cli import main
+from neardup.core.sketch import SketchConfig, encode_sketch
+from neardup.store import create_store, open_store
+from neardup_client import Document, NearDupClient, NearDupClientError
+from serverproc import Server, free_port, run_neardup
+
+K = SketchConfig().k
+BATCH, WRITERS, ACKED_BEFORE_KILL = 8, 4, 60
+
+
+def random_sketch(rng: random.Random) -> bytes:
+    return encode_sketch(sorted(rng.sample(range(2**32), rng.randint(1, K))))
+
+
+def new_store(path: Path, articles: dict[str, bytes]) -> Path:
+    with create_store(path, SketchConfig(), []) as store:
+        store.put_many(list(articles.items()))
+    return path
+
+
+def test_kill_9_during_upserts_keeps_every_acknowledged_batch_and_half_writes_none(tmp_path):
+    store_path = new_store(tmp_path / "store", {})
+    server = Server(store_path, workers=2, port=free_port()).wait_ready()
+    sent: list[dict[str, bytes]] = []
+    acked: list[dict[str, bytes]] = []
+    failures: list[grpc.StatusCode] = []
+
+    def write(writer: int) -> None:
+        rng = random.Random(writer)
+        with NearDupClient(server.target, timeout=5) as client:
+            for number in range(100_000):
+                batch = {f"w{writer}-{number}-{i}": random_sketch(rng) for i in range(BATCH)}
+                sent.append(batch)
+                try:
+                    client.upsert([Document(doc_id, sketch=sketch) for doc_id, sketch in batch.items()])
+                except NearDupClientError as error:
+                    failures.append(error.code)
+                    return
+                acked.append(batch)
+
+    writers = [threading.Thread(target=write, args=(w,)) for w in range(WRITERS)]
+    for thread in writers:
+        thread.start()
+    deadline = time.monotonic() + 60
+    while len(acked) < ACKED_BEFORE_KILL and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.killpg(server.process.pid, signal.SIGKILL)  # the parent and both workers, mid-stream
+    for thread in writers:
+        thread.join()
+    assert server.stop() == -signal.SIGKILL
+    assert len(acked) >= ACKED_BEFORE_KILL and len(failures) == WRITERS  # every writer was cut off
+
+    acked_ids = {doc_id for batch in acked for doc_id in batch}
+    with open_store(store_path, readonly=True) as store:
+        present = 0
+        for batch in sent:
+            found = store.get_many(list(batch))
+            if acked_ids.isdisjoint(batch) and found == [None] * len(batch):
+                continue  # sent but never committed: allowed, as long as it is all absent ...
+            assert found == list(batch.values())  # ... or all there, byte for byte
+            present += len(batch)
+        assert store.count() == present >= len(acked_ids)
+
+    with Server(store_path, workers=2, port=free_port()) as restarted, \
+            NearDupClient(restarted.target, timeout=10) as client:
+        assert client.info().articles == present
+        doc_id, sketch = next(iter(acked[-1].items()))
+        answer = client.dedup([Document("probe", sketch=sketch), doc_id])
+        assert answer.duplicate_of == (-1, 0) and answer.similarity[1] == 1.0
+        assert client.upsert([Document("after-restart", sketch=sketch)]) == 1
+
+
+def garbage(data: Path) -> None:
+    data.write_bytes(random.Random(0).randbytes(data.stat().st_size))
+
+
+def truncated(data: Path) -> None:
+    """Only the two meta pages left: they point at pages past the end of the file (a cut copy, a full disk)."""
+    data.write_bytes(data.read_bytes()[:2 * 4096])
+
+
+def emptied(data: Path) -> None:
+    data.write_bytes(b"")
+
+
+@pytest.mark.parametrize("damage, workers", [(garbage, 1), (garbage, 2), (truncated, 2), (emptied, 1)])
+def test_a_damaged_store_is_one_line_at_start_not_a_crash_loop(tmp_path, damage, workers):
+    rng = random.Random(1)
+    store_path = new_store(tmp_path / "store", {f"doc-{i}": random_sketch(rng) for i in range(300)})
+    damage(store_path / "data.mdb")
+    done = run_neardup("serve", "--store", str(store_path), "--port", str(free_port()), "--workers", str(workers),
+                       timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert str(store_path) in done.stderr
+
+
+def test_a_client_rides_over_a_server_restart_on_the_same_port(tmp_path, capsys):
+    sketch = random_sketch(random.Random(2))
+    store_path = new_store(tmp_path / "store", {"a": sketch, "a-copy": sketch})
+    port = free_port()
+    with NearDupClient(f"127.0.0.1:{port}", timeout=10) as client:
+        with Server(store_path, workers=2, port=port):
+            assert client.dedup(["a", "a-copy"]).keep == ["a"]
+            # SO_REUSEPORT lets the workers of one server share the port; it must not let another server join them
+            assert main(["serve", "--store", str(store_path), "--port", str(port), "--workers", "2"]) == 2
+            refused = capsys.readouterr().err
+            assert refused == f"neardup: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+        with Server(store_path, port=port):  # nothing was called in between: the next call just reconnects
+            for _ in range(10):
+                assert client.dedup(["a", "a-copy"]).keep == ["a"]
+        # called while the server is down: refused quickly, then served again once it is back
+        with pytest.raises(NearDupClientError) as raised:
+            client.dedup(["a", "a-copy"])
+        assert raised.value.code == grpc.StatusCode.UNAVAILABLE
+        with Server(store_path, port=port):
+            assert served_within(client, seconds=30)
+
+
+def served_within(client: NearDupClient, seconds: float) -> bool:
+    """Calls until one succeeds: how soon depends on the channel's reconnect backoff, so only a bound is checked."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            return client.dedup(["a", "a-copy"]).keep == ["a"]
+        except NearDupClientError as error:
+            assert error.code == grpc.StatusCode.UNAVAILABLE
+            time.sleep(0.05)
+    return False
+
+
+def test_drain_keeps_serving_while_health_says_not_serving(tmp_path):
+    """--drain: after SIGTERM a balancer watching health has time to move traffic away; calls still succeed."""
+    sketch = random_sketch(random.Random(3))
+    server = Server(new_store(tmp_path / "store", {"a": sketch, "a-copy": sketch}), "--drain", "5").wait_ready()
+    with NearDupClient(server.target, timeout=10) as client, grpc.insecure_channel(server.target) as channel:
+        health = health_pb2_grpc.HealthStub(channel)
+        server.process.send_signal(signal.SIGTERM)
+        status = health_pb2.HealthCheckResponse.SERVING
+        while status == health_pb2.HealthCheckResponse.SERVING:
+            status = health.Check(health_pb2.HealthCheckRequest(service="neardup.v1.NearDup"), timeout=10).status
+        assert status == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert client.dedup(["a", "a-copy"]).keep == ["a"]
+    assert server.stop() == 0
+    assert "draining for 5 s" in server.log()
