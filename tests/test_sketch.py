@@ -212,3 +212,40 @@ def test_stoplist_is_removed_before_the_k_cut_and_must_match_the_digest():
 def test_malformed_sketch_bytes_are_invalid(bad):
     with pytest.raises(InvalidArgument):
         validate_sketch(bad, 64)
+
+
+# Pieces of text that exercise every branch of Punkt's decision: abbreviations of each language's list, initials,
+# ordinals and numbers, ellipses, ? and !, closing quotes and brackets (realignment), curly quotes, guillemets,
+# hyphenated words, commas and colons after a stop, lower- and upper-case next words, several kinds of whitespace.
+_PUNKT_PIECES = (
+    ["said", "The", "economy", "I", "a", "J", "U.S", "e.g", "i.e", "etc", "Dr", "dr", "Mr", "vs", "Inc", "St",
+     "no", "Jan", "bijv", "z.B", "г", "т.е", "Москва", "Über", "élan", "co-op", "ex-Gov", "3", "1994", "3.5",
+     "2nd", "x", "foo_bar", "I/O", "f()", "...", "…", "--"]
+    + [".", ". ", "? ", "! ", "?!", "..", ". . .", ",", ";", ":", "\"", "'", ")", "(", "]", "[", "}", "*",
+       "\u201c", "\u201d", "\u2018", "\u2019", "\xab", "\xbb", "-"]
+    + [" ", " ", " ", "  ", "\n", "\n\n", "\t", "\r\n", "\x0b", "\xa0"])
+
+
+@settings(max_examples=1500, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_PUNKT_PIECES), max_size=40),
+       lang=st.sampled_from(["english", "dutch", "german", "russian", "french", "none"]))
+def test_sentence_splits_are_nltk_punkts_exactly(pieces, lang):
+    """The sketcher's fast Punkt answers what NLTK's PunktSentenceTokenizer answers, with the same parameters."""
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    fast = sketch_module._sentence_splitter(lang)
+    text_ = "".join(pieces)
+    assert fast.tokenize(text_) == PunktSentenceTokenizer(fast._params).tokenize(text_)
+
+
+def test_sentence_splits_are_nltk_punkts_on_prose_in_four_languages():
+    from nltk.tokenize.punkt import PunktSentenceTokenizer
+
+    samples = [(text(article(seed)), "english") for seed in range(30)] + [(RUSSIAN, "russian")] + [
+        ("Dhr. Jansen sprak o.a. over de begroting. De minister, bijv. Dr. de Vries, was er niet! Waarom? "
+         "Dat is onduidelijk (zie p. 3.) en \"Ik weet het niet.\" Einde.", "dutch"),
+        ("Dr. Müller, z.B. aus Berlin, sagte: \u201eDas ist gut.\u201c Die 3. Runde beginnt am 4. Mai. Ende...",
+         "german")]
+    for body, lang in samples:
+        fast = sketch_module._sentence_splitter(lang)
+        assert fast.tokenize(body) == PunktSentenceTokenizer(fast._params).tokenize(body)

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib
 import re
 import struct
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
-
-import importlib
 
 import crcmod.predefined
 from nltk.stem.snowball import SnowballStemmer
@@ -137,11 +136,108 @@ def _bounded(block: str) -> list[str]:
     return pieces
 
 
+_MEMO_SIZE = 200_000
+
+
+class _FastPunkt(PunktSentenceTokenizer):
+    """NLTK's Punkt, answering exactly as PunktSentenceTokenizer.tokenize does, several times faster.
+
+    Punkt finds candidate ends ('said. The'), asks text_contains_sentbreak whether each breaks a sentence, and
+    realigns closing quotes and brackets; tests/test_sketch.py holds this class equal to it on generated and
+    real text. What changes is only the cost:
+    * the walk over candidates (_match_potential_end_contexts, _slices_from_text, _realign_boundaries) is one
+      loop over NLTK's own regexes instead of a chain of generators, which cost more than the decisions;
+    * a block with no candidate (a headline, a one-sentence paragraph: a final stop has no next token) is one
+      sentence;
+    * the commonest candidate is decided without tokenizing its context: a word of letters followed by ? or !,
+      or by a period when the word is no abbreviation and longer than an initial, is one token that Punkt's
+      first pass marks a break and its second pass, with untrained parameters, leaves one;
+    * every other decision is NLTK's, memoized by context string (it depends on nothing else).
+    """
+
+    def __init__(self, params: PunktParameters):
+        super().__init__(params)
+        # The second pass looks beyond the word only through learned collocations, sentence starters and
+        # orthographic contexts; the plain-word rule holds while there are none.
+        self._plain_words_break = not (params.collocations or params.sent_starters or params.ortho_context)
+        self._decisions: dict[str, bool] = {}
+        # The compiled patterns themselves: nltk.redos wraps them in a per-call time limit, which costs more
+        # than the match on the bounded pieces sketching passes in (_bounded)
+        self._candidates = _unwrapped(self._lang_vars.period_context_re())
+        self._closing = _unwrapped(self._lang_vars.re_boundary_realignment)
+
+    def _breaks(self, text: str, match, word_start: int) -> bool:
+        """Whether the candidate `match`, after the word from word_start, ends a sentence."""
+        word = text[word_start:match.start()]
+        if self._plain_words_break and word.isalpha() and (
+                match.group() != "." or (len(word) > 1 and word.lower() not in self._params.abbrev_types)):
+            return True
+        context = word + match.group() + match.group("after_tok")
+        try:
+            return self._decisions[context]
+        except KeyError:
+            if len(self._decisions) >= _MEMO_SIZE:
+                self._decisions.clear()
+            decision = self._decisions[context] = self.text_contains_sentbreak(context)
+            return decision
+
+    def tokenize(self, text: str, realign_boundaries: bool = True) -> list[str]:
+        if not realign_boundaries:
+            return super().tokenize(text, realign_boundaries)
+        # candidates, each with where its previous word starts; one whose word overlaps the next one's is dropped
+        candidates = []
+        previous, previous_start, previous_stop = None, 0, 0
+        for match in self._candidates.finditer(text):
+            space = _last_whitespace(text, previous_stop, match.start())
+            word_start = space + 1 if space > previous_stop else previous_start
+            if previous is not None and previous_stop <= word_start:
+                candidates.append((previous, previous_start))
+            previous, previous_start, previous_stop = match, word_start, match.start()
+        if previous is None:
+            end = len(text.rstrip())
+            return [text[:end]] if end else []
+        candidates.append((previous, previous_start))
+        # sentence slices
+        bounds, last_break = [], 0
+        for match, word_start in candidates:
+            if self._breaks(text, match, word_start):
+                bounds.append((last_break, match.end()))
+                last_break = match.start("next_tok") if match.group("next_tok") else match.end()
+        bounds.append((last_break, len(text.rstrip())))
+        # closing punctuation after a break joins the sentence before it
+        sentences, realign = [], 0
+        for (start, stop), following in zip(bounds, bounds[1:] + [None]):
+            start += realign
+            realign = 0
+            if following is not None:
+                closing = self._closing.match(text[following[0]:following[1]])
+                if closing:
+                    sentences.append(text[start:following[0] + len(closing.group(0).rstrip())])
+                    realign = closing.end()
+                    continue
+            if stop > start:
+                sentences.append(text[start:stop])
+        return sentences
+
+
+def _unwrapped(pattern):
+    """The compiled pattern inside an nltk.redos time-limit wrapper (NLTK >= 3.9.3), or the pattern itself."""
+    return getattr(pattern, "_rx", pattern)
+
+
+def _last_whitespace(text: str, start: int, stop: int) -> int:
+    """The index of the last whitespace character in text[start:stop] (string.whitespace, as Punkt's
+    _get_last_whitespace_index has it), -1 when there is none."""
+    rfind = text.rfind
+    return max(rfind(" ", start, stop), rfind("\n", start, stop), rfind("\t", start, stop),
+               rfind("\r", start, stop), rfind("\x0b", start, stop), rfind("\x0c", start, stop))
+
+
 @functools.lru_cache(maxsize=None)
 def _sentence_splitter(lang: str) -> PunktSentenceTokenizer:
     params = PunktParameters()
     params.abbrev_types = set(_ABBREVIATIONS.get(lang, "").split())
-    return PunktSentenceTokenizer(params)
+    return _FastPunkt(params)
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,7 +245,13 @@ def _stem_function(lang: str):
     """A memoized stemmer: word frequencies are Zipfian, so most stems come from the cache."""
     if lang == "none":
         return lambda word: word
-    return functools.lru_cache(maxsize=200_000)(SnowballStemmer(lang).stem)
+    return functools.lru_cache(maxsize=_MEMO_SIZE)(SnowballStemmer(lang).stem)
+
+
+def forget_memos() -> None:
+    """Drops the memoized stems and sentence decisions, so a benchmark round measures a cold pass over a corpus."""
+    _sentence_splitter.cache_clear()
+    _stem_function.cache_clear()
 
 
 def encode_sketch(values: Iterable[int]) -> bytes:
@@ -191,9 +293,11 @@ class Sketcher:
         return self._words(text, canonical_lang(lang) if lang else self.config.lang)
 
     def _words(self, text: str, lang: str) -> list[str]:
-        stem = _stem_function(lang)
+        words = _WORD.findall(text.lower())
         min_len = self.config.min_word_len
-        return [stem(w) for w in _WORD.findall(text.lower()) if len(w) >= min_len]
+        if min_len > 1:
+            words = [w for w in words if len(w) >= min_len]
+        return list(map(_stem_function(lang), words))
 
     def shingles(self, text: str, lang: str | None = None) -> list[str]:
         """The document's shingles as normalized strings, in text order (repeats included)."""
