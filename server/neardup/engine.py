@@ -14,12 +14,11 @@ from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
 from .core.reference import GROUPINGS, METRICS, Grouping
 from .core.sketch import SketchConfig, Sketcher, validate_sketch
 from .errors import InvalidArgument, TooLarge
-from .store.base import SketchStore
+from .store.base import MAX_ID_BYTES, SketchStore
 from .view import SketchView
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
-MAX_ID_BYTES = 511
 
 
 @dataclass(frozen=True)

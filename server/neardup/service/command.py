@@ -8,7 +8,7 @@ from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..engine import DEFAULT_MAX_RESULT_SET
 from ..store import default_store_path
 from .auth import TOKEN_ENV, load_token
-from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, ServeOptions, TlsConfig, serve
+from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, ServeOptions, TlsConfig, serve
 
 
 class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on; 0.0.0.0 or :: for all")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (one worker only)")
     parser.add_argument("--workers", type=int, default=1, help="server processes sharing the port")
-    parser.add_argument("--threads", type=int, default=8, help="RPC threads per worker")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="RPC threads per worker")
     parser.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
     parser.add_argument("--max-result-set", type=int, default=DEFAULT_MAX_RESULT_SET,
                         help="most results (or documents) in one request")

@@ -33,6 +33,10 @@ from .servicer import SERVICE_NAME, NearDupServicer, add_to_server
 log = logging.getLogger("neardup.serve")
 
 DEFAULT_PORT = 50051
+#: RPC threads per worker. Handlers hold the GIL for most of their time, so more threads add only hand-offs:
+#: 1, 2 and 4 served 9-19 % more Dedup/s than 8 at less CPU per call (benchmarks/README.md); 4 leaves room for
+#: a slow call (a large inline text) without stalling the others.
+DEFAULT_THREADS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _QUICK_DEATH_SECONDS = 5.0
 _QUICK_DEATHS_BEFORE_GIVING_UP = 3
@@ -86,7 +90,7 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
     workers: int = 1
-    threads: int = 8
+    threads: int = DEFAULT_THREADS
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_result_set: int = DEFAULT_MAX_RESULT_SET
     cache_size: int = DEFAULT_MAXSIZE
