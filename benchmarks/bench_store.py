@@ -5,7 +5,8 @@ article URLs) in batches of 10,000, which measures put throughput on the way. ge
 at random from the whole store, 10 % of them missing, after a warm-up pass over the store's pages (a serving
 process keeps them in the page cache); every call opens a fresh read transaction, as the server does. The
 machine may be noisy: medians and p99 over many calls, and the same lookups in a Python dict as a same-run
-yardstick of the machine's speed (and of what an in-memory view costs).
+yardstick of the machine's speed (and of what an in-memory view costs), and in SQLite, the other embedded
+candidate, with one prepared IN query per result set.
 Goals (issue 2): get_many median <= 50 µs; open <= 1 s at 1M articles.
 
     python benchmarks/bench_store.py [--quick] [--sizes 100000 1000000] [--dir DIR]
@@ -18,6 +19,7 @@ import argparse
 import json
 import platform
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -49,18 +51,49 @@ def sketches(rng: np.random.Generator, count: int) -> list[bytes]:
     return [np.unique(rng.integers(0, 2**32, length, dtype=np.uint32)).astype("<u4").tobytes() for length in lengths]
 
 
-def fill(store, size: int, rng: np.random.Generator) -> dict:
-    seconds = 0.0
-    stored_bytes = 0
+def batches(size: int):
+    """The store's content in write batches, the same on every call."""
+    rng = np.random.default_rng(SEED)
     for start in range(0, size, BATCH):
         numbers = range(start, min(size, start + BATCH))
-        batch = list(zip(map(article_id, numbers), sketches(rng, len(numbers))))
+        yield list(zip(map(article_id, numbers), sketches(rng, len(numbers))))
+
+
+def fill(store, size: int) -> dict:
+    seconds = 0.0
+    stored_bytes = 0
+    for batch in batches(size):
         stored_bytes += sum(len(sketch) for _, sketch in batch)
         began = time.perf_counter()
         store.put_many(batch)
         seconds += time.perf_counter() - began
     return {"articles": size, "put_seconds": seconds, "put_docs_per_s": size / seconds,
             "sketch_bytes_per_article": stored_bytes / size}
+
+
+def sqlite_baseline(path: Path, size: int, sets: list[list[str]]) -> dict:
+    """The same content in SQLite (the other embedded candidate), read the cheapest way: one prepared
+    `WHERE id IN (...)` query per result set, on a read-only connection kept open, as a server would."""
+    with sqlite3.connect(path) as writer:
+        writer.execute("CREATE TABLE sketches (id TEXT PRIMARY KEY, sketch BLOB NOT NULL) WITHOUT ROWID")
+        for batch in batches(size):
+            writer.executemany("INSERT INTO sketches VALUES (?, ?)", batch)
+    began = time.perf_counter()
+    reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    open_ms = (time.perf_counter() - began) * 1000
+    query = f"SELECT id, sketch FROM sketches WHERE id IN ({', '.join('?' * RESULT_SET)})"
+
+    def get_many(ids: list[str]) -> list[bytes | None]:
+        found = dict(reader.execute(query, ids))
+        return [found.get(doc_id) for doc_id in ids]
+
+    for start in range(0, size, 1000):  # the same warm-up as the LMDB store's
+        reader.execute(f"SELECT count(sketch) FROM sketches WHERE id IN ({', '.join('?' * 1000)})",
+                       [article_id(n) for n in range(start, start + 1000)]).fetchall()
+    try:
+        return {"open_ms": open_ms, "get_many_100": latencies_us(get_many, [(ids,) for ids in sets])}
+    finally:
+        reader.close()
 
 
 def latencies_us(call, inputs: list) -> dict:
@@ -88,7 +121,7 @@ def measure(directory: Path, size: int, calls: int) -> dict:
     path = directory / f"store-{size}"
     began = time.perf_counter()
     with create_store(path, SketchConfig(), []) as store:
-        row = fill(store, size, np.random.default_rng(SEED))
+        row = fill(store, size)
     row["build_seconds"] = time.perf_counter() - began
 
     began = time.perf_counter()
@@ -110,6 +143,7 @@ def measure(directory: Path, size: int, calls: int) -> dict:
         found = sum(sketch is not None for sketch in store.get_many(sets[0]))
         assert found == RESULT_SET - int(RESULT_SET * MISSING_SHARE), found
     row["disk_bytes_per_article"] = (path / "data.mdb").stat().st_size / size
+    row["sqlite"] = sqlite_baseline(directory / f"store-{size}.sqlite", size, sets)
     return row
 
 
@@ -133,12 +167,13 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"LMDB store, get_many of {RESULT_SET} random ids ({MISSING_SHARE:.0%} missing), {calls:,} calls per "
           f"store after warm-up; goals: median <= {GOAL_GET_MANY_US:.0f} µs, open <= {GOAL_OPEN_S:.0f} s at 1M\n")
-    print("| articles | get_many median µs | p99 µs | dict, same ids µs | generation() µs | open ms "
-          "| first get_many ms | put docs/s | disk bytes/article |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| articles | get_many median µs | p99 µs | dict, same ids µs | SQLite, same ids µs | generation() µs "
+          "| open ms | SQLite open ms | first get_many ms | put docs/s | disk bytes/article |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         print(f"| {row['articles']:,} | {row['get_many_100']['median_us']:.1f} | {row['get_many_100']['p99_us']:.1f} "
-              f"| {row['dict_100']['median_us']:.1f} | {row['generation']['median_us']:.1f} | {row['open_ms']:.1f} "
+              f"| {row['dict_100']['median_us']:.1f} | {row['sqlite']['get_many_100']['median_us']:.1f} "
+              f"| {row['generation']['median_us']:.1f} | {row['open_ms']:.1f} | {row['sqlite']['open_ms']:.1f} "
               f"| {row['first_get_many_ms']:.2f} | {row['put_docs_per_s']:,.0f} "
               f"| {row['disk_bytes_per_article']:.0f} |")
     print(f"\nwrote {OUT.relative_to(HERE.parent)}")

@@ -41,6 +41,7 @@ sys.path.insert(0, str(HERE))
 import grpc  # noqa: E402
 import harness  # noqa: E402  (puts tests/ on sys.path)
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+from neardup.service.server import DEFAULT_THREADS  # noqa: E402
 from neardup_client import AsyncNearDupClient, NearDupClientError  # noqa: E402
 from serverproc import Server, free_port  # noqa: E402
 
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drain", type=float, default=0.0,
                         help="serve --drain; the probe then stops sending once health says NOT_SERVING")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, default=8, help="RPC threads per worker (serve --threads)")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="RPC threads per worker (serve --threads)")
     parser.add_argument("--cache", action="store_true", help="keep the session cache on (then it answers)")
     parser.add_argument("--sample", type=float, default=2.0, help="seconds between memory samples")
     parser.add_argument("--out", type=Path, default=HERE / "out")

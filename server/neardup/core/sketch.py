@@ -210,10 +210,10 @@ class _FastPunkt(PunktSentenceTokenizer):
             start += realign
             realign = 0
             if following is not None:
-                closing = self._closing.match(text[following[0]:following[1]])
+                closing = self._closing.match(text, following[0], following[1])
                 if closing:
                     sentences.append(text[start:following[0] + len(closing.group(0).rstrip())])
-                    realign = closing.end()
+                    realign = closing.end() - following[0]
                     continue
             if stop > start:
                 sentences.append(text[start:stop])
@@ -308,9 +308,9 @@ class Sketcher:
         if n is None:
             splitter = _sentence_splitter(lang)
             blocks = _BLANK_LINE.split(text) if self.config.unit == PARA_SENTENCE else (text,)
-            sentences = [sentence for block in blocks for piece in _bounded(block)
-                         for sentence in splitter.tokenize(piece)]
-            return [s for s in (" ".join(self._words(sentence, lang)) for sentence in sentences) if s]
+            normalized = (" ".join(self._words(sentence, lang)) for block in blocks for piece in _bounded(block)
+                          for sentence in splitter.tokenize(piece))
+            return [shingle for shingle in normalized if shingle]
         words = self._words(text, lang)
         if len(words) <= n:
             return [" ".join(words)] if words else []
