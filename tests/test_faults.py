@@ -6,6 +6,7 @@ kill -9 of `neardup index` mid-run is tested in test_index_cli.py
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import random
 import signal
@@ -162,3 +163,20 @@ def test_drain_keeps_serving_while_health_says_not_serving(tmp_path):
         assert client.dedup(["a", "a-copy"]).keep == ["a"]
     assert server.stop() == 0
     assert "draining for 5 s" in server.log()
+
+
+def test_a_sigterm_that_reaches_a_grpc_thread_still_stops_the_server(tmp_path):
+    """The kernel hands a process's SIGTERM to any thread that does not block it, often one of gRPC's; Python
+    runs the handler only in the main thread, which must therefore wake up to notice. (With --workers N each
+    worker runs this same code; the supervising parent has no other thread.)"""
+    server = Server(new_store(tmp_path / "store", {"a": random_sketch(random.Random(4))})).wait_ready()
+    pid = server.process.pid
+    thread = next(int(tid) for tid in sorted(os.listdir(f"/proc/{pid}/task")) if int(tid) != pid)
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        assert libc.tgkill(pid, thread, signal.SIGTERM) == 0, os.strerror(ctypes.get_errno())
+        assert server.process.wait(timeout=20) == 0
+    finally:
+        if server.process.poll() is None:
+            os.killpg(pid, signal.SIGKILL)
+    assert "stopped" in server.log()

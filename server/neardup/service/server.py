@@ -39,6 +39,7 @@ DEFAULT_PORT = 50051
 DEFAULT_THREADS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _QUICK_DEATH_SECONDS = 5.0
+_SIGNAL_CHECK_SECONDS = 0.2
 _QUICK_DEATHS_BEFORE_GIVING_UP = 3
 
 
@@ -174,7 +175,10 @@ def run_worker(options: ServeOptions, worker: int = 0) -> int:
         log.info("neardup serve: worker %d/%d pid %d listening on %s:%d (%s), store %s (%d articles)",
                  worker + 1, options.workers, os.getpid(), options.host, port, options.describe_security(),
                  options.store, store.count())
-        stop.wait()
+        # Woken now and then: the kernel may deliver SIGTERM to one of gRPC's threads, and Python runs the handler
+        # only when the main thread runs, which a wait without a timeout never lets it do.
+        while not stop.wait(_SIGNAL_CHECK_SECONDS):
+            pass
         health_servicer.enter_graceful_shutdown()
         if options.drain:
             log.info("neardup serve: worker %d/%d pid %d draining for %g s", worker + 1, options.workers,
