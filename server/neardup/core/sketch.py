@@ -221,7 +221,7 @@ class _FastPunkt(PunktSentenceTokenizer):
 
 
 def _unwrapped(pattern):
-    """The compiled pattern inside an nltk.redos time-limit wrapper (NLTK >= 3.9.3), or the pattern itself."""
+    """The compiled pattern inside an nltk.redos time-limit wrapper (newer NLTK releases), or the pattern itself."""
     return getattr(pattern, "_rx", pattern)
 
 
