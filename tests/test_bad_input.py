@@ -19,6 +19,7 @@ import pytest
 
 from neardup.cli import main
 from neardup.core.sketch import encode_sketch
+from neardup_client import cli as client_cli
 from neardup_client.v1 import neardup_pb2 as pb
 from serverproc import Server, free_port, write_jsonl
 from textgen import article, text
@@ -181,11 +182,12 @@ def test_bad_request_gets_its_status_and_a_good_request_still_succeeds(server, c
 
 # --- the command line -------------------------------------------------------------------------------------------
 
-def neardup(capsys, *args: str) -> subprocess.CompletedProcess:
-    """`neardup ARGS` through main() in this process, exiting as the interpreter would."""
+def neardup(capsys, *args: str, entry=main) -> subprocess.CompletedProcess:
+    """`neardup ARGS` (or another entry point's) through its main() in this process, exiting as the interpreter
+    would."""
     capsys.readouterr()
     try:
-        code = main(list(args))
+        code = entry(list(args))
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else 1
         if isinstance(exit_.code, str):
@@ -304,3 +306,17 @@ def test_bad_command_is_one_line_and_a_good_command_still_succeeds(request, caps
     assert message in done.stderr
     good = neardup(capsys, "dedup", "--target", server.target, "--threshold", "0.5", "a", "a-copy")
     assert good.returncode == 0 and json.loads(good.stdout)["keep"] == ["a"], good.stderr
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["dedup", "--target", "{server}", "--threshold", "x", "a"], "invalid float value"),
+    (["frobnicate"], "invalid choice"),
+    (["dedup", "--target", "{dead}", "a"], "UNAVAILABLE"),
+    (["dedup", "--target", "{server}", "--threshold", "2", "a"], "INVALID_ARGUMENT: threshold"),
+])
+def test_the_standalone_client_reports_errors_as_neardup_does(capsys, server, files, argv, message):
+    """`neardup-client` (the client package alone, for a frontend host) says what went wrong the same way."""
+    done = neardup(capsys, *(arg.format(server=server.target, **files) for arg in argv), entry=client_cli.main)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr

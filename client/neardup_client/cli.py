@@ -12,6 +12,22 @@ import grpc
 
 from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, Document, NearDupClient, NearDupClientError
 
+#: Exit code of a failed call or a usage mistake (1 is for input refused before calling).
+EXIT_ERROR = 2
+
+
+def error_line(error: object) -> str:
+    """Every command-line error is one line on stderr."""
+    return f"neardup: error: {' '.join(str(error).split())}"
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage mistakes are one line, like every other error, naming the help to read; exit code 2."""
+
+    def error(self, message: str):
+        print(f"{error_line(message)} (see `{self.prog} --help`)", file=sys.stderr)
+        sys.exit(EXIT_ERROR)
+
 
 def _require_utf8(*values: str | None) -> None:
     """Lone surrogates (a JSON \\ud800 escape, undecodable bytes in argv) have no UTF-8 form to send."""
@@ -128,18 +144,14 @@ def _info(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the standalone client (`neardup-client`); `neardup dedup` runs the same code."""
-    parser = argparse.ArgumentParser(prog="neardup-client")
+    parser = OneLineParser(prog="neardup-client")
     add_parser(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return run(args)
-
-
-def run(args) -> int:
     try:
         return args.func(args)
     except NearDupClientError as error:
-        print(f"neardup: error: {error}", file=sys.stderr)
-        return 1
+        print(error_line(error), file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

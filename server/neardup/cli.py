@@ -2,11 +2,11 @@
 dispatches and turns domain errors into one line on stderr."""
 from __future__ import annotations
 
-import argparse
 import sys
 
 from neardup_client import NearDupClientError
 from neardup_client import cli as client_commands
+from neardup_client.cli import EXIT_ERROR, OneLineParser, error_line
 
 from . import __version__, indexer
 from .errors import NearDupError
@@ -14,19 +14,11 @@ from .service import command as serve_command
 
 COMMANDS = [indexer, serve_command, client_commands]
 
-EXIT_ERROR, EXIT_INTERRUPTED = 2, 130
-
-
-class _Parser(argparse.ArgumentParser):
-    """Usage mistakes are one line, like every other error, naming the help to read; exit code 2."""
-
-    def error(self, message: str):
-        print(f"neardup: error: {' '.join(message.split())} (see `{self.prog} --help`)", file=sys.stderr)
-        sys.exit(EXIT_ERROR)
+EXIT_INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = _Parser(prog="neardup", description="Near-duplicate detection for ranked result sets.")
+    parser = OneLineParser(prog="neardup", description="Near-duplicate detection for ranked result sets.")
     parser.add_argument("--version", action="version", version=f"neardup {__version__}")
     subparsers = parser.add_subparsers(metavar="COMMAND", required=True)
     for command in COMMANDS:
@@ -35,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args) or 0
     except (NearDupError, NearDupClientError) as error:
-        print(f"neardup: error: {' '.join(str(error).split())}", file=sys.stderr)
+        print(error_line(error), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
