@@ -253,9 +253,10 @@ def test_a_corrupt_data_file_is_refused(store_path):
         open_store(store_path)
 
 
-def test_an_unreadable_directory_is_refused(tmp_path):
+def test_an_unreadable_directory_is_refused():
     """As an ordinary user: root reads every directory, so as root the store is opened in a forked child that
-    drops to nobody (the modules are already loaded), from a directory nobody may traverse."""
+    drops to nobody (the modules are already loaded), under a directory nobody may traverse (pytest's temporary
+    directories are private to their owner)."""
     parent = Path(tempfile.mkdtemp(prefix="neardup-unreadable-"))
     try:
         parent.chmod(0o755)
