@@ -155,7 +155,8 @@ def _info(response: pb.InfoResponse) -> Info:
     return Info(
         articles=response.articles,
         sketch_config={"unit": config.unit, "k": config.k, "min_word_len": config.min_word_len,
-                       "lang": config.lang, "hash": config.hash, "stoplist_digest": config.stoplist_digest},
+                       "lang": config.lang, "hash": config.hash, "stoplist_digest": config.stoplist_digest,
+                       "sketcher_version": config.sketcher_version},
         version=response.version, format_version=response.format_version, generation=response.generation,
         stoplist_size=response.stoplist_size, max_result_set=response.max_result_set,
         default_threshold=response.default_threshold,

@@ -26,20 +26,22 @@ GREEDY: Grouping
 COMPONENTS: Grouping
 
 class SketchConfig(_message.Message):
-    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest")
+    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version")
     UNIT_FIELD_NUMBER: _ClassVar[int]
     K_FIELD_NUMBER: _ClassVar[int]
     MIN_WORD_LEN_FIELD_NUMBER: _ClassVar[int]
     LANG_FIELD_NUMBER: _ClassVar[int]
     HASH_FIELD_NUMBER: _ClassVar[int]
     STOPLIST_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    SKETCHER_VERSION_FIELD_NUMBER: _ClassVar[int]
     unit: str
     k: int
     min_word_len: int
     lang: str
     hash: str
     stoplist_digest: str
-    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ...) -> None: ...
+    sketcher_version: int
+    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ...) -> None: ...
 
 class Document(_message.Message):
     __slots__ = ("id", "text", "sketch", "lang")
