@@ -50,6 +50,10 @@ _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 SENTENCE, PARA_SENTENCE = "sentence", "para-sentence"
 _UNIT = re.compile(rf"^({SENTENCE}|{PARA_SENTENCE}|word:([1-9][0-9]?))$")
 MAX_K = 4096
+#: The version of the sketching rules (tokenization, sentence splitting, stemming, normalization, hashing) whose
+#: sketches this code makes. Bump it whenever any sketch value for the same text and configuration could change
+#: (tests/test_sketch_golden.py fails then): a store records it, and one made by another version is refused.
+SKETCHER_VERSION = 2
 
 
 def canonical_lang(lang: str) -> str:
@@ -73,6 +77,8 @@ class SketchConfig:
     lang: str = "english"
     hash: str = "crc32"
     stoplist_digest: str = ""
+    #: Which sketching rules made the sketches; they compare only under equal versions (see SKETCHER_VERSION).
+    sketcher_version: int = SKETCHER_VERSION
 
     def __post_init__(self) -> None:
         if not _UNIT.match(self.unit):
@@ -84,6 +90,8 @@ class SketchConfig:
             raise InvalidArgument(f"min_word_len must be an integer in 0..50, got {self.min_word_len!r}")
         if self.hash != "crc32":
             raise InvalidArgument(f"unknown shingle hash {self.hash!r}; only 'crc32' is supported")
+        if not isinstance(self.sketcher_version, int) or self.sketcher_version < 1:
+            raise InvalidArgument(f"sketcher_version must be an integer >= 1, got {self.sketcher_version!r}")
         object.__setattr__(self, "lang", canonical_lang(self.lang))
 
     @property
@@ -97,16 +105,21 @@ class SketchConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> "SketchConfig":
+        """The configuration saved as to_dict() had it. One saved before sketcher versions existed (no
+        sketcher_version key) was made by version 1's rules, never by the current version's."""
         unknown = set(values) - set(cls.__dataclass_fields__)
         if unknown:
             raise InvalidArgument(f"unknown sketch configuration fields: {', '.join(sorted(unknown))}")
-        return cls(**values)
+        return cls(**{"sketcher_version": 1, **values})
 
     def require_equal(self, other: "SketchConfig", what: str = "sketch") -> None:
         """Refuses to mix sketches made under different configurations."""
         if other != self:
             diff = ", ".join(f"{name}={getattr(other, name)!r} (store: {getattr(self, name)!r})"
                              for name in self.__dataclass_fields__ if getattr(other, name) != getattr(self, name))
+            if other.sketcher_version != self.sketcher_version:
+                diff += (f"; the sketches were made by another sketcher version and must be re-made by "
+                         f"version {self.sketcher_version}")
             raise ConfigMismatch(f"{what} configuration differs from the store's: {diff}")
 
 

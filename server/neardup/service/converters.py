@@ -32,8 +32,11 @@ def dedup_params(request: pb.DedupRequest, defaults: DedupParams) -> DedupParams
 
 
 def sketch_config(message: pb.SketchConfig) -> SketchConfig:
+    """A sketcher_version of 0 (unset) comes from a client made before sketcher versions existed: its sketches
+    follow version 1's rules, as a stored configuration without the field does (SketchConfig.from_dict)."""
     return SketchConfig(unit=message.unit, k=message.k, min_word_len=message.min_word_len, lang=message.lang,
-                        hash=message.hash, stoplist_digest=message.stoplist_digest)
+                        hash=message.hash, stoplist_digest=message.stoplist_digest,
+                        sketcher_version=message.sketcher_version or 1)
 
 
 def sketch_config_message(config: SketchConfig) -> pb.SketchConfig:

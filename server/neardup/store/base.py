@@ -8,8 +8,8 @@ from __future__ import annotations
 import abc
 from typing import Sequence
 
-from ..core.sketch import SketchConfig, validate_sketch
-from ..errors import InvalidArgument
+from ..core.sketch import SKETCHER_VERSION, SketchConfig, validate_sketch
+from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 
 #: LMDB's largest key; other backends keep the same limit so a store can move between them.
 MAX_ID_BYTES = 511
@@ -33,10 +33,24 @@ class SketchStore(abc.ABC):
 
     backend: str
 
-    def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int):
+    def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int, location: str):
+        """Every backend opens a store through here, after reading its metadata from `location`."""
+        if config.sketcher_version != SKETCHER_VERSION:
+            # Its sketches follow other rules: comparing them with new ones would be silently wrong, and
+            # rewriting them needs the texts, which the store does not keep.
+            raise StoreUnavailable(
+                f"store {location} was made by sketcher version {config.sketcher_version}; this neardup sketches "
+                f"with version {SKETCHER_VERSION}: rebuild it with `neardup index CORPUS --store NEW_STORE`")
         self._config = config
         self._stoplist = frozenset(stoplist)
         self._format_version = format_version
+
+    @staticmethod
+    def check_new(config: SketchConfig) -> None:
+        """What a backend checks before it creates a store for `config`: only sketches of this neardup's rules."""
+        if config.sketcher_version != SKETCHER_VERSION:
+            raise ConfigMismatch(f"cannot create a store for sketcher version {config.sketcher_version}; this "
+                                 f"neardup sketches with version {SKETCHER_VERSION}")
 
     @property
     def config(self) -> SketchConfig:

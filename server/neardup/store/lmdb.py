@@ -74,7 +74,7 @@ class LmdbStore(SketchStore):
         except (lmdb.Error, ValueError, TypeError, InvalidArgument) as error:
             raise StoreUnavailable(f"cannot read store {path} ({error}): restore it from a backup or re-index "
                                    "the corpus into a new store") from None
-        super().__init__(config, stoplist, int(version))
+        super().__init__(config, stoplist, int(version), str(path))
 
     @classmethod
     def open(cls, path: str | os.PathLike, readonly: bool = False, map_size: int = DEFAULT_MAP_SIZE) -> "LmdbStore":
@@ -103,6 +103,7 @@ class LmdbStore(SketchStore):
         """Builds the store in a sibling directory and renames it into place, so a process killed while
         creating leaves either no store or a complete, empty one."""
         path = Path(path)
+        cls.check_new(config)
         stoplist = sorted(set(stoplist))
         if stoplist_digest(stoplist) != config.stoplist_digest:
             raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
