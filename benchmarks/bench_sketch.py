@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     size = args.docs or (300 if args.quick else devcorpus.DEFAULT_SIZE)
     rounds = args.rounds or (2 if args.quick else 5)
-    docs = devcorpus.generate(devcorpus.DEFAULT_SEED, size)
+    docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT, size)
     functions = sketchers()
     rates = throughput(functions, docs, rounds)
     baseline = rates[next(name for name in rates if name.startswith("datasketch"))]
@@ -96,13 +96,13 @@ def main(argv: list[str] | None = None) -> None:
     rows = [{"sketcher": name, "docs_per_s": rate, "mb_per_s": rate * megabytes / len(docs),
              "ratio_to_minhash": rate / baseline} for name, rate in rates.items()]
     report = {"command": "python benchmarks/bench_sketch.py" + (" --quick" if args.quick else ""),
-              "documents": len(docs), "megabytes": megabytes, "seed": devcorpus.DEFAULT_SEED, "rounds": rounds,
+              "documents": len(docs), "megabytes": megabytes, "split": devcorpus.DEFAULT_SPLIT, "rounds": rounds,
               "crc32_compiled": CRC32_IS_COMPILED, "python": platform.python_version(),
               "machine": platform.machine(), "goal_ratio": GOAL_RATIO, "rows": rows}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(report, indent=2) + "\n")
 
-    print(f"{len(docs)} dev-corpus documents ({megabytes:.1f} MB, seed {devcorpus.DEFAULT_SEED}), one core, best of "
+    print(f"{len(docs)} dev-corpus documents ({megabytes:.1f} MB, {devcorpus.DEFAULT_SPLIT} split), one core, best of "
           f"{rounds} rounds; goal: neardup >= {GOAL_RATIO:.0f}x MinHash\n")
     print("| sketcher | docs/s | MB/s | x MinHash |")
     print("|---|---:|---:|---:|")

@@ -1,19 +1,22 @@
-"""Detection quality on the development corpus: neardup's configurations against the usual baselines.
+"""Detection quality as the service delivers it: neardup's one default against the usual baselines, each
+baseline at its own best threshold, on the development corpus's test split (benchmarks/devcorpus.py).
 
 Each method scores every pair of a result set; the service's greedy grouping (reference.dedup's rule) turns the
 scores into groups at each threshold; a pair is predicted a duplicate when both land in one group. Pairwise
-precision, recall and F1 are micro-averaged over result sets of ~100 (devcorpus.draw_result_sets), overall on
-mixed sets and per edit family on sets whose duplicates all come from that family. Hard negatives (template
-variants, pages sharing a site's boilerplate) are in every set; how many of their pairs a method groups is
-reported as well.
+precision, recall and F1 are micro-averaged over result sets of ~100 (devcorpus.draw_result_sets): overall on
+mixed sets, and per scope (edit family, edit rate, length of the original, language) on sets whose duplicates
+all come from that scope. Hard negatives are in every set: pages of one site, sections of one article (their
+pairs count as false positives when grouped), and template variants (near-duplicates *as text*: their pairs
+are left out of F1 and the share grouped is reported apart, as separating them needs fields).
 
 Baselines see the same grouping: datasketch MinHash (128 permutations over word 5-grams, its Jaccard
 estimate), exact word 5-gram Jaccard and containment, and 64-bit SimHash (restated below; PyPI `simhash`
-breaks under numpy 2). neardup's stop-list is learned over the whole corpus with core/stoplist.py, as
+breaks under numpy 2). neardup's stop-list is learned over the whole split with core/stoplist.py, as
 `neardup index` does.
 
-    python benchmarks/evaluate.py [--quick] [--seed 7]
-writes benchmarks/out/quality.md (also printed), quality.json and quality_pr.png.
+    python benchmarks/evaluate.py [--split test|tune] [--quick] [--explore]
+writes benchmarks/out/quality-SPLIT.md (also printed), quality-SPLIT.json and quality-SPLIT_pr.png.
+`--explore` adds the neardup configurations the default was chosen among (run it on --split tune).
 """
 from __future__ import annotations
 
@@ -45,7 +48,9 @@ except ImportError:
 OUT = Path(__file__).resolve().parent / "out"
 THRESHOLDS = np.union1d(np.round(np.arange(1, 100) / 100, 2), [defaults.DEFAULT_THRESHOLD])
 _WORD = re.compile(r"[^\W_]+")
-_NEGATIVE_KINDS = ("template", "site")  # Doc fields: hard negatives share one of them
+_NEGATIVE_KINDS = ("template", "site", "topic", "quote")  # Doc fields: hard negatives share one of them
+#: Pairs of these kinds are left out of precision, recall and F1 (reported apart).
+_IGNORED_KINDS = ("template",)
 
 
 # --- methods: documents → a pairwise similarity matrix per result set -------------------------------------
@@ -65,17 +70,17 @@ class NeardupConfig:
 
 
 DEFAULT_CONFIG = NeardupConfig()
-# The exploration behind the defaults: the card's recipe, then one change at a time from the default.
+# The exploration behind the defaults (run on the tune split): the card's recipe, the previous default, and
+# word n-grams over n, K, metric, word length and stop-list.
 EXPLORED = [
     NeardupConfig("sentence", 64, 3, reference.CONTAINMENT, stoplist=False),
-    NeardupConfig("sentence", 64, 3, reference.CONTAINMENT),
-    NeardupConfig("sentence", 64, 1, reference.CONTAINMENT),
-    NeardupConfig(stoplist=False),
-    NeardupConfig(metric=reference.JACCARD),
-    *[NeardupConfig(k=k) for k in (32, 128, 256)],
-    *[NeardupConfig(min_word_len=n) for n in (2, 3)],
-    *[NeardupConfig(f"word:{n}", k=128) for n in (1, 2, 3, 4, 5, 7)],
-    NeardupConfig("word:5", 128, 3),
+    NeardupConfig("para-sentence", 64, 1, reference.CONTAINMENT),
+    NeardupConfig("word:2", 128),
+    *[NeardupConfig(f"word:{n}", k) for n in (3, 4, 5) for k in (64, 128, 256)],
+    NeardupConfig("word:6", 128),
+    *[NeardupConfig(f"word:{n}", 128, metric=reference.JACCARD) for n in (3, 4)],
+    NeardupConfig("word:4", 128, 3),
+    NeardupConfig("word:4", 128, stoplist=False),
 ]
 
 
@@ -258,6 +263,7 @@ class ResultSet:
     indexes: list[int]
     duplicate: np.ndarray
     negative: dict[str, np.ndarray]
+    scored: np.ndarray  # the pairs that count in precision and recall
 
     @classmethod
     def label(cls, docs: list[devcorpus.Doc], indexes: list[int]) -> "ResultSet":
@@ -266,25 +272,29 @@ class ResultSet:
         pairs = [(members[i], members[j]) for i, j in upper]
         duplicate = np.array([a.group == b.group for a, b in pairs])
         negative = {kind: np.array([a.group != b.group and getattr(a, kind) != "" and getattr(a, kind) == getattr(b, kind)
-                                    for a, b in pairs]) for kind in _NEGATIVE_KINDS}
-        return cls(indexes, duplicate, negative)
+                                    for a, b in pairs]) for kind in _NEGATIVE_KINDS if kind != "quote"}
+        negative["quote"] = np.array([a.quotes == b.group or b.quotes == a.group for a, b in pairs])
+        ignored = np.zeros(len(pairs), dtype=bool)
+        for kind in _IGNORED_KINDS:
+            ignored |= negative[kind]
+        return cls(indexes, duplicate, negative, ~ignored)
 
 
 def add_result_set(counts: Counts, result_set: ResultSet, similarity: np.ndarray) -> None:
     groups = greedy_groups(similarity, THRESHOLDS)
     upper = np.triu_indices(len(result_set.indexes), 1)
     predicted = groups[:, upper[0]] == groups[:, upper[1]]
-    truth = result_set.duplicate
-    counts.tp += (predicted & truth).sum(axis=1)
-    counts.fp += (predicted & ~truth).sum(axis=1)
-    counts.fn += (~predicted & truth).sum(axis=1)
+    truth, scored = result_set.duplicate, result_set.scored
+    counts.tp += (predicted & truth & scored).sum(axis=1)
+    counts.fp += (predicted & ~truth & scored).sum(axis=1)
+    counts.fn += (~predicted & truth & scored).sum(axis=1)
     for kind, pairs in result_set.negative.items():
         counts.negatives[kind] += int(pairs.sum())
         counts.negatives_grouped[kind] += (predicted & pairs).sum(axis=1)
 
 
 def evaluate(method: Method, sets: dict[str, list[ResultSet]]) -> dict[str, Counts]:
-    """Counts per scope ('overall' and each edit family) for one method."""
+    """Counts per scope ('overall' and each scope of devcorpus.scopes) for one method."""
     result = {}
     for scope, scope_sets in sets.items():
         counts = Counts.empty(len(THRESHOLDS))
@@ -301,7 +311,7 @@ def _at(threshold: float) -> int:
 
 
 def summary(method: Method, counts: dict[str, Counts]) -> dict:
-    """Best overall threshold, each family's own best, and the figures at the method's default threshold."""
+    """Best overall threshold, each scope's own best, and the figures at the method's default threshold."""
     overall = counts["overall"]
     best = int(np.argmax(overall.f1()))
     at = _at(method.default_threshold) if method.default_threshold is not None else best
@@ -309,52 +319,66 @@ def summary(method: Method, counts: dict[str, Counts]) -> dict:
     def figures(index: int) -> dict:
         return {"threshold": float(THRESHOLDS[index]), "precision": float(overall.precision()[index]),
                 "recall": float(overall.recall()[index]), "f1": float(overall.f1()[index]),
-                "families": {scope: float(c.f1()[index]) for scope, c in counts.items() if scope != "overall"},
+                "scopes": {scope: float(c.f1()[index]) for scope, c in counts.items() if scope != "overall"},
                 "negatives_grouped": {kind: float(overall.negatives_grouped[kind][index]
                                                   / max(1, overall.negatives[kind])) for kind in _NEGATIVE_KINDS}}
 
-    family_best = {scope: {"threshold": float(THRESHOLDS[int(np.argmax(c.f1()))]), "f1": float(np.max(c.f1()))}
-                   for scope, c in counts.items() if scope != "overall"}
-    return {"name": method.name, "default": figures(at), "best": figures(best), "family_best": family_best,
+    scope_best = {scope: {"threshold": float(THRESHOLDS[int(np.argmax(c.f1()))]), "f1": float(np.max(c.f1()))}
+                  for scope, c in counts.items() if scope != "overall"}
+    return {"name": method.name, "default": figures(at), "best": figures(best), "scope_best": scope_best,
             "curve": {"threshold": THRESHOLDS.tolist(), "precision": overall.precision().tolist(),
                       "recall": overall.recall().tolist(), "f1": overall.f1().tolist()}}
 
 
-def markdown(default: dict, baselines: list[dict], explored: list[dict], families: list[str], command: str,
-             corpus_note: str) -> str:
-    fam_header = " | ".join(families)
+def margins(default: dict, baselines: list[dict]) -> dict[str, float]:
+    """neardup's F1 at its default minus the best baseline's F1 at that baseline's own best threshold, overall
+    and per scope: the issue's bar is a margin >= 0 everywhere."""
+    result = {scope: default["default"]["scopes"][scope] - max(b["scope_best"][scope]["f1"] for b in baselines)
+              for scope in default["default"]["scopes"]}
+    result["overall"] = default["default"]["f1"] - max(b["best"]["f1"] for b in baselines)
+    return result
+
+
+def markdown(default: dict, baselines: list[dict], explored: list[dict], command: str, corpus_note: str) -> str:
     lines = [f"Measured with `{command}` ({corpus_note}).", "",
-             "**Overall** (mixed result sets): neardup's defaults at the default threshold; each baseline at its "
-             "own best threshold. *Grouped negatives*: the share of hard-negative pairs (template variants; "
-             "different articles on one site) put in one group.", "",
-             "| method | threshold | precision | recall | F1 | grouped template negatives | grouped same-site "
-             "negatives |", "|---|---|---|---|---|---|---|"]
+             "**Overall** (mixed result sets): neardup at its default threshold; each baseline at its own best "
+             "threshold. *Grouped*: the share of hard-negative pairs put in one group — template variants (left "
+             "out of F1: near-duplicates as text), pages of one site, sections of one article, a text and one that "
+             "quotes a passage of it.", "",
+             "| method | threshold | precision | recall | F1 | grouped: template | site | topic | quote |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for row, figures in [(default, default["default"])] + [(b, b["best"]) for b in baselines]:
         neg = figures["negatives_grouped"]
         lines.append(f"| {row['name']} | {figures['threshold']:.2f} | {figures['precision']:.3f} | "
                      f"{figures['recall']:.3f} | **{figures['f1']:.3f}** | {neg['template']:.1%} | "
-                     f"{neg['site']:.1%} |")
-    lines += ["", "**Per edit family** (F1; result sets whose duplicates all come from one family, hard negatives "
-              "included). neardup at its one default threshold; each baseline at *that family's own* best "
-              "threshold (an oracle it would not have in service), shown as F1@threshold.", "",
-              f"| method | {fam_header} |", "|---|" + "---|" * len(families)]
-    lines.append(f"| {default['name']} @ {default['default']['threshold']:.2f} | "
-                 + " | ".join(f"**{default['default']['families'][f]:.3f}**" for f in families) + " |")
-    for b in baselines:
-        lines.append(f"| {b['name']} | " + " | ".join(
-            f"{b['family_best'][f]['f1']:.3f}@{b['family_best'][f]['threshold']:.2f}" for f in families) + " |")
-    margins = {f: default["default"]["families"][f] - max(b["family_best"][f]["f1"] for b in baselines)
-               for f in families}
-    margins["overall"] = default["default"]["f1"] - max(b["best"]["f1"] for b in baselines)
-    lines.append("| margin over the best baseline | " + " | ".join(f"{margins[f]:+.3f}" for f in families) + " |")
-    lines += ["", f"Overall margin over the best baseline's best threshold: {margins['overall']:+.3f}.", "",
-              "**neardup configurations explored** (each at its own best overall threshold; worst family F1 at "
-              "that same threshold).", "",
-              "| configuration | best threshold | F1 overall | worst family (F1) |", "|---|---|---|---|"]
-    for row in explored:
-        worst = min(row["best"]["families"].items(), key=lambda item: item[1])
-        lines.append(f"| {row['name']} | {row['best']['threshold']:.2f} | {row['best']['f1']:.3f} | "
-                     f"{worst[0]} ({worst[1]:.3f}) |")
+                     f"{neg['site']:.1%} | {neg['topic']:.1%} | {neg['quote']:.1%} |")
+    margin = margins(default, baselines)
+    lines += ["", "**Per scope** (F1 on result sets whose duplicates all come from one edit family, edit rate, "
+              "length of the original or language; hard negatives included). neardup at its one default "
+              "threshold; each baseline at *that scope's own* best threshold (an oracle no service has), shown as "
+              "F1@threshold.", "",
+              "| scope | " + " | ".join([default["name"]] + [b["name"] for b in baselines]) + " | margin |",
+              "|---|" + "---|" * (len(baselines) + 2)]
+    for scope in default["default"]["scopes"]:
+        lines.append(f"| {scope} | **{default['default']['scopes'][scope]:.3f}** | " + " | ".join(
+            f"{b['scope_best'][scope]['f1']:.3f}@{b['scope_best'][scope]['threshold']:.2f}" for b in baselines)
+            + f" | {margin[scope]:+.3f} |")
+    worst = min(margin, key=margin.get)
+    lines += ["", f"Overall margin over the best baseline's best threshold: {margin['overall']:+.3f}; smallest "
+              f"margin: {worst} {margin[worst]:+.3f}."]
+    if explored:
+        lines += ["", "**neardup configurations explored** (each at its own best overall threshold; the worst "
+                  "scope's F1 at that same threshold, and the worst margin over the baselines' per-scope best if "
+                  "that threshold were the default).", "",
+                  "| configuration | best threshold | F1 overall | worst scope (F1) | worst margin |",
+                  "|---|---|---|---|---|"]
+        for row in explored:
+            scopes = row["best"]["scopes"]
+            low = min(scopes, key=scopes.get)
+            as_default = margins({"default": row["best"]}, baselines)
+            low_margin = min(as_default, key=as_default.get)
+            lines.append(f"| {row['name']} | {row['best']['threshold']:.2f} | {row['best']['f1']:.3f} | "
+                         f"{low} ({scopes[low]:.3f}) | {low_margin} ({as_default[low_margin]:+.3f}) |")
     return "\n".join(lines) + "\n"
 
 
@@ -381,43 +405,57 @@ def plot(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
+def result_sets(docs: list[devcorpus.Doc], quick: bool, seed: int) -> dict[str, list[ResultSet]]:
+    """Labelled result sets: mixed ones ('overall') and, per scope, sets whose duplicates all come from it."""
+    overall, per_scope = (30, 8) if quick else (120, 30)
+    scopes = {"overall": None, **devcorpus.scopes(), **devcorpus.language_scopes(docs)}
+    sets = {}
+    for number, (name, scope) in enumerate(scopes.items()):
+        drawn = devcorpus.draw_result_sets(docs, overall if scope is None else per_scope, seed + number, scope=scope)
+        if drawn:
+            sets[name] = [ResultSet.label(docs, indexes) for indexes in drawn]
+    return sets
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seed", type=int, default=devcorpus.DEFAULT_SEED)
-    parser.add_argument("--size", type=int, default=devcorpus.DEFAULT_SIZE)
-    parser.add_argument("--quick", action="store_true", help="fewer result sets, no exploration (under a minute)")
+    parser.add_argument("--split", choices=devcorpus.SPLITS, default="test",
+                        help="test (the report; never tuned on) or tune (where defaults are chosen)")
+    parser.add_argument("--quick", action="store_true", help="fewer result sets, no exploration")
+    parser.add_argument("--explore", action="store_true", help="also the neardup configurations of EXPLORED")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     started = time.perf_counter()
-    docs = devcorpus.generate(args.seed, args.size)
-    overall_sets, family_sets = (30, 10) if args.quick else (120, 40)
-    sets = {scope: [ResultSet.label(docs, indexes) for indexes in
-                    devcorpus.draw_result_sets(docs, count, args.seed, family=None if scope == "overall" else scope)]
-            for scope, count in [("overall", overall_sets)] + [(f, family_sets) for f in devcorpus.EDIT_FAMILIES]}
+    try:
+        docs = devcorpus.generate(args.split)
+    except devcorpus.SourceMissing as missing:
+        parser.exit(2, f"evaluate: {missing}\n")
+    sets = result_sets(docs, args.quick, devcorpus.SPLIT_SEEDS[args.split])
     neardup = NeardupMethods(docs)
     default = neardup.method(DEFAULT_CONFIG, defaults.DEFAULT_THRESHOLD)
     default.name = f"neardup default ({DEFAULT_CONFIG.label.removeprefix('neardup ')})"
     baselines = [minhash_method(docs), exact_method(docs, reference.JACCARD),
                  exact_method(docs, reference.CONTAINMENT), simhash_method(docs)]
-    explored = [] if args.quick else [neardup.method(c) for c in EXPLORED if c != DEFAULT_CONFIG]
+    explored = [neardup.method(c) for c in EXPLORED if c != DEFAULT_CONFIG] if args.explore else []
     rows = {}
     for method in [default, *baselines, *explored]:
         rows[method.name] = summary(method, evaluate(method, sets))
         print(f"  {method.name}: best F1 {rows[method.name]['best']['f1']:.3f} "
               f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
-    command = "python benchmarks/evaluate.py" + (" --quick" if args.quick else "") + \
-        (f" --seed {args.seed}" if args.seed != devcorpus.DEFAULT_SEED else "")
-    corpus_note = (f"seed {args.seed}: {len(docs)} documents, {sum(len(s) for s in sets.values())} result sets of "
-                   f"~100, Python {sys.version.split()[0]}")
+    command = f"python benchmarks/evaluate.py --split {args.split}" + (" --quick" if args.quick else "") + \
+        (" --explore" if args.explore else "")
+    corpus_note = (f"{args.split} split, seed {devcorpus.SPLIT_SEEDS[args.split]}: {len(docs)} documents, "
+                   f"{sum(len(s) for s in sets.values())} result sets of ~100, Python {sys.version.split()[0]}")
     table = markdown(rows[default.name], [rows[b.name] for b in baselines],
-                     [rows[default.name]] + [rows[m.name] for m in explored], list(devcorpus.EDIT_FAMILIES),
+                     [rows[default.name]] + [rows[m.name] for m in explored] if explored else [],
                      command, corpus_note)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "quality.md").write_text(table, encoding="utf-8")
-    (args.out / "quality.json").write_text(json.dumps(
+    stem = f"quality-{args.split}"
+    (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
+    (args.out / f"{stem}.json").write_text(json.dumps(
         {"command": command, "corpus": corpus_note, "thresholds": THRESHOLDS.tolist(), "methods": rows},
         indent=1), encoding="utf-8")
-    plot([rows[default.name]] + [rows[b.name] for b in baselines], args.out / "quality_pr.png")
+    plot([rows[default.name]] + [rows[b.name] for b in baselines], args.out / f"{stem}_pr.png")
     print(table)
 
 

@@ -67,7 +67,7 @@ from neardup_client import NearDupClient  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
 from serverproc import NEARDUP, Server, free_port  # noqa: E402
 
-SEED = devcorpus.DEFAULT_SEED
+SEED = devcorpus.SPLIT_SEEDS[devcorpus.DEFAULT_SPLIT]
 DEDUP_PATH = "/neardup.v1.NearDup/Dedup"
 HEALTH_PATH = "/grpc.health.v1.Health/Check"
 GRPC_HEADERS = ("content-type: application/grpc", "te: trailers")
@@ -208,7 +208,7 @@ def machine() -> dict:
 
 def build_store(work: Path) -> tuple[list[devcorpus.Doc], Path, dict]:
     """The seeded development corpus, indexed by the real CLI into a new store."""
-    docs = devcorpus.generate(SEED)
+    docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT)
     corpus = work / "devcorpus.jsonl"
     devcorpus.write_jsonl(docs, corpus)
     store = work / "store"
