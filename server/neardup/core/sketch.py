@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import itertools
 import re
 import struct
 from dataclasses import asdict, dataclass, field
@@ -23,6 +24,12 @@ from ..errors import ConfigMismatch, InvalidArgument
 #: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
 CRC32_IS_COMPILED: bool = importlib.import_module("crcmod.crcmod")._usingExtension
 _crc32 = crcmod.predefined.mkCrcFun("crc-32")
+# The C function and table inside crcmod's CRC-32 (crc = mask ^ update(data, mask ^ 0, table)), called without
+# its Python wrapper, which cost as much as the CRC itself; checked against the wrapper at import.
+_CRC_MASK = 0xFFFFFFFF
+_crc32_update, _CRC_TABLE = _crc32.__defaults__[2], _crc32.__defaults__[1]
+if not _CRC_MASK ^ _crc32_update(b"123456789", _CRC_MASK, _CRC_TABLE) == _crc32(b"123456789") == 0xCBF43926:
+    raise ImportError("crcmod's CRC-32 is not the standard one")
 
 LANG_ALIASES = {
     "en": "english", "nl": "dutch", "ru": "russian", "de": "german", "fr": "french", "es": "spanish",
@@ -69,10 +76,11 @@ def canonical_lang(lang: str) -> str:
 class SketchConfig:
     """Everything that decides a sketch's values. Saved in the store; sketches compare only under equal configs."""
 
-    # Chosen by measured F1 on the development corpus (benchmarks/QUALITY.md); the card's recipe is
-    # unit="sentence", min_word_len=3. Length 1 keeps numbers, which tell a template's dates apart.
-    unit: str = PARA_SENTENCE
-    k: int = 64
+    # Chosen by measured F1 on the development corpus's tune split (benchmarks/QUALITY.md): word 3-grams survive
+    # edits spread over every sentence, texts without sentence punctuation and short texts, where one edited word
+    # breaks a whole sentence shingle. The card's recipe stays available: unit="sentence", min_word_len=3.
+    unit: str = "word:3"
+    k: int = 128
     min_word_len: int = 1
     lang: str = "english"
     hash: str = "crc32"
@@ -289,6 +297,20 @@ def validate_sketch(sketch: bytes, k: int) -> bytes:
     return bytes(sketch)
 
 
+def _ngram_hashes(words: list[str], n: int) -> set[int]:
+    """CRC-32 of every word n-gram joined by single spaces (the whole text when it has at most n words), each
+    n-gram sliced out of one UTF-8 encoding of the text instead of joined and encoded on its own."""
+    if not words:
+        return set()
+    data = " ".join(words).encode("utf-8")
+    # word i is data[starts[i]:starts[i+1]-1]; words hold no spaces, so splitting the bytes gives their lengths
+    starts = [0, *itertools.accumulate(length + 1 for length in map(len, data.split(b" ")))]
+    update, table, mask = _crc32_update, _CRC_TABLE, _CRC_MASK
+    if len(words) <= n:
+        return {mask ^ update(data, mask, table)}
+    return {mask ^ update(data[start:stop - 1], mask, table) for start, stop in zip(starts, starts[n:])}
+
+
 @dataclass
 class Sketcher:
     """Turns texts into sketches under one configuration, minus the store's stop-list of boilerplate shingles."""
@@ -300,6 +322,9 @@ class Sketcher:
         self.stoplist = frozenset(self.stoplist)
         if stoplist_digest(self.stoplist) != self.config.stoplist_digest:
             raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
+        if self.config.sketcher_version != SKETCHER_VERSION:
+            raise ConfigMismatch(f"this neardup sketches by version {SKETCHER_VERSION}'s rules, not version "
+                                 f"{self.config.sketcher_version}'s")
 
     def words(self, text: str, lang: str | None = None) -> list[str]:
         """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
@@ -330,8 +355,15 @@ class Sketcher:
         return [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
 
     def hashes(self, text: str, lang: str | None = None) -> set[int]:
-        """Every distinct shingle hash of the text, before the stop-list and the K cut (the offline stage counts these)."""
-        return {_crc32(s.encode("utf-8")) for s in self.shingles(text, lang)}
+        """Every distinct shingle hash of the text, before the stop-list and the K cut (the offline stage counts
+        these): CRC-32 of each shingle's UTF-8 bytes, as {crc32(s.encode()) for s in shingles(text)}."""
+        n = self.config.word_ngram
+        if n is None:
+            return {_CRC_MASK ^ _crc32_update(s.encode("utf-8"), _CRC_MASK, _CRC_TABLE)
+                    for s in self.shingles(text, lang)}
+        if not isinstance(text, str):
+            raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+        return _ngram_hashes(self._words(text, canonical_lang(lang) if lang else self.config.lang), n)
 
     def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
         """Drops stop-listed values and keeps the K smallest, ascending."""
