@@ -111,9 +111,10 @@ def _wiki_sections(markup: str) -> list[tuple[str, str]]:
 
 
 def _wiki(collection: str, dump: str, lang: str, per_article: int) -> Iterator[Source]:
+    data = _gensim_test_data()  # says what to install before gensim is imported
     from gensim.corpora.wikicorpus import extract_pages
 
-    with bz2.open(_gensim_test_data() / dump) as stream:
+    with bz2.open(data / dump) as stream:
         for title, markup, _page_id in extract_pages(stream):
             if ":" in title or markup.lstrip().lower().startswith("#redirect"):
                 continue
