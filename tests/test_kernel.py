@@ -171,10 +171,25 @@ def test_short_sketch_is_complete():
 
 
 def test_values_above_the_smaller_cap_are_not_compared():
-    # tau = min(13, 30) = 13: a' = [1, 5, 9, 13], b' = [1, 5], two shared values.
+    # tau = min(13, 30) = 13: a' = [1, 5, 9, 13], b' = [1, 5], two shared values; containment divides by the
+    # floor min(MIN_EVIDENCE, 4, 4) = 4 rather than by |b'| = 2.
     a, b = encode([1, 5, 9, 13]), encode([1, 5, 20, 30])
-    assert kernel.similarity(a, b, 4, CONTAINMENT) == 1.0
+    assert kernel.similarity(a, b, 4, CONTAINMENT) == 0.5
     assert kernel.similarity(a, b, 4, JACCARD) == 0.5
+
+
+def test_a_thin_sample_does_not_claim_containment():
+    """A long text's full sketch (K=64, cap 640) and a short complete one of 40 values: only the short one's
+    values below 640 are compared. Two of two shared read 2 / MIN_EVIDENCE, not 1.0; MIN_EVIDENCE of them
+    shared is full containment again."""
+    assert reference.MIN_EVIDENCE == 16
+    article = encode([10 * i for i in range(1, 65)])
+    thin = encode([10, 20] + [1000 + i for i in range(38)])
+    enough = encode([10 * i for i in range(1, 17)] + [1000 + i for i in range(24)])
+    assert kernel.similarity(article, thin, 64, CONTAINMENT) == 2 / 16
+    assert kernel.similarity(article, enough, 64, CONTAINMENT) == 1.0
+    assert kernel.dedup([article, thin, enough], 64, 0.5, CONTAINMENT) == Grouping([-1, -1, 0], [0.0, 0.0, 1.0],
+                                                                                 [0, 1, 0])
 
 
 def test_greedy_and_components_differ_on_a_chain():

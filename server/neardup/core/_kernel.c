@@ -24,6 +24,8 @@ enum { CONTAINMENT = 0, JACCARD = 1 };
 enum { GREEDY = 0, COMPONENTS = 1 };
 
 #define UNCAPPED ((uint64_t)1 << 32)
+/* reference.MIN_EVIDENCE (kernel.py checks the two agree at import) */
+#define MIN_EVIDENCE 16
 
 /* Multiply-shift hashing with a random odd multiplier per process (seeded at import), so crafted values
  * cannot force long probe sequences. */
@@ -86,43 +88,51 @@ static size_t bisect_right(const uint32_t *a, size_t len, uint64_t x)
 }
 
 /* reference._score: the same double division Python does for int / int below 2**53. */
-static double score(size_t shared, size_t len_a, size_t len_b, int metric)
+static double score(size_t shared, size_t len_a, size_t len_b, size_t floor, int metric)
 {
     if (shared == 0)
         return 0.0;
-    if (metric == CONTAINMENT)
-        return (double)shared / (double)(len_a < len_b ? len_a : len_b);
+    if (metric == CONTAINMENT) {
+        size_t most = len_a < len_b ? len_a : len_b;
+        return (double)shared / (double)(most > floor ? most : floor);
+    }
     return (double)shared / (double)(len_a + len_b - shared);
 }
 
 /* reference.min_shared, with the same double arithmetic. Thresholds outside (0, 1] are settled first:
  * at most 0 any shared value is enough (what the reference answers too wherever it is defined), above 1
  * nothing is (more than min(len_a, len_b)); so int() of the guess never overflows here. */
-static size_t min_shared(size_t len_a, size_t len_b, int metric, double threshold)
+static size_t min_shared(size_t len_a, size_t len_b, size_t floor, int metric, double threshold)
 {
     size_t most = len_a < len_b ? len_a : len_b;
     if (!(threshold > 0.0))
         return 1;
     if (threshold > 1.0)
         return most + 1;
-    double guess_value = metric == CONTAINMENT ? threshold * (double)most
+    double guess_value = metric == CONTAINMENT ? threshold * (double)(most > floor ? most : floor)
                                                : threshold * (double)(len_a + len_b) / (1.0 + threshold);
     long long guess = (long long)guess_value;
     size_t shared = guess - 1 > 1 ? (size_t)(guess - 1) : 1;
-    while (shared > 1 && score(shared - 1, len_a, len_b, metric) >= threshold)
+    while (shared > 1 && score(shared - 1, len_a, len_b, floor, metric) >= threshold)
         shared--;
-    while (shared <= most && score(shared, len_a, len_b, metric) < threshold)
+    while (shared <= most && score(shared, len_a, len_b, floor, metric) < threshold)
         shared++;
     return shared;
 }
 
-/* reference._compared_lengths: both sketches are complete samples below tau = min(cap a, cap b). */
-static void compared_lengths(const result_set *set, size_t a, size_t b, size_t *len_a, size_t *len_b)
+/* reference._compared_lengths: both sketches are complete samples below tau = min(cap a, cap b); the
+ * containment floor is min(MIN_EVIDENCE, |a|, |b|). */
+static void compared_lengths(const result_set *set, size_t a, size_t b, size_t *len_a, size_t *len_b,
+                             size_t *floor)
 {
     uint64_t tau = set->cap[a] < set->cap[b] ? set->cap[a] : set->cap[b];
     const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
-    *len_a = bisect_right(va, set->start[a + 1] - set->start[a], tau);
-    *len_b = bisect_right(vb, set->start[b + 1] - set->start[b], tau);
+    size_t full_a = set->start[a + 1] - set->start[a], full_b = set->start[b + 1] - set->start[b];
+    *len_a = bisect_right(va, full_a, tau);
+    *len_b = bisect_right(vb, full_b, tau);
+    *floor = full_a < full_b ? full_a : full_b;
+    if (*floor > MIN_EVIDENCE)
+        *floor = MIN_EVIDENCE;
 }
 
 /* The shared values of two ascending arrays: a branchless merge (the compare results are unpredictable). */
@@ -142,9 +152,9 @@ static size_t count_shared(const uint32_t *va, size_t len_a, const uint32_t *vb,
  * duplicate's merge runs on to the end instead, for its exact similarity (greedy reports that very pair). */
 static int is_duplicate(const result_set *set, size_t a, size_t b, double *similarity)
 {
-    size_t len_a, len_b;
-    compared_lengths(set, a, b, &len_a, &len_b);
-    size_t needed = min_shared(len_a, len_b, set->metric, set->threshold);
+    size_t len_a, len_b, floor;
+    compared_lengths(set, a, b, &len_a, &len_b, &floor);
+    size_t needed = min_shared(len_a, len_b, floor, set->metric, set->threshold);
     const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
     size_t i = 0, j = 0, shared = 0;
     while (shared < needed) {
@@ -158,7 +168,7 @@ static int is_duplicate(const result_set *set, size_t a, size_t b, double *simil
     }
     if (similarity) {
         shared += count_shared(va + i, len_a - i, vb + j, len_b - j);
-        *similarity = score(shared, len_a, len_b, set->metric);
+        *similarity = score(shared, len_a, len_b, floor, set->metric);
     }
     return 1;
 }
@@ -166,10 +176,10 @@ static int is_duplicate(const result_set *set, size_t a, size_t b, double *simil
 /* reference.similarity; the merge count equals the set intersection for ascending sketches. */
 static double pair_similarity(const result_set *set, size_t a, size_t b)
 {
-    size_t len_a, len_b;
-    compared_lengths(set, a, b, &len_a, &len_b);
+    size_t len_a, len_b, floor;
+    compared_lengths(set, a, b, &len_a, &len_b, &floor);
     const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
-    return score(count_shared(va, len_a, vb, len_b), len_a, len_b, set->metric);
+    return score(count_shared(va, len_a, vb, len_b), len_a, len_b, floor, set->metric);
 }
 
 /* ---- candidate pairs ---- */
@@ -611,7 +621,8 @@ PyMODINIT_FUNC PyInit__kernel(void)
     if (PyModule_AddIntConstant(module, "CONTAINMENT", CONTAINMENT) < 0 ||
         PyModule_AddIntConstant(module, "JACCARD", JACCARD) < 0 ||
         PyModule_AddIntConstant(module, "GREEDY", GREEDY) < 0 ||
-        PyModule_AddIntConstant(module, "COMPONENTS", COMPONENTS) < 0) {
+        PyModule_AddIntConstant(module, "COMPONENTS", COMPONENTS) < 0 ||
+        PyModule_AddIntConstant(module, "MIN_EVIDENCE", MIN_EVIDENCE) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -9,8 +9,15 @@ Similarity of two bottom-K sketches a, b (sorted uint32 lists, at most K values 
   * below tau = min(cap(a), cap(b)) both sketches are complete samples, so only values <= tau are compared
     (conditional random sampling, Li & Church 2007): a' = a[<= tau], b' = b[<= tau], c = |a ∩ b|
     (every shared value is <= tau already);
-  * containment = c / min(|a'|, |b'|), jaccard = c / (|a'| + |b'| - c), 0 when c = 0.
+  * containment = c / max(min(|a'|, |b'|), min(MIN_EVIDENCE, |a|, |b|)), jaccard = c / (|a'| + |b'| - c),
+    0 when c = 0.
 A pair is a near-duplicate when c >= 1 and similarity >= threshold.
+
+The containment floor: when a short text meets a long one, tau is the long sketch's cap and may leave only a
+few of the short sketch's values in the comparison (a text 1/40 the length of the other keeps ~3 of them at
+K = 128); 2 shared of 3 would read 0.67. Dividing by at least MIN_EVIDENCE values (never more than a sketch
+holds, so small complete sketches still compare exactly) keeps such a thin sample from claiming a whole text is
+contained: below MIN_EVIDENCE compared values the estimate is that of every missing value unshared.
 """
 from __future__ import annotations
 
@@ -25,6 +32,10 @@ COMPONENTS = "components"
 GROUPINGS = (GREEDY, COMPONENTS)
 
 _UNCAPPED = 1 << 32
+#: The fewest compared values a containment estimate is divided by (see above). 16 values give a standard
+#: error of at most 0.125; at K = 128 the floor only acts on texts under ~1/8 the length of the other.
+#: Chosen on the tune split (benchmarks/evaluate.py): F1 rises from 1 to 16 to 32 and falls at 48.
+MIN_EVIDENCE = 16
 
 
 class Grouping(NamedTuple):
@@ -40,44 +51,45 @@ def _cap(sketch: Sequence[int], k: int) -> int:
     return sketch[-1] if len(sketch) >= k else _UNCAPPED
 
 
-def _compared_lengths(a: Sequence[int], b: Sequence[int], k: int) -> tuple[int, int]:
+def _compared_lengths(a: Sequence[int], b: Sequence[int], k: int) -> tuple[int, int, int]:
+    """|a'|, |b'| and the containment floor min(MIN_EVIDENCE, |a|, |b|)."""
     tau = min(_cap(a, k), _cap(b, k))
-    return bisect_right(a, tau), bisect_right(b, tau)
+    return bisect_right(a, tau), bisect_right(b, tau), min(MIN_EVIDENCE, len(a), len(b))
 
 
-def _score(shared: int, len_a: int, len_b: int, metric: str) -> float:
+def _score(shared: int, len_a: int, len_b: int, floor: int, metric: str) -> float:
     if shared == 0:
         return 0.0
     if metric == CONTAINMENT:
-        return shared / min(len_a, len_b)
+        return shared / max(min(len_a, len_b), floor)
     return shared / (len_a + len_b - shared)
 
 
 def similarity(a: Sequence[int], b: Sequence[int], k: int, metric: str) -> float:
-    len_a, len_b = _compared_lengths(a, b, k)
+    len_a, len_b, floor = _compared_lengths(a, b, k)
     shared = len(set(a[:len_a]) & set(b[:len_b]))
-    return _score(shared, len_a, len_b, metric)
+    return _score(shared, len_a, len_b, floor, metric)
 
 
-def min_shared(len_a: int, len_b: int, metric: str, threshold: float) -> int:
+def min_shared(len_a: int, len_b: int, floor: int, metric: str, threshold: float) -> int:
     """The fewest shared values that reach the threshold (at least 1); more than min(len_a, len_b) if none can."""
     most = min(len_a, len_b)
     if metric == CONTAINMENT:
-        guess = int(threshold * most)
+        guess = int(threshold * max(most, floor))
     else:
         guess = int(threshold * (len_a + len_b) / (1.0 + threshold))
     shared = max(1, guess - 1)
-    while shared > 1 and _score(shared - 1, len_a, len_b, metric) >= threshold:
+    while shared > 1 and _score(shared - 1, len_a, len_b, floor, metric) >= threshold:
         shared -= 1
-    while shared <= most and _score(shared, len_a, len_b, metric) < threshold:
+    while shared <= most and _score(shared, len_a, len_b, floor, metric) < threshold:
         shared += 1
     return shared
 
 
 def is_duplicate(a: Sequence[int], b: Sequence[int], k: int, metric: str, threshold: float) -> bool:
     """Merges a and b, stopping as soon as the threshold is reached or can no longer be reached."""
-    len_a, len_b = _compared_lengths(a, b, k)
-    needed = min_shared(len_a, len_b, metric, threshold)
+    len_a, len_b, floor = _compared_lengths(a, b, k)
+    needed = min_shared(len_a, len_b, floor, metric, threshold)
     i = j = shared = 0
     while True:
         if shared >= needed:
