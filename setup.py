@@ -1,4 +1,5 @@
-"""Only the compiled kernel lives here; everything else is declared in pyproject.toml."""
+"""Only the compiled parts live here (the pair kernel, the n-gram hashing); everything else is declared in
+pyproject.toml."""
 from setuptools import Extension, setup
 
 setup(
@@ -7,6 +8,11 @@ setup(
             "neardup.core._kernel",
             sources=["server/neardup/core/_kernel.c"],
             extra_compile_args=["-O3", "-std=c99"],
-        )
+        ),
+        Extension(
+            "neardup.core._shingle",
+            sources=["server/neardup/core/_shingle.c"],
+            extra_compile_args=["-O3", "-std=c99"],
+        ),
     ]
 )

@@ -68,10 +68,26 @@ def test_sketch_is_the_k_smallest_zlib_crc32_of_the_shingles(unit):
 @pytest.mark.parametrize("unit", ["word:1", "word:3", "word:4"])
 @settings(max_examples=150, deadline=None)
 @given(body=st.text(max_size=300), lang=st.sampled_from(["english", "russian", "german", "none"]))
-def test_ngram_hashes_sliced_from_one_encoding_equal_the_crc32_of_each_shingle(unit, body, lang):
-    """hashes() slices n-grams out of one UTF-8 encoding of the text; it must equal hashing each shingle."""
+def test_compiled_ngram_hashes_equal_the_crc32_of_each_shingle(unit, body, lang):
+    """hashes() runs one compiled loop over one UTF-8 encoding of the text; it must equal hashing each shingle."""
     sketcher = Sketcher(SketchConfig(unit=unit))
     assert sketcher.hashes(body, lang) == {zlib.crc32(s.encode()) for s in sketcher.shingles(body, lang)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(hashes=st.sets(st.integers(0, 2**32 - 1), max_size=300), k=st.integers(1, 64), data=st.data())
+def test_sketch_hashes_keep_the_k_smallest_outside_the_stoplist(hashes, k, data):
+    stoplist = frozenset(data.draw(st.sets(st.sampled_from(sorted(hashes)))) if hashes else ())
+    config = SketchConfig(k=k, stoplist_digest=stoplist_digest(stoplist))
+    expected = encode_sketch(sorted(hashes - stoplist)[:k])
+    sketcher = Sketcher(config, stoplist)
+    assert sketcher.sketch_hashes(hashes) == sketcher.sketch_hashes(list(hashes) * 2) == expected
+
+
+@pytest.mark.parametrize("bad, error", [([-1], OverflowError), ([2**32], OverflowError), (["1"], TypeError)])
+def test_sketch_hashes_refuse_values_outside_uint32(bad, error):
+    with pytest.raises(error):
+        Sketcher().sketch_hashes(bad)
 
 
 def test_word_ngrams_slide_one_word_at_a_time():

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
-import itertools
 import re
 import struct
 from dataclasses import asdict, dataclass, field
@@ -20,6 +19,7 @@ from nltk.stem.snowball import SnowballStemmer
 from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
 from ..errors import ConfigMismatch, InvalidArgument
+from . import _shingle
 
 #: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
 CRC32_IS_COMPILED: bool = importlib.import_module("crcmod.crcmod")._usingExtension
@@ -261,12 +261,28 @@ def _sentence_splitter(lang: str) -> PunktSentenceTokenizer:
     return _FastPunkt(params)
 
 
+class _StemMemo(dict):
+    """word → stem, stemmed on first sight. Word frequencies are Zipfian, so most words are looked up, not
+    stemmed, and a dict's own lookup (map(memo.__getitem__, words)) costs half an lru_cache call. It starts
+    over once it holds _MEMO_SIZE words, so memory stays bounded."""
+
+    def __init__(self, stem):
+        super().__init__()
+        self.stem = stem
+
+    def __missing__(self, word: str) -> str:
+        if len(self) >= _MEMO_SIZE:
+            self.clear()
+        stem = self[word] = self.stem(word)
+        return stem
+
+
 @functools.lru_cache(maxsize=None)
 def _stem_function(lang: str):
-    """A memoized stemmer: word frequencies are Zipfian, so most stems come from the cache."""
+    """The memoized stemmer of a language."""
     if lang == "none":
         return lambda word: word
-    return functools.lru_cache(maxsize=_MEMO_SIZE)(SnowballStemmer(lang).stem)
+    return _StemMemo(SnowballStemmer(lang).stem).__getitem__
 
 
 def forget_memos() -> None:
@@ -298,17 +314,9 @@ def validate_sketch(sketch: bytes, k: int) -> bytes:
 
 
 def _ngram_hashes(words: list[str], n: int) -> set[int]:
-    """CRC-32 of every word n-gram joined by single spaces (the whole text when it has at most n words), each
-    n-gram sliced out of one UTF-8 encoding of the text instead of joined and encoded on its own."""
-    if not words:
-        return set()
-    data = " ".join(words).encode("utf-8")
-    # word i is data[starts[i]:starts[i+1]-1]; words hold no spaces, so splitting the bytes gives their lengths
-    starts = [0, *itertools.accumulate(length + 1 for length in map(len, data.split(b" ")))]
-    update, table, mask = _crc32_update, _CRC_TABLE, _CRC_MASK
-    if len(words) <= n:
-        return {mask ^ update(data, mask, table)}
-    return {mask ^ update(data[start:stop - 1], mask, table) for start, stop in zip(starts, starts[n:])}
+    """CRC-32 of every word n-gram joined by single spaces (the whole text when it has at most n words): one
+    compiled call over one UTF-8 encoding of the text, running crcmod's CRC loop on crcmod's table."""
+    return _shingle.ngram_hashes(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK)
 
 
 @dataclass
@@ -367,8 +375,7 @@ class Sketcher:
 
     def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
         """Drops stop-listed values and keeps the K smallest, ascending."""
-        kept = sorted(set(hashes) - self.stoplist)
-        return encode_sketch(kept[: self.config.k])
+        return _shingle.bottom_k(hashes, self.stoplist, self.config.k)
 
     def sketch(self, text: str, lang: str | None = None) -> bytes:
         return self.sketch_hashes(self.hashes(text, lang))
