@@ -163,8 +163,9 @@ def _render_man(path: Path) -> str:
 
 
 def manpages(languages: dict[str, str] = MAN_LANGUAGES, per_language: int = 120) -> Iterator[Source]:
-    """Pages of every language directory present, sorted by name; links and repeated pages counted once.
-    English has ~18,000 pages: an even spread is taken, without the thousands of generated `gcloud` pages."""
+    """Pages of every language directory present, links and repeated pages counted once, without the thousands
+    of generated `gcloud` pages. Pages are taken in the order of a stable hash of their name, so installing a
+    package adds only the few of its pages that hash low instead of shifting the whole selection."""
     if shutil.which("man") is None:
         raise SourceMissing("manual pages need man-db: apt-get install man-db")
     root = Path("/usr/share/man")
@@ -172,8 +173,8 @@ def manpages(languages: dict[str, str] = MAN_LANGUAGES, per_language: int = 120)
         for directory, lang in languages.items():
             files = sorted({p.resolve() for section in ("man1", "man5", "man8")
                             for p in (root / directory / section).glob("*.gz")
-                            if p.is_file() and not p.name.startswith(("gcloud", "bq", "gsutil"))})
-            files = files[::max(1, len(files) // (per_language * 3))]
+                            if p.is_file() and not p.name.startswith(("gcloud", "bq", "gsutil"))},
+                           key=lambda path: (stable_hash(path.name), path.name))
             taken = 0
             for start in range(0, len(files), 32):
                 batch = files[start:start + 32]
