@@ -98,8 +98,8 @@ def other_k_config(channel) -> pb.SketchConfig:
 RPC_CASES = [
     ("dedup: empty result set", "Dedup", pb.DedupRequest(), {}, OK,
      lambda ch, a: (list(a.duplicate_of), list(a.missing)) == ([], [])),
-    ("dedup: empty result set with parameters", "Dedup", pb.DedupRequest(threshold=0.9, metric=pb.JACCARD), {}, OK,
-     lambda ch, a: list(a.group) == [] and a.metric == pb.JACCARD),
+    ("dedup: empty result set with parameters", "Dedup", pb.DedupRequest(threshold=0.9, metric=pb.METRIC_JACCARD), {}, OK,
+     lambda ch, a: list(a.group) == [] and a.metric == pb.METRIC_JACCARD),
     ("dedup: the same id twice is a duplicate of itself", "Dedup", pb.DedupRequest(ids=["a", "b", "a"]), {}, OK,
      lambda ch, a: list(a.duplicate_of) == [-1, -1, 0] and a.similarity[2] == 1.0),
     ("dedup: the same document twice", "Dedup", dedup(doc("x", text=TEXT), doc("x", text=TEXT)), {}, OK,

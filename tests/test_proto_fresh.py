@@ -4,6 +4,8 @@ from __future__ import annotations
 import importlib.util
 import pathlib
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
@@ -17,3 +19,27 @@ def test_committed_stubs_match_the_proto(tmp_path):
         committed = ROOT / "client" / "neardup_client" / "v1" / fresh.name
         assert committed.read_text() == fresh.read_text(), (
             f"{committed.relative_to(ROOT)} is stale: run `python proto/generate.py` and commit the result")
+
+
+def test_the_proto_enums_name_the_cores_metrics_and_groupings():
+    """One vocabulary: the proto's METRIC_* / GROUPING_* values, as neardup_client.enums names them, are the
+    server core's names, and every proto enum value carries its enum's prefix (buf's ENUM_VALUE_PREFIX)."""
+    from neardup.core import reference
+    from neardup_client import enums
+    from neardup_client.v1 import neardup_pb2 as pb
+
+    assert set(enums.METRICS) == set(reference.METRICS)
+    assert set(enums.GROUPINGS) == set(reference.GROUPINGS)
+    assert all(name.startswith("METRIC_") for name in pb.Metric.keys())
+    assert all(name.startswith("GROUPING_") for name in pb.Grouping.keys())
+    assert enums.metric_value("jaccard") == pb.METRIC_JACCARD
+    with pytest.raises(ValueError, match="use one of containment, jaccard"):
+        enums.metric_value("cosine")
+
+
+def test_similarity_is_a_double_like_the_threshold():
+    from neardup_client.v1 import neardup_pb2 as pb
+
+    fields = pb.DedupResponse.DESCRIPTOR.fields_by_name
+    assert fields["similarity"].type == fields["threshold"].type == fields["threshold"].TYPE_DOUBLE
+    assert 2 not in pb.DedupResponse.DESCRIPTOR.fields_by_number  # the float field's number stays reserved

@@ -8,6 +8,7 @@ from typing import Iterable, Sequence
 
 import grpc
 
+from .enums import GROUPING_NAMES, METRIC_NAMES, grouping_value, metric_value
 from .v1 import neardup_pb2 as pb
 from .v1 import neardup_pb2_grpc
 
@@ -19,10 +20,6 @@ _RETRY_CONFIG = json.dumps({"methodConfig": [{
     "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "1s", "backoffMultiplier": 2,
                     "retryableStatusCodes": ["UNAVAILABLE"]},
 }]})
-_METRICS = {"containment": pb.CONTAINMENT, "jaccard": pb.JACCARD}
-_GROUPINGS = {"greedy": pb.GREEDY, "components": pb.COMPONENTS}
-_METRIC_NAMES = {value: name for name, value in _METRICS.items()}
-_GROUPING_NAMES = {value: name for name, value in _GROUPINGS.items()}
 
 
 class NearDupClientError(Exception):
@@ -122,9 +119,9 @@ def _dedup_request(results: Sequence[str | Document], threshold: float | None, m
                    grouping: str | None) -> pb.DedupRequest:
     request = pb.DedupRequest(threshold=threshold) if threshold is not None else pb.DedupRequest()
     if metric is not None:
-        request.metric = _METRICS[metric]
+        request.metric = metric_value(metric)
     if grouping is not None:
-        request.grouping = _GROUPINGS[grouping]
+        request.grouping = grouping_value(grouping)
     if all(isinstance(r, str) for r in results):
         request.ids.extend(results)
     else:
@@ -146,8 +143,8 @@ def _dedup_result(results: Sequence[str | Document], response: pb.DedupResponse)
         ids=tuple(r if isinstance(r, str) else r.id for r in results),
         duplicate_of=tuple(response.duplicate_of), similarity=tuple(response.similarity),
         group=tuple(response.group), missing_positions=tuple(response.missing), cached=response.cached,
-        threshold=response.threshold, metric=_METRIC_NAMES.get(response.metric, "unspecified"),
-        grouping=_GROUPING_NAMES.get(response.grouping, "unspecified"))
+        threshold=response.threshold, metric=METRIC_NAMES.get(response.metric, "unspecified"),
+        grouping=GROUPING_NAMES.get(response.grouping, "unspecified"))
 
 
 def _info(response: pb.InfoResponse) -> Info:
@@ -160,8 +157,8 @@ def _info(response: pb.InfoResponse) -> Info:
         version=response.version, format_version=response.format_version, generation=response.generation,
         stoplist_size=response.stoplist_size, max_result_set=response.max_result_set,
         default_threshold=response.default_threshold,
-        default_metric=_METRIC_NAMES.get(response.default_metric, "unspecified"),
-        default_grouping=_GROUPING_NAMES.get(response.default_grouping, "unspecified"),
+        default_metric=METRIC_NAMES.get(response.default_metric, "unspecified"),
+        default_grouping=GROUPING_NAMES.get(response.default_grouping, "unspecified"),
         store=response.store)
 
 

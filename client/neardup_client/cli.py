@@ -11,6 +11,7 @@ from pathlib import Path
 import grpc
 
 from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, Document, NearDupClient, NearDupClientError
+from .enums import GROUPINGS, METRICS
 
 #: Exit code of a failed call or a usage mistake (1 is for input refused before calling).
 EXIT_ERROR = 2
@@ -92,8 +93,8 @@ def add_parser(subparsers) -> None:
     dedup.add_argument("ids", nargs="*", metavar="ID", help="stored article ids in rank order")
     dedup.add_argument("--jsonl", metavar="FILE", help="result set as JSON Lines (id, text, lang); - for stdin")
     dedup.add_argument("--threshold", type=float, help="in [0, 1]; default: the server's")
-    dedup.add_argument("--metric", choices=["containment", "jaccard"])
-    dedup.add_argument("--grouping", choices=["greedy", "components"])
+    dedup.add_argument("--metric", choices=METRICS)
+    dedup.add_argument("--grouping", choices=GROUPINGS)
     dedup.set_defaults(func=_dedup)
     info = subparsers.add_parser("info", help="a server's store size, sketch configuration and defaults")
     _common(info)

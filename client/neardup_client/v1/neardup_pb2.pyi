@@ -10,20 +10,20 @@ DESCRIPTOR: _descriptor.FileDescriptor
 class Metric(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     METRIC_UNSPECIFIED: _ClassVar[Metric]
-    CONTAINMENT: _ClassVar[Metric]
-    JACCARD: _ClassVar[Metric]
+    METRIC_CONTAINMENT: _ClassVar[Metric]
+    METRIC_JACCARD: _ClassVar[Metric]
 
 class Grouping(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
     GROUPING_UNSPECIFIED: _ClassVar[Grouping]
-    GREEDY: _ClassVar[Grouping]
-    COMPONENTS: _ClassVar[Grouping]
+    GROUPING_GREEDY: _ClassVar[Grouping]
+    GROUPING_COMPONENTS: _ClassVar[Grouping]
 METRIC_UNSPECIFIED: Metric
-CONTAINMENT: Metric
-JACCARD: Metric
+METRIC_CONTAINMENT: Metric
+METRIC_JACCARD: Metric
 GROUPING_UNSPECIFIED: Grouping
-GREEDY: Grouping
-COMPONENTS: Grouping
+GROUPING_GREEDY: Grouping
+GROUPING_COMPONENTS: Grouping
 
 class SketchConfig(_message.Message):
     __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version")

@@ -1,14 +1,13 @@
 """Messages ↔ plain domain values. The only place that knows both the protobuf types and the engine's."""
 from __future__ import annotations
 
+from neardup_client.enums import GROUPING_NAMES, METRIC_NAMES
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..core.sketch import SketchConfig
 from ..engine import DedupOutcome, DedupParams, Document
 from ..errors import InvalidArgument
 
-METRIC_NAMES = {pb.CONTAINMENT: "containment", pb.JACCARD: "jaccard"}
-GROUPING_NAMES = {pb.GREEDY: "greedy", pb.COMPONENTS: "components"}
 METRIC_VALUES = {name: value for value, name in METRIC_NAMES.items()}
 GROUPING_VALUES = {name: value for value, name in GROUPING_NAMES.items()}
 
