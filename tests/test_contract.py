@@ -2,7 +2,7 @@
 (tests/contract/client.js, @grpc/grpc-js and @grpc/proto-loader from npm) calls every RPC of a real server and
 must get exactly the Python stub's answers, and the Python client's; `buf lint` must pass on the proto.
 
-The npm packages are installed by `.ci/run` (`npm ci --prefix tests/contract`); without them these tests fail
+The npm packages are installed by `.ci/run` (`npm install --prefix tests/contract`); without them these tests fail
 and say so, they are not skipped.
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ NODE_MODULES = CONTRACT / "node_modules"
 
 def _require_node_modules() -> None:
     if shutil.which("node") is None or not (NODE_MODULES / "@grpc" / "grpc-js").is_dir():
-        pytest.fail("the contract test needs Node.js and `npm ci --prefix tests/contract` (bash .ci/run does both)")
+        pytest.fail("the contract test needs Node.js and `npm install --prefix tests/contract` (bash .ci/run does both)")
 
 
 def _documents() -> dict[str, str]:
