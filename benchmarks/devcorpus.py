@@ -453,7 +453,9 @@ def quoting(text: str, quoted: str, rng: random.Random) -> str:
     sentences = _sentences(quoted)
     count = min(len(sentences) // 3, rng.randint(1, 3))
     start = rng.randrange(len(sentences) - count + 1)
-    passage = "“" + " ".join(sentences[start:start + count]) + "”"
+    # a third of the words too: one long sentence of a short page can be most of it
+    words_allowed = max(1, len(quoted.split()) // 3)
+    passage = "“" + " ".join(" ".join(sentences[start:start + count]).split()[:words_allowed]) + "”"
     paragraphs = _paragraphs(text)
     paragraphs.insert(rng.randint(0, len(paragraphs)), passage)
     return "\n\n".join(paragraphs)

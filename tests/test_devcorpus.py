@@ -117,7 +117,8 @@ def test_hard_negatives_share_text_but_not_groups(docs):
     for doc in quoting:
         quoted = originals[doc.quotes]
         source = " ".join(quoted.text.split())
-        passages = [p[1:-1] for p in re.split(r"\n\s*\n", doc.text) if p.startswith("“") and p.endswith("”")]
+        passages = [" ".join(p[1:-1].split()) for p in re.split(r"\n\s*\n", doc.text)
+                    if p.startswith("“") and p.endswith("”")]
         # at most a third of its sentences, so well under half of its words
         assert any(p in source and len(p.split()) <= len(source.split()) / 2 for p in passages)
 
