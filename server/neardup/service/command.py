@@ -39,6 +39,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--drain", type=float, default=0.0,
                         help="seconds to keep serving after SIGTERM with health NOT_SERVING, so that a load "
                              "balancer moves traffic away before the server stops taking calls")
+    parser.add_argument("--metrics-port", type=int, metavar="PORT",
+                        help="serve Prometheus metrics of all workers at http://HOST:PORT/metrics (plain HTTP, "
+                             "no token; 0 picks a free port, logged) (default: off)")
     security = parser.add_argument_group("security (default: plaintext, no token)")
     security.add_argument("--tls-cert", metavar="FILE", help="PEM certificate chain of the server; turns on TLS")
     security.add_argument("--tls-key", metavar="FILE", help="PEM private key of --tls-cert (unencrypted)")
@@ -56,4 +59,5 @@ def _run(args) -> int:
         store=args.store, host=args.host, port=args.port, workers=args.workers, threads=args.threads,
         max_message_bytes=args.max_message_bytes, max_result_set=args.max_result_set,
         cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace, drain=args.drain,
-        tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca), token=load_token(args.token_file)))
+        tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca), token=load_token(args.token_file),
+        metrics_port=args.metrics_port))

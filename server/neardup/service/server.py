@@ -4,6 +4,7 @@ One Python process uses one core, so `--workers N` forks N processes before any 
 (gRPC is not fork-safe once started); the kernel balances connections across them. The parent only
 supervises: it forwards SIGTERM/SIGINT and restarts a worker that died, unless it keeps dying at start.
 Certificates and the token are read and checked by the parent, so a mistake is one error line at start.
+With --metrics-port the parent also serves the Prometheus metrics of all workers (see metrics.py).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..engine import DEFAULT_MAX_RESULT_SET, Limits
 from ..errors import InvalidArgument, NearDupError
 from ..store import open_store
+from . import metrics
 from .auth import TokenInterceptor
 from .servicer import SERVICE_NAME, NearDupServicer, add_to_server
 
@@ -100,6 +102,7 @@ class ServeOptions:
     drain: float = 0.0
     tls: TlsConfig | None = None
     token: str | None = field(default=None, repr=False)  # every RPC but health checks must carry it
+    metrics_port: int | None = None  # Prometheus metrics over HTTP on host:metrics_port; None: off
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.threads < 1:
@@ -112,6 +115,11 @@ class ServeOptions:
             raise InvalidArgument("--max-message-bytes must be >= 1024 and --max-result-set >= 1")
         if min(self.cache_size, self.cache_ttl, self.grace, self.drain) < 0:
             raise InvalidArgument("--cache-size, --cache-ttl, --grace and --drain must be >= 0")
+        if self.metrics_port is not None:
+            if not 0 <= self.metrics_port <= 65535:
+                raise InvalidArgument(f"--metrics-port must be in 0..65535, got {self.metrics_port}")
+            if self.metrics_port == self.port != 0:
+                raise InvalidArgument("--metrics-port must differ from --port")
 
     @property
     def address(self) -> str:
@@ -130,10 +138,19 @@ class ServeOptions:
             return self.host == "localhost"
 
 
+#: The unary RPCs the metrics time: the NearDup methods and the health Check (Watch and reflection stream).
+MEASURED_METHODS = tuple(f"/{SERVICE_NAME}/{name}" for name in ("Dedup", "Upsert", "Delete", "Info")) + (
+    f"/{health_pb2.DESCRIPTOR.services_by_name['Health'].full_name}/Check",)
+
+
 def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.HealthServicer, int]:
+    measured = metrics.ServiceMetrics() if options.metrics_port is not None else None
+    interceptors = [measured.interceptor(MEASURED_METHODS)] if measured else []  # first: refused calls count too
+    if options.token:
+        interceptors.append(TokenInterceptor(options.token))
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=options.threads),
-        interceptors=[TokenInterceptor(options.token)] if options.token else None,
+        interceptors=interceptors or None,
         options=[
             ("grpc.max_receive_message_length", options.max_message_bytes),
             ("grpc.max_send_message_length", options.max_message_bytes),
@@ -143,6 +160,8 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
     )
     servicer = NearDupServicer.for_store(store, Limits(max_result_set=options.max_result_set),
                                          options.cache_size, options.cache_ttl)
+    if measured:
+        servicer = measured.instrument(servicer)
     add_to_server(servicer, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -214,12 +233,21 @@ def serve(options: ServeOptions) -> int:
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",
                     options.host, " and the token" if options.token else "")
-    if options.workers == 1:
-        return run_worker(options)
-    return _supervise(options)
+    exporter = None
+    if options.metrics_port is not None:
+        exporter = metrics.Exporter.start(options.host, options.metrics_port)  # before any worker: they inherit it
+        log.info("neardup serve: pid %d serving Prometheus metrics of %d worker(s) on %s (plain HTTP, no token; "
+                 "multiprocess files in %s)", os.getpid(), options.workers, exporter.url, exporter.directory)
+    try:
+        if options.workers == 1:
+            return run_worker(options)
+        return _supervise(options, exporter)
+    finally:
+        if exporter is not None:
+            exporter.close()
 
 
-def _supervise(options: ServeOptions) -> int:
+def _supervise(options: ServeOptions, exporter: "metrics.Exporter | None" = None) -> int:
     children: dict[int, tuple[int, float]] = {}  # pid -> (worker index, start time)
     stopping = False
 
@@ -228,6 +256,8 @@ def _supervise(options: ServeOptions) -> int:
         if pid == 0:
             code = 1
             try:
+                if exporter is not None:
+                    exporter.close_in_child()
                 code = run_worker(options, worker)
             except NearDupError as error:
                 log.error("neardup serve: worker %d: %s", worker + 1, error)
@@ -258,6 +288,8 @@ def _supervise(options: ServeOptions) -> int:
             continue
         worker, started = children.pop(pid)
         code = os.waitstatus_to_exitcode(wait_status)
+        if exporter is not None:
+            exporter.process_dead(pid)
         if stopping:
             status = status or (code if code > 0 else 0)
             continue
