@@ -18,20 +18,23 @@ METRIC_NAMES = _names(pb.Metric, "METRIC_")
 GROUPING_NAMES = _names(pb.Grouping, "GROUPING_")
 METRICS = tuple(METRIC_NAMES.values())
 GROUPINGS = tuple(GROUPING_NAMES.values())
+#: name → proto value
+METRIC_VALUES = {name: value for value, name in METRIC_NAMES.items()}
+GROUPING_VALUES = {name: value for value, name in GROUPING_NAMES.items()}
 
 
 def metric_value(name: str) -> int:
     """The proto value of a metric name; ValueError naming the choices for any other."""
-    return _value(name, METRIC_NAMES, "metric")
+    return _value(name, METRIC_VALUES, "metric")
 
 
 def grouping_value(name: str) -> int:
     """The proto value of a grouping name; ValueError naming the choices for any other."""
-    return _value(name, GROUPING_NAMES, "grouping")
+    return _value(name, GROUPING_VALUES, "grouping")
 
 
-def _value(name: str, names: dict[int, str], what: str) -> int:
-    for value, known in names.items():
-        if known == name:
-            return value
-    raise ValueError(f"unknown {what} {name!r}; use one of {', '.join(names.values())}")
+def _value(name: str, values: dict[str, int], what: str) -> int:
+    try:
+        return values[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown {what} {name!r}; use one of {', '.join(values)}") from None

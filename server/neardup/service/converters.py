@@ -1,15 +1,12 @@
 """Messages ↔ plain domain values. The only place that knows both the protobuf types and the engine's."""
 from __future__ import annotations
 
-from neardup_client.enums import GROUPING_NAMES, METRIC_NAMES
+from neardup_client.enums import GROUPING_NAMES, GROUPING_VALUES, METRIC_NAMES, METRIC_VALUES
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..core.sketch import SketchConfig
 from ..engine import DedupOutcome, DedupParams, Document
 from ..errors import InvalidArgument
-
-METRIC_VALUES = {name: value for value, name in METRIC_NAMES.items()}
-GROUPING_VALUES = {name: value for value, name in GROUPING_NAMES.items()}
 
 
 def _enum_name(value: int, names: dict, default: str, what: str) -> str:
