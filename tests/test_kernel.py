@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from neardup.core import kernel, reference
+from neardup.core import _kernel, kernel, reference
 from neardup.core.reference import COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD, METRICS, Grouping
 
 ALL_WAYS = [(metric, grouping) for metric in METRICS for grouping in GROUPINGS]
@@ -96,6 +96,7 @@ def _adversarial_sets():
     rng = random.Random(7)
     k = 16
     one = _random_sketch(rng, k)
+    long_one = _random_sketch(rng, 400)
     return {
         "no results": ([], k),
         "one result": ([one], k),
@@ -108,6 +109,8 @@ def _adversarial_sets():
         "uneven lengths": ([one[:3], one, one[:1], one[5:], one[:k - 1], [], one[::2], None, one], k),
         "one shared boilerplate value": ([sorted({1} | set(_random_sketch(rng, k - 1))) for _ in range(150)], k),
         "two rank words": ([one if i % 37 == 0 else _random_sketch(rng, k) for i in range(130)], k),
+        # more shared values than a pair's count byte holds: those pairs are merged
+        "counts past 254": ([long_one, long_one[:260], long_one[30:], _random_sketch(rng, 400), long_one[::2]], 400),
     }
 
 
@@ -148,6 +151,22 @@ def test_ten_thousand_results(metric, grouping, ten_thousand_disjoint):
     disjoint = kernel.dedup(ten_thousand_disjoint, 64, 0.9, metric, grouping)
     assert disjoint.duplicate_of == [-1] * 10_000
     assert disjoint.group == list(range(10_000))
+
+
+def test_sets_too_large_to_count_are_merged():
+    """Past COUNTED_MAX_RESULTS the kernel merges every candidate pair; Nones in front shift positions only."""
+    rng = random.Random(5)
+    base = _random_sketch(rng, 32)
+    tail = [base, base[:20], _random_sketch(rng, 32), sorted(set(base[:28]) | {1, 2, 3}), base[5:], None, base]
+    padding = _kernel.COUNTED_MAX_RESULTS + 1 - len(tail)
+    for metric, grouping in ALL_WAYS:
+        expected = reference.dedup(tail, 32, 0.5, metric, grouping)
+        got = kernel.dedup([None] * padding + [None if s is None else encode(s) for s in tail], 32, 0.5,
+                           metric, grouping)
+        assert got.duplicate_of[padding:] == [-1 if d < 0 else d + padding for d in expected.duplicate_of]
+        assert got.group[padding:] == [g + padding for g in expected.group]
+        assert got.similarity[padding:] == expected.similarity
+        assert max(got.duplicate_of) > 0
 
 
 # ---- hand-checked expectations ----

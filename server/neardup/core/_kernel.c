@@ -5,12 +5,15 @@
  * Why it is fast:
  *  - candidates: one open-addressing hash table over every value of the set (value -> chain of the
  *    occurrences holding it) marks each pair that shares at least one value in a triangular bit matrix;
- *    every other pair has no shared value, so it cannot be a duplicate and is never merged;
- *  - only candidate pairs are merged, with the card's early termination (stop once `needed` shared values
+ *    every other pair has no shared value, so it cannot be a duplicate and is never compared;
+ *  - the same pass counts, per pair, the values the two share (a byte per pair, for sets of up to
+ *    COUNTED_MAX_RESULTS). For sorted sketches that count is exactly what the card's merge would find
+ *    (every shared value lies below both caps), so a counted pair is decided without merging;
+ *  - pairs the count cannot settle (a value held by very many sketches, a count past 254, a set too large
+ *    for the byte matrix) are merged with the card's early termination (stop once `needed` shared values
  *    are found, or once they can no longer be);
  *  - greedy compares j only with kept candidates (a bitwise AND of two rows), components skips pairs that
  *    are already in one component.
- * The exact similarity is computed once per reported (j, duplicate_of[j]) pair.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -40,8 +43,14 @@ static uint64_t hash_multiplier;
  * and collisions are unpredictable branches. */
 #define TABLE_SLOTS_PER_VALUE 4
 
-/* Chains deeper than this are marked by mark_long_chains: past it, OR-ing rows beats m²/2 single bits. */
+/* Chains deeper than this are marked by mark_long_chains: past it, OR-ing rows beats m²/2 single bits.
+ * Pairs marked that way are not counted; they are merged. */
 #define MAX_PAIRWISE_DEPTH(n) (((size_t)(n) >> 6) + 8)
+
+/* Sets of up to this many results count shared values per pair (a byte each: 8 MB at the most). */
+#define COUNTED_MAX_RESULTS 4096
+/* A count that reached this is not trusted (the pair is merged instead). */
+#define COUNT_SATURATED 255
 
 /* A table larger than the L2 cache misses on most probes: the fill then prefetches a sketch's slots before
  * inserting its values (inserts are independent). In cache, prefetching only costs. */
@@ -70,7 +79,34 @@ typedef struct {
     const uint64_t *cap; /* last value of a full sketch (K values), UNCAPPED for a complete one */
     int metric;
     double threshold;
+    const uint8_t *counts;     /* shared values per pair (pair_index), or NULL: merge every pair */
+    const uint64_t *uncounted; /* triangular bit matrix of the pairs whose count is not to be trusted */
 } result_set;
+
+/* ---- pair matrices ---- */
+
+/* Row j of the triangular candidate matrix holds bits i < j in (j >> 6) + 1 words; rows are packed. */
+static size_t row_offset(size_t j)
+{
+    size_t q = j >> 6, r = j & 63;
+    return 32 * q * (q + 1) + r * (q + 1);
+}
+
+static void mark(uint64_t *matrix, size_t row_start, size_t i)
+{
+    matrix[row_start + (i >> 6)] |= (uint64_t)1 << (i & 63);
+}
+
+static int marked(const uint64_t *matrix, size_t j, size_t i)
+{
+    return (matrix[row_offset(j) + (i >> 6)] >> (i & 63)) & 1;
+}
+
+/* Pair (i, j), i < j, in the triangular byte matrix of counts. */
+static size_t pair_index(size_t j, size_t i)
+{
+    return j * (j - 1) / 2 + i;
+}
 
 /* ---- similarity, as reference.py defines it ---- */
 
@@ -148,13 +184,31 @@ static size_t count_shared(const uint32_t *va, size_t len_a, const uint32_t *vb,
     return shared;
 }
 
-/* reference.is_duplicate: the merge stops as soon as the answer is known. When `similarity` is given, a
- * duplicate's merge runs on to the end instead, for its exact similarity (greedy reports that very pair). */
+/* The counted shared values of a < b, or -1 when the pair has to be merged. */
+static long counted_shared(const result_set *set, size_t a, size_t b)
+{
+    if (!set->counts || marked(set->uncounted, b, a))
+        return -1;
+    uint8_t count = set->counts[pair_index(b, a)];
+    return count == COUNT_SATURATED ? -1 : (long)count;
+}
+
+/* reference.is_duplicate for a < b: from the pair's count when it has one, else by merging, which stops as
+ * soon as the answer is known. When `similarity` is given, a duplicate's merge runs on to the end instead,
+ * for its exact similarity (greedy reports that very pair). */
 static int is_duplicate(const result_set *set, size_t a, size_t b, double *similarity)
 {
     size_t len_a, len_b, floor;
     compared_lengths(set, a, b, &len_a, &len_b, &floor);
     size_t needed = min_shared(len_a, len_b, floor, set->metric, set->threshold);
+    long counted = counted_shared(set, a, b);
+    if (counted >= 0) {
+        if ((size_t)counted < needed)
+            return 0;
+        if (similarity)
+            *similarity = score((size_t)counted, len_a, len_b, floor, set->metric);
+        return 1;
+    }
     const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
     size_t i = 0, j = 0, shared = 0;
     while (shared < needed) {
@@ -173,78 +227,72 @@ static int is_duplicate(const result_set *set, size_t a, size_t b, double *simil
     return 1;
 }
 
-/* reference.similarity; the merge count equals the set intersection for ascending sketches. */
+/* reference.similarity for a < b; the merge count equals the set intersection for ascending sketches. */
 static double pair_similarity(const result_set *set, size_t a, size_t b)
 {
     size_t len_a, len_b, floor;
     compared_lengths(set, a, b, &len_a, &len_b, &floor);
+    long counted = counted_shared(set, a, b);
     const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
-    return score(count_shared(va, len_a, vb, len_b), len_a, len_b, floor, set->metric);
+    size_t shared = counted >= 0 ? (size_t)counted : count_shared(va, len_a, vb, len_b);
+    return score(shared, len_a, len_b, floor, set->metric);
 }
 
 /* ---- candidate pairs ---- */
 
-/* Row j of the triangular candidate matrix holds bits i < j in (j >> 6) + 1 words; rows are packed. */
-static size_t row_offset(size_t j)
-{
-    size_t q = j >> 6, r = j & 63;
-    return 32 * q * (q + 1) + r * (q + 1);
-}
 
-static void mark(uint64_t *matrix, size_t row_start, size_t i)
-{
-    matrix[row_start + (i >> 6)] |= (uint64_t)1 << (i & 63);
-}
-
-/* A slot holds a value and 1 + its latest occurrence (0 = empty): one cache line access per probe. */
+/* A slot holds 1 + the latest occurrence of its value (0 = empty); the value is read from the occurrence.
+ * Four bytes a slot keep the table a quarter of the cache it would take with the value beside it. */
 typedef struct {
-    uint32_t value;
-    int32_t head;
-} slot;
-
-typedef struct {
-    slot *slots;
+    int32_t *slots;
     int bits;
+    const uint32_t *values; /* per occurrence: its value (result_set.values) */
     int32_t *next;  /* per occurrence: the previous occurrence of the same value, -1 at the end */
     int32_t *owner; /* per occurrence: the sketch holding it */
     int32_t *depth; /* per occurrence: how many occurrences its chain holds, itself included */
 } value_table;
 
-/* Inserts every value, chaining it to the earlier occurrences of the same value, and marks the pairs of
- * each short chain on the way; lists the slots whose chain grew too long for pairwise marking. */
+/* Inserts every value, chaining it to the earlier occurrences of the same value; for each short chain marks
+ * the new pairs as candidates and counts the value for each (when counts is given); lists the slots whose
+ * chain grew too long for pairwise work. */
 static size_t fill_and_mark(const value_table *table, const result_set *set, size_t n, size_t max_depth,
-                            uint64_t *matrix, uint32_t *long_chains)
+                            uint64_t *matrix, uint8_t *counts, uint32_t *long_chains)
 {
     size_t n_long = 0;
     int shift = 64 - table->bits;
     uint64_t mask = ((uint64_t)1 << table->bits) - 1;
-    slot *slots = table->slots;
-    int32_t *next = table->next, *owner = table->owner, *depth = table->depth;
+    int32_t *slots = table->slots, *next = table->next, *owner = table->owner, *depth = table->depth;
+    const uint32_t *values = table->values;
     int prefetch = (sizeof *slots << table->bits) > PREFETCH_MIN_TABLE_BYTES;
     for (size_t s = 0; s < n; s++) {
-        size_t row_start = row_offset(s);
+        size_t row_start = row_offset(s), count_start = s ? pair_index(s, 0) : 0;
         if (prefetch)
             for (uint32_t e = set->start[s]; e < set->start[s + 1]; e++)
-                PREFETCH(&slots[(hash_multiplier * set->values[e]) >> shift]);
+                PREFETCH(&slots[(hash_multiplier * values[e]) >> shift]);
         for (uint32_t e = set->start[s]; e < set->start[s + 1]; e++) {
-            uint32_t value = set->values[e];
+            uint32_t value = values[e];
             uint64_t at = (hash_multiplier * value) >> shift;
-            while (slots[at].head && slots[at].value != value)
+            while (slots[at] && values[slots[at] - 1] != value)
                 at = (at + 1) & mask;
-            int32_t head = slots[at].head - 1;
+            int32_t head = slots[at] - 1;
             if (head < 0) {
-                slots[at].value = value;
                 depth[e] = 1;
             } else {
                 depth[e] = depth[head] + 1;
                 if ((size_t)depth[e] <= max_depth) {
-                    for (int32_t f = head; f >= 0; f = next[f])
-                        mark(matrix, row_start, (size_t)owner[f]);
+                    for (int32_t f = head; f >= 0; f = next[f]) {
+                        size_t i = (size_t)owner[f];
+                        if (i == s) /* a value twice in one (unsorted) sketch */
+                            continue;
+                        mark(matrix, row_start, i);
+                        if (counts && counts[count_start + i] < COUNT_SATURATED)
+                            counts[count_start + i]++;
+                    }
                 } else if ((size_t)depth[e] == max_depth + 1) {
                     long_chains[n_long++] = (uint32_t)at;
                 }
             }
-            slots[at].head = (int32_t)e + 1;
+            slots[at] = (int32_t)e + 1;
             next[e] = head;
             owner[e] = (int32_t)s;
         }
@@ -252,21 +300,24 @@ static size_t fill_and_mark(const value_table *table, const result_set *set, siz
     return n_long;
 }
 
-/* Marks every pair of a long chain by OR-ing the bitset of its sketches into each one's row: m × n/64
- * words instead of m²/2 single bits, so many sketches sharing one value stay cheap. */
+/* Marks every pair of a long chain, as a candidate and as not counted, by OR-ing the bitset of its sketches
+ * into each one's row: m × n/64 words instead of m²/2 single bits, so many sketches sharing one value stay
+ * cheap. */
 static void mark_long_chains(const value_table *table, const uint32_t *long_chains, size_t n_long,
-                             uint64_t *matrix, uint64_t *members)
+                             uint64_t *matrix, uint64_t *uncounted, uint64_t *members)
 {
     for (size_t c = 0; c < n_long; c++) {
-        int32_t head = table->slots[long_chains[c]].head - 1;
+        int32_t head = table->slots[long_chains[c]] - 1;
         for (int32_t e = head; e >= 0; e = table->next[e]) {
             size_t i = (size_t)table->owner[e];
             members[i >> 6] |= (uint64_t)1 << (i & 63);
         }
         for (int32_t e = head; e >= 0; e = table->next[e]) {
             size_t row = (size_t)table->owner[e], row_start = row_offset(row);
-            for (size_t w = 0; w <= row >> 6; w++)
+            for (size_t w = 0; w <= row >> 6; w++) {
                 matrix[row_start + w] |= members[w];
+                uncounted[row_start + w] |= members[w];
+            }
         }
         for (int32_t e = head; e >= 0; e = table->next[e])
             members[(size_t)table->owner[e] >> 6] = 0;
@@ -406,8 +457,9 @@ static int check_parameters(Py_ssize_t k, double threshold, int metric)
 /* Everything one call needs beyond the input, carved from two blocks (one zeroed) that are always freed. */
 typedef struct {
     uint32_t *values, *start, *long_chains;
-    uint64_t *cap, *matrix, *bitset;
-    slot *slots;
+    uint64_t *cap, *matrix, *uncounted, *bitset;
+    uint8_t *counts;
+    int32_t *slots;
     int32_t *next, *owner, *depth, *parent, *duplicate_of, *group;
     double *similarity;
     void *block, *zeroed_block;
@@ -422,7 +474,7 @@ static void *carve(char *block, size_t *used, size_t count, size_t size)
 }
 
 /* Returns 0, or -1 with MemoryError set. */
-static int allocate(buffers *b, size_t n, size_t total, size_t slots)
+static int allocate(buffers *b, size_t n, size_t total, size_t slots, int counted)
 {
     for (int pass = 0; pass < 2; pass++) {
         size_t used = 0, zeroed = 0;
@@ -439,6 +491,8 @@ static int allocate(buffers *b, size_t n, size_t total, size_t slots)
         b->similarity = carve(b->block, &used, n + 1, sizeof *b->similarity);
         b->slots = carve(b->zeroed_block, &zeroed, slots, sizeof *b->slots);
         b->matrix = carve(b->zeroed_block, &zeroed, row_offset(n) + 1, sizeof *b->matrix);
+        b->uncounted = carve(b->zeroed_block, &zeroed, row_offset(n) + 1, sizeof *b->uncounted);
+        b->counts = counted ? carve(b->zeroed_block, &zeroed, n * (n - 1) / 2 + 1, sizeof *b->counts) : NULL;
         b->bitset = carve(b->zeroed_block, &zeroed, n / 64 + 1, sizeof *b->bitset);
         if (pass == 0) {
             b->block = PyMem_RawMalloc(used);
@@ -531,7 +585,8 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     int bits = 1;
     while (((size_t)1 << bits) < TABLE_SLOTS_PER_VALUE * total)
         bits++;
-    if (allocate(&b, n, total, (size_t)1 << bits) < 0)
+    int counted = n <= COUNTED_MAX_RESULTS;
+    if (allocate(&b, n, total, (size_t)1 << bits, counted) < 0)
         goto done;
 
     Py_BEGIN_ALLOW_THREADS
@@ -544,10 +599,10 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
         b.start[s + 1] = b.start[s] + (uint32_t)length;
         b.cap[s] = length && length >= (size_t)k ? b.values[b.start[s] + length - 1] : UNCAPPED;
     }
-    result_set set = {b.values, b.start, b.cap, metric, threshold};
-    value_table table = {b.slots, bits, b.next, b.owner, b.depth};
-    size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.long_chains);
-    mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.bitset);
+    result_set set = {b.values, b.start, b.cap, metric, threshold, b.counts, b.uncounted};
+    value_table table = {b.slots, bits, b.values, b.next, b.owner, b.depth};
+    size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.counts, b.long_chains);
+    mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.uncounted, b.bitset);
     if (grouping == GREEDY)
         group_greedy(&set, b.matrix, b.bitset, n, b.duplicate_of, b.group, b.similarity);
     else
@@ -622,7 +677,8 @@ PyMODINIT_FUNC PyInit__kernel(void)
         PyModule_AddIntConstant(module, "JACCARD", JACCARD) < 0 ||
         PyModule_AddIntConstant(module, "GREEDY", GREEDY) < 0 ||
         PyModule_AddIntConstant(module, "COMPONENTS", COMPONENTS) < 0 ||
-        PyModule_AddIntConstant(module, "MIN_EVIDENCE", MIN_EVIDENCE) < 0) {
+        PyModule_AddIntConstant(module, "MIN_EVIDENCE", MIN_EVIDENCE) < 0 ||
+        PyModule_AddIntConstant(module, "COUNTED_MAX_RESULTS", COUNTED_MAX_RESULTS) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -1,7 +1,8 @@
 """The request path's pair kernel: reference.dedup's exact answers from the compiled _kernel, on bytes sketches.
 
-_kernel.c only merges pairs that share a value (found through a hash table over the set's values), stops
-each merge early, and runs with the GIL released. Names are checked here, everything else in C.
+_kernel.c finds the pairs that share a value through a hash table over the set's values, counting the shared
+values per pair on the way (which decides most pairs without a merge), merges the rest with early termination,
+and runs with the GIL released. Names are checked here, everything else in C.
 """
 from __future__ import annotations
 
