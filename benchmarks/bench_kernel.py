@@ -12,14 +12,15 @@ import json
 import platform
 import random
 import statistics
-import struct
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from measure import summary_us, time_calls  # noqa: E402
 from neardup.core import kernel, reference  # noqa: E402
+from neardup.core.sketch import encode_sketch  # noqa: E402
 
 K = 64
 RESULTS = 100
@@ -53,34 +54,13 @@ def result_set(rng: random.Random) -> list[list[int]]:
     return [sorted(doc)[:K] for doc in documents]
 
 
-def _encode(values: list[int]) -> bytes:
-    return struct.pack(f"<{len(values)}I", *values)
-
-
-def _time(call, inputs: list, rounds: int) -> list[list[float]]:
-    """Microseconds per call, per input: every input once per round."""
-    samples: list[list[float]] = [[] for _ in inputs]
-    for _ in range(rounds):
-        for args, times in zip(inputs, samples):
-            start = time.perf_counter_ns()
-            call(*args)
-            times.append((time.perf_counter_ns() - start) / 1000)
-    return samples
-
-
-def _summary(samples: list[list[float]]) -> dict:
-    ordered = sorted(t for times in samples for t in times)
-    return {"median_us": statistics.median(ordered),
-            "p99_us": ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))], "calls": len(ordered)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer sets and rounds (a smoke run)")
     quick = parser.parse_args().quick
     rng = random.Random(SEED)
     sets = [result_set(rng) for _ in range(20 if quick else 100)]
-    encoded = [[_encode(s) for s in sketches] for sketches in sets]
+    encoded = [[encode_sketch(s) for s in sketches] for sketches in sets]
     baseline_sets = sets[: 3 if quick else 10]
 
     rows = []
@@ -92,13 +72,13 @@ def main() -> None:
             duplicates = statistics.mean(
                 sum(d >= 0 for d in kernel.dedup(blobs, K, THRESHOLD, metric, grouping).duplicate_of)
                 for blobs in encoded)
-            baseline = _summary(_time(reference.dedup, [(s, K, THRESHOLD, metric, grouping) for s in baseline_sets],
-                                      1))
-            compiled_samples = _time(kernel.dedup, [(b, K, THRESHOLD, metric, grouping) for b in encoded],
-                                     20 if quick else 200)
-            compiled = _summary(compiled_samples)
+            baseline = summary_us(time_calls(reference.dedup,
+                                             [(s, K, THRESHOLD, metric, grouping) for s in baseline_sets], 1))
+            compiled_samples = time_calls(kernel.dedup, [(b, K, THRESHOLD, metric, grouping) for b in encoded],
+                                          20 if quick else 200)
+            compiled = summary_us(compiled_samples)
             # The ratio compares both on the very sets the baseline ran.
-            compiled_on_baseline_sets = _summary(compiled_samples[: len(baseline_sets)])
+            compiled_on_baseline_sets = summary_us(compiled_samples[: len(baseline_sets)])
             rows.append({"metric": metric, "grouping": grouping, "duplicates_per_set": duplicates,
                          "kernel": compiled, "reference": baseline,
                          "kernel_on_reference_sets": compiled_on_baseline_sets,

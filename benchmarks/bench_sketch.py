@@ -31,6 +31,7 @@ import evaluate  # noqa: E402
 from datasketch import MinHash  # noqa: E402
 
 from neardup.core.sketch import CRC32_IS_COMPILED, SketchConfig, Sketcher, forget_memos  # noqa: E402
+from report import table  # noqa: E402
 
 OUT = HERE / "out" / "sketch.json"
 MINHASH_PERMUTATIONS = 128
@@ -104,11 +105,9 @@ def main(argv: list[str] | None = None) -> None:
 
     print(f"{len(docs)} dev-corpus documents ({megabytes:.1f} MB, {devcorpus.DEFAULT_SPLIT} split), one core, best of "
           f"{rounds} rounds; goal: neardup >= {GOAL_RATIO:.0f}x MinHash\n")
-    print("| sketcher | docs/s | MB/s | x MinHash |")
-    print("|---|---:|---:|---:|")
-    for row in rows:
-        print(f"| {row['sketcher']} | {row['docs_per_s']:,.0f} | {row['mb_per_s']:.2f} "
-              f"| {row['ratio_to_minhash']:.2f} |")
+    print("\n".join(table(["sketcher", "docs/s", "MB/s", "x MinHash"],
+                          [[row["sketcher"], f"{row['docs_per_s']:,.0f}", f"{row['mb_per_s']:.2f}",
+                            f"{row['ratio_to_minhash']:.2f}"] for row in rows])))
     if args.profile:
         for name, function in functions.items():
             if name.startswith("neardup"):

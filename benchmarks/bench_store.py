@@ -20,16 +20,17 @@ import json
 import platform
 import random
 import sqlite3
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
 import numpy as np  # noqa: E402
 
+from measure import latency_us  # noqa: E402
 from neardup.core.sketch import SketchConfig  # noqa: E402
 from neardup.store import create_store, open_store  # noqa: E402
 
@@ -91,20 +92,9 @@ def sqlite_baseline(path: Path, size: int, sets: list[list[str]]) -> dict:
         reader.execute(f"SELECT count(sketch) FROM sketches WHERE id IN ({', '.join('?' * 1000)})",
                        [article_id(n) for n in range(start, start + 1000)]).fetchall()
     try:
-        return {"open_ms": open_ms, "get_many_100": latencies_us(get_many, [(ids,) for ids in sets])}
+        return {"open_ms": open_ms, "get_many_100": latency_us(get_many, [(ids,) for ids in sets])}
     finally:
         reader.close()
-
-
-def latencies_us(call, inputs: list) -> dict:
-    durations = []
-    for args in inputs:
-        began = time.perf_counter_ns()
-        call(*args)
-        durations.append((time.perf_counter_ns() - began) / 1000)
-    durations.sort()
-    return {"median_us": statistics.median(durations), "p99_us": durations[int(len(durations) * 0.99)],
-            "calls": len(durations)}
 
 
 def result_sets(size: int, count: int, rng: random.Random) -> list[list[str]]:
@@ -135,11 +125,11 @@ def measure(directory: Path, size: int, calls: int) -> dict:
         for start in range(0, size, 1000):  # warm-up: every page once, as a serving process would have them
             store.get_many([article_id(n) for n in range(start, min(size, start + 1000))])
         sets = result_sets(size, calls, rng)
-        row["get_many_100"] = latencies_us(store.get_many, [(ids,) for ids in sets])
+        row["get_many_100"] = latency_us(store.get_many, [(ids,) for ids in sets])
         # the same lookups in a dict (what an in-memory view costs): calibrates this machine's speed
         in_memory = {doc_id: sketch for ids in sets for doc_id, sketch in zip(ids, store.get_many(ids))}
-        row["dict_100"] = latencies_us(lambda ids: list(map(in_memory.get, ids)), [(ids,) for ids in sets])
-        row["generation"] = latencies_us(store.generation, [()] * calls)
+        row["dict_100"] = latency_us(lambda ids: list(map(in_memory.get, ids)), [(ids,) for ids in sets])
+        row["generation"] = latency_us(store.generation, [()] * calls)
         found = sum(sketch is not None for sketch in store.get_many(sets[0]))
         assert found == RESULT_SET - int(RESULT_SET * MISSING_SHARE), found
     row["disk_bytes_per_article"] = (path / "data.mdb").stat().st_size / size

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
 
 import grpc  # noqa: E402
@@ -28,6 +29,7 @@ from hypothesis import Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import test_fuzz as fuzz  # noqa: E402
+from load import stop_server  # noqa: E402
 from serverproc import Server  # noqa: E402
 
 
@@ -82,8 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(run("all methods, through a real server", bodies, fuzz.check_over_grpc,
                                 args.server_inputs))
         finally:
-            exit_code = server.stop()
-            internal = server.log().count("internal error")
+            stopped = stop_server(server, timeout=30)
+        exit_code, internal = stopped["exit_code"], stopped["internal_errors_logged"]
     summary = {"command": f"python benchmarks/fuzz_long.py --inputs {args.inputs} --server-inputs {args.server_inputs}",
                "total_inputs": sum(row["inputs"] for row in rows), "failures": sum(bool(r["failure"]) for r in rows),
                "server_exit_code": exit_code, "server_internal_errors_logged": internal, "properties": rows}

@@ -9,7 +9,7 @@ The machine may be shared and noisy, so the ratios are the figures to compare ac
 The service runs as a user runs it: the development corpus (benchmarks/devcorpus.py, fixed seed) is indexed with
 `python -m neardup.cli index` and served by `python -m neardup.cli serve`. Load comes from h2load (Debian's
 nghttp2-client) posting a prebuilt gRPC frame, open loop at fixed rates and closed loop to saturation. h2load
-sees HTTP status only, so gRPC answers are counted by their bytes (see check_answers). One h2load run posts one
+sees HTTP status only, so gRPC answers are counted by their bytes (see load.check_answers). One h2load run posts one
 body, so uncached runs use a server started with the session cache off; cached runs are reported apart. The
 sequential client sends a stream of result sets in which a chosen share repeat a recent one (`--cache-hits`,
 default 0: the cache is off and every call is computed).
@@ -23,14 +23,10 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import datetime
 import json
 import linecache
-import os
-import platform
 import random
 import re
-import resource
 import shutil
 import signal
 import statistics
@@ -44,20 +40,19 @@ import grpc
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "tests"))
 
 import bench_kernel  # noqa: E402
 import bench_sketch  # noqa: E402
 import devcorpus  # noqa: E402
 import evaluate  # noqa: E402
+import load  # noqa: E402  (puts tests/ on sys.path: serverproc)
+import measure  # noqa: E402
 import neardup  # noqa: E402
-from grpc_health.v1 import health_pb2  # noqa: E402
 from neardup.cache import DEFAULT_MAXSIZE, DEFAULT_TTL  # noqa: E402
 from neardup.changefeed import ChangeFeed  # noqa: E402
 from neardup.core import defaults, kernel, reference  # noqa: E402
-from neardup.core.sketch import SketchConfig, decode_sketch  # noqa: E402
+from neardup.core.sketch import SketchConfig, decode_sketch, encode_sketch  # noqa: E402
 from neardup.engine import DedupParams, Limits  # noqa: E402
 from neardup.service import converters  # noqa: E402
 from neardup.service.servicer import NearDupServicer  # noqa: E402
@@ -65,15 +60,9 @@ from neardup.store import open_store  # noqa: E402
 from neardup.view import SketchView  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
-from serverproc import NEARDUP, Server, free_port  # noqa: E402
+from report import latency_cells, table  # noqa: E402
+from serverproc import Server, free_port  # noqa: E402
 
-SEED = devcorpus.SPLIT_SEEDS[devcorpus.DEFAULT_SPLIT]
-DEDUP_PATH = "/neardup.v1.NearDup/Dedup"
-HEALTH_PATH = "/grpc.health.v1.Health/Check"
-GRPC_HEADERS = ("content-type: application/grpc", "te: trailers")
-HEALTH_REQUEST = health_pb2.HealthCheckRequest().SerializeToString()
-CACHE_OFF = ("--cache-size", "0")
-PERCENTILES = {"p50": 50, "p90": 90, "p99": 99, "p99.9": 99.9}
 # Goals of issue 4, reported against, never asserted.
 GOAL_SEQUENTIAL_P50_MS, GOAL_SEQUENTIAL_P99_MS = 0.8, 1.5
 GOAL_OPEN_RATES, GOAL_FLOOR_RATIO = (1000, 4000), 1.5
@@ -108,123 +97,6 @@ QUICK = Plan(rates=GOAL_OPEN_RATES, open_workers=(2,), seconds=1, warmup=1, resu
 FULL = Plan(rates=(250, 500, 1000, 2000, 4000), open_workers=(1, 2), seconds=8, warmup=1, result_sets=200,
             sequential_calls=3000, stage_rounds=20, kernel_sets=100, kernel_rounds=100, reference_sets=10,
             baseline_rounds=3, sketch_docs=None, sketch_rounds=3, profile_seconds=10, attempts=2)
-# Open loop: the issue's floor measurements used 8 connections; enough streams that a late answer does not hold
-# back the next request. Closed loop: more connections, so SO_REUSEPORT spreads them over the workers.
-OPEN_CONNECTIONS, OPEN_STREAMS = 8, 16
-CLOSED_CONNECTIONS, CLOSED_STREAMS = 16, 8
-# Cores busy with something else during a run above which the run is repeated (a shared machine).
-DISTURBED_CORES = 0.25
-
-
-# --- small helpers ----------------------------------------------------------------------------------------------
-
-def percentiles_ms(durations_us: np.ndarray) -> dict:
-    if not len(durations_us):
-        return {name: None for name in [*PERCENTILES, "mean", "max"]}
-    figures = {name: float(np.percentile(durations_us, q, method="higher")) / 1000 for name, q in PERCENTILES.items()}
-    return {**figures, "mean": float(durations_us.mean()) / 1000, "max": float(durations_us.max()) / 1000}
-
-
-def grpc_frame(message: bytes) -> bytes:
-    """One length-prefixed gRPC message: no compression flag, 4-byte big-endian length, the message."""
-    return b"\0" + len(message).to_bytes(4, "big") + message
-
-
-def children(pid: int) -> list[int]:
-    try:
-        return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
-                for child in (task / "children").read_text().split()]
-    except FileNotFoundError:
-        return []
-
-
-def worker_pids(pid: int) -> list[int]:
-    """The processes serving: the children of `serve --workers N`, else the serve process itself."""
-    return children(pid) or [pid]
-
-
-def tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process and its children (the workers of `serve --workers N`)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") + sum(map(tree_cpu_seconds, children(pid)))
-
-
-def connections_per_worker(pid: int, port: int) -> list[int]:
-    """Established connections each worker holds on the port: SO_REUSEPORT spreads connections, not requests."""
-    established = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
-                established.add(fields[9])
-    counts = []
-    for worker in worker_pids(pid):
-        sockets = set()
-        for fd in Path(f"/proc/{worker}/fd").iterdir():
-            try:
-                sockets.add(os.readlink(fd).removeprefix("socket:[").removesuffix("]"))
-            except FileNotFoundError:
-                pass
-        counts.append(len(sockets & established))
-    return counts
-
-
-def machine_busy_seconds() -> float:
-    """CPU seconds every core of the machine spent busy so far (/proc/stat: all but idle and iowait)."""
-    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, Path("/proc/stat").read_text().split()[1:9])
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
-
-
-def interleaved_us(calls: dict[str, tuple], rounds: int) -> dict[str, dict]:
-    """Median and p99 µs per call of each (function, inputs), timed by bench_kernel. The functions take turns
-    round by round, so a noisy stretch of a shared machine touches all of them alike."""
-    samples = {name: [[] for _ in inputs] for name, (_, inputs) in calls.items()}
-    for _ in range(rounds):
-        for name, (call, inputs) in calls.items():
-            for times, new in zip(samples[name], bench_kernel._time(call, inputs, 1)):
-                times += new
-    return {name: bench_kernel._summary(times) for name, times in samples.items()}
-
-
-def machine() -> dict:
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
-    h2load = shutil.which("h2load")
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "nproc": os.cpu_count(), "cpu": cpu, "python": platform.python_version(), "grpcio": grpc.__version__,
-        "neardup": neardup.__version__,
-        "h2load": subprocess.run([h2load, "--version"], capture_output=True, text=True).stdout.strip()
-        if h2load else None,
-        "commit": subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                 text=True).stdout.strip() or None,
-    }
-
-
-# --- corpus, index, requests ------------------------------------------------------------------------------------
-
-def build_store(work: Path) -> tuple[list[devcorpus.Doc], Path, dict]:
-    """The seeded development corpus, indexed by the real CLI into a new store."""
-    docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT)
-    corpus = work / "devcorpus.jsonl"
-    devcorpus.write_jsonl(docs, corpus)
-    store = work / "store"
-    started = time.perf_counter()
-    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(store)], capture_output=True, text=True)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"neardup index failed:\n{done.stderr}")
-    return docs, store, {"documents": len(docs), "seconds": seconds, "docs_per_s": len(docs) / seconds,
-                         "command": "python -m neardup.cli index CORPUS --store STORE"}
-
-
-def dedup_bodies(docs: list[devcorpus.Doc], count: int) -> tuple[list[list[str]], list[bytes]]:
-    """Result sets of 100 stored ids, 20-40 % near-duplicates (devcorpus.draw_result_sets), and their requests."""
-    id_sets = [[docs[i].id for i in indexes] for indexes in devcorpus.draw_result_sets(docs, count, SEED)]
-    return id_sets, [pb.DedupRequest(ids=ids).SerializeToString() for ids in id_sets]
 
 
 # --- in process ---------------------------------------------------------------------------------------------------
@@ -245,7 +117,7 @@ def kernel_comparison(store, docs: list[devcorpus.Doc], id_sets: list[list[str]]
     synthetic = [bench_kernel.result_set(rng) for _ in range(plan.kernel_sets)]
     cases = {
         "dev corpus": (dev_blobs, [[None if b is None else decode_sketch(b) for b in blobs] for blobs in dev_blobs]),
-        "synthetic full-K (bench_kernel)": ([[bench_kernel._encode(s) for s in sketches] for sketches in synthetic],
+        "synthetic full-K (bench_kernel)": ([[encode_sketch(s) for s in sketches] for sketches in synthetic],
                                             synthetic),
     }
 
@@ -271,14 +143,14 @@ def kernel_comparison(store, docs: list[devcorpus.Doc], id_sets: list[list[str]]
 
     rows = []
     for name, (blobs, lists) in cases.items():
-        compiled = interleaved_us({"kernel": (kernel.dedup, [(b, k, threshold) for b in blobs])},
+        compiled = measure.interleaved_us({"kernel": (kernel.dedup, [(b, k, threshold) for b in blobs])},
                                   plan.kernel_rounds)["kernel"]
         baselines = {"kernel": (kernel.dedup, [(b, k, threshold) for b in blobs[:plan.reference_sets]]),
                      "reference": (reference.dedup, [(s, k, threshold) for s in lists[:plan.reference_sets]])}
         if name == "dev corpus":
             baselines["minhash_pairwise"] = (minhash_pairwise, [(m,) for m in minhashes])
             baselines["minhash_numpy"] = (minhash_numpy, [(m,) for m in minhashes])
-        timed = interleaved_us(baselines, plan.baseline_rounds)
+        timed = measure.interleaved_us(baselines, plan.baseline_rounds)
         row = {"sets": name, "kernel": compiled, "kernel_on_baseline_sets": timed.pop("kernel"),
                "duplicates_per_set": statistics.mean(
                    sum(d >= 0 for d in kernel.dedup(b, k, threshold).duplicate_of) for b in blobs)}
@@ -333,130 +205,25 @@ def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
             "response encode (message, SerializeToString)":
                 (lambda o: converters.dedup_response(o, params).SerializeToString(), [(o,) for o in outcomes]),
         }
-        return {"stages": interleaved_us(stages, rounds)}
+        return {"stages": measure.interleaved_us(stages, rounds)}
 
 
 def representative(store_path: Path, bodies: list[bytes]) -> int:
     """The result set whose in-process handler cost is the median: h2load posts one body per run."""
     with open_store(store_path, readonly=True) as store:
         servicer = NearDupServicer.for_store(store, Limits(), 0, 0)
-        samples = bench_kernel._time(lambda b: servicer.Dedup(b, None), [(b,) for b in bodies], 9)
+        samples = measure.time_calls(lambda b: servicer.Dedup(b, None), [(b,) for b in bodies], 9)
     costs = [statistics.median(times) for times in samples]
     return sorted(range(len(bodies)), key=costs.__getitem__)[len(bodies) // 2]
 
 
-# --- load ---------------------------------------------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True)
-class Endpoint:
-    """What h2load posts: one framed request body, and the length of the message an OK answer carries."""
-
-    name: str
-    path: str
-    body: Path
-    answer_bytes: int
-
-
-def answer_of(target: str, path: str, message: bytes) -> bytes:
-    """The answer h2load will get, through Python gRPC, or SystemExit with the status if it is not OK. Asked
-    twice on one connection (one worker): on a caching server the second answer is the cached one."""
-    with grpc.insecure_channel(target) as channel:
-        try:
-            return [channel.unary_unary(path)(message, timeout=10) for _ in range(2)][-1]
-        except grpc.RpcError as error:
-            raise SystemExit(f"{path} on {target} failed: {error.code().name}: {error.details()}") from None
-
-
-def check_answers(data_bytes: int, succeeded: int, answer_bytes: int) -> int:
-    """gRPC errors among HTTP-successful requests. An OK unary answer is exactly one framed message of known
-    length; an error is a trailers-only response without DATA. So the DATA byte count says how many were OK."""
-    return max(0, succeeded - round(data_bytes / (answer_bytes + 5)))
-
-
-_H2LOAD_REQUESTS = re.compile(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, "
-                              r"(\d+) errored, (\d+) timeout")
-_H2LOAD_DATA = re.compile(r"traffic: .*\((\d+)\) data")
-
-
-def h2load(server: Server, endpoint: Endpoint, plan: Plan, work: Path, *, rate: int | None = None,
-           connections: int = OPEN_CONNECTIONS, streams: int = OPEN_STREAMS) -> dict:
-    """An h2load run (see h2load_once), repeated while other load on the machine disturbs it: the least
-    disturbed of up to plan.attempts runs is kept."""
-    runs = []
-    while len(runs) < plan.attempts and (not runs or runs[-1]["other_load_cores"] > DISTURBED_CORES):
-        runs.append(h2load_once(server, endpoint, plan, work, rate, connections, streams))
-    return {**min(runs, key=lambda run: run["other_load_cores"]), "attempts": len(runs)}
-
-
-def h2load_once(server: Server, endpoint: Endpoint, plan: Plan, work: Path, rate: int | None, connections: int,
-                streams: int) -> dict:
-    """One h2load run: open loop at `rate` requests/s over all connections, else closed loop.
-
-    No --warm-up-time: h2load's DATA byte count then covers every request, so check_answers sees them all;
-    the warm-up is dropped from the latency log instead."""
-    log = work / "h2load.tsv"
-    wall = plan.seconds + plan.warmup
-    command = ["h2load", f"--duration={wall}", f"--clients={connections}", f"--max-concurrent-streams={streams}",
-               "--threads=1", f"--data={endpoint.body}", f"--log-file={log}",
-               *(f"--header={header}" for header in GRPC_HEADERS)]
-    if rate:
-        command.append(f"--rps={rate / connections:g}")
-    command.append(f"http://{server.target}{endpoint.path}")
-    pid = server.process.pid
-    cpu_before, server_before = resource.getrusage(resource.RUSAGE_CHILDREN), tree_cpu_seconds(pid)
-    busy_before = machine_busy_seconds()
-    load = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(plan.warmup)
-        split = connections_per_worker(pid, server.port)
-    finally:
-        stdout, stderr = load.communicate(timeout=wall + 60)
-    busy_after = machine_busy_seconds()
-    cpu_after, server_after = resource.getrusage(resource.RUSAGE_CHILDREN), tree_cpu_seconds(pid)
-    h2load_cpu = cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime
-    server_cpu = server_after - server_before
-    requests, data = _H2LOAD_REQUESTS.search(stdout), _H2LOAD_DATA.search(stdout)
-    if load.returncode != 0 or requests is None or data is None:
-        raise SystemExit(f"h2load failed ({load.returncode}): {' '.join(command)}\n{stdout}\n{stderr}")
-    total, _, finished, succeeded, failed, errored, timeouts = map(int, requests.groups())
-    grpc_errors = check_answers(int(data.group(1)), succeeded, endpoint.answer_bytes)
-    rows = [line.split("\t") for line in log.read_text().splitlines() if line]
-    log.unlink()
-    starts = np.array([int(r[0]) for r in rows], dtype=np.int64)
-    measured = starts >= starts.min() + plan.warmup * 1_000_000 if len(rows) else np.zeros(0, dtype=bool)
-    durations = np.array([int(r[2]) for r in rows], dtype=np.int64)[measured]
-    http_errors = sum(r[1] != "200" for r in rows)
-    return {
-        "endpoint": endpoint.name, "mode": "open" if rate else "closed", "offered_rps": rate,
-        "connections": connections, "streams_per_connection": streams, "connections_per_worker": split,
-        "achieved_rps": len(durations) / plan.seconds, "measured_requests": len(durations),
-        "latency_ms": percentiles_ms(durations),
-        "requests": total, "done": finished, "failed": failed, "errored": errored, "timeouts": timeouts,
-        "http_errors": http_errors, "grpc_errors": grpc_errors,
-        "errors": failed + errored + timeouts + http_errors + grpc_errors,
-        "h2load_cpu_share": h2load_cpu / wall,
-        "server_cpu_us_per_request": server_cpu * 1e6 / max(1, finished),
-        "server_cpu_cores": server_cpu / wall,
-        # whatever else ran on the machine meanwhile (other users of a shared machine), in cores
-        "other_load_cores": max(0.0, busy_after - busy_before - h2load_cpu - server_cpu) / wall,
-    }
-
-
-def endpoints(target: str, work: Path, dedup_body: bytes) -> dict[str, Endpoint]:
-    """The health Check (the floor) and Dedup, each verified once through Python gRPC before any load."""
-    found = {}
-    for name, path, message in (("health", HEALTH_PATH, HEALTH_REQUEST), ("dedup", DEDUP_PATH, dedup_body)):
-        body = work / f"{name}.grpc"
-        body.write_bytes(grpc_frame(message))
-        found[name] = Endpoint(name, path, body, len(answer_of(target, path, message)))
-    return found
-
+# --- the sequential client ---------------------------------------------------------------------------------------
 
 def session_stream(id_sets: list[list[str]], calls: int, hit_share: float, stream: int) -> list[list[str]]:
     """The result sets a frontend sends, in order: with probability hit_share one of the last few again (a page
     reloaded or paged back: a session-cache hit), otherwise one never sent before. A new one is a drawn set in
     a ranking of its own (rotated), so streams 0 and 1 share none and neither repeats before its hits do."""
-    rng, recent, sent = random.Random(SEED + stream), collections.deque(maxlen=10), []
+    rng, recent, sent = random.Random(load.SEED + stream), collections.deque(maxlen=10), []
     for n in range(calls):
         if recent and rng.random() < hit_share:
             sent.append(rng.choice(recent))
@@ -469,52 +236,27 @@ def session_stream(id_sets: list[list[str]], calls: int, hit_share: float, strea
 
 
 def sequential(server: Server, id_sets: list[list[str]], calls: int, hit_share: float) -> dict:
-    """One client, one call at a time: NearDupClient.dedup, the same kind of requests pre-serialized through a
-    bare channel (no client-side conversion), and the health Check. Kinds alternate in blocks, so drift in the
-    machine's load touches all of them alike. With hit_share 0 (the default) the server's cache is off; otherwise
-    it is on and that share of the Dedup calls repeat a recent result set (session_stream)."""
-    block, warmup = 50, 50
-    target, pid = server.target, server.process.pid
+    """One client, one call at a time (load.sequential): NearDupClient.dedup, the same kind of requests
+    pre-serialized through a bare channel (no client-side conversion), and the health Check. With hit_share 0
+    (the default) the server's cache is off; otherwise it is on and that share of the Dedup calls repeat a recent
+    result set (session_stream)."""
+    warmup = 50
     client_sets = session_stream(id_sets, warmup + calls, hit_share, stream=0)
     raw_bodies = [pb.DedupRequest(ids=ids).SerializeToString()
                   for ids in session_stream(id_sets, warmup + calls, hit_share, stream=1)]
-    started, busy_before, server_before = time.perf_counter(), machine_busy_seconds(), tree_cpu_seconds(pid)
-    own_before = resource.getrusage(resource.RUSAGE_SELF)
-    with NearDupClient(target) as client, grpc.insecure_channel(target) as channel:
-        raw_dedup, check = channel.unary_unary(DEDUP_PATH), channel.unary_unary(HEALTH_PATH)
+    with NearDupClient(server.target) as client, grpc.insecure_channel(server.target) as channel:
+        raw_dedup, check = channel.unary_unary(load.DEDUP_PATH), channel.unary_unary(load.HEALTH_PATH)
         kinds = {  # each returns whether the session cache answered
             "Dedup, NearDupClient": lambda i: client.dedup(client_sets[i]).cached,
             "Dedup, pre-serialized bytes": lambda i: pb.DedupResponse.FromString(raw_dedup(raw_bodies[i])).cached,
-            "health Check (floor)": lambda i: check(HEALTH_REQUEST) and False,
+            "health Check (floor)": lambda i: check(load.HEALTH_REQUEST) and False,
         }
-        samples: dict[str, list[float]] = {name: [] for name in kinds}
-        errors, hits = dict.fromkeys(kinds, 0), dict.fromkeys(kinds, 0)
-        for call in kinds.values():
-            for i in range(warmup):
-                call(i)
-        for start in range(warmup, warmup + calls, block):
-            for name, call in kinds.items():
-                for i in range(start, min(warmup + calls, start + block)):
-                    began = time.perf_counter_ns()
-                    try:
-                        cached = call(i)
-                    except Exception:  # counted, not fatal: the figure says how many failed
-                        errors[name] += 1
-                        continue
-                    samples[name].append((time.perf_counter_ns() - began) / 1000)
-                    hits[name] += cached
-    own_after = resource.getrusage(resource.RUSAGE_SELF)
-    own = own_after.ru_utime + own_after.ru_stime - own_before.ru_utime - own_before.ru_stime
-    server_cpu = tree_cpu_seconds(pid) - server_before
-    other_load = (machine_busy_seconds() - busy_before - own - server_cpu) / (time.perf_counter() - started)
-    figures = {name: {"latency_ms": percentiles_ms(np.array(times)), "calls": len(times), "errors": errors[name],
-                      "cache_hits": hits[name]} for name, times in samples.items()}
-    floor = figures["health Check (floor)"]["latency_ms"]
-    for name, row in figures.items():
+        run = load.sequential(server, kinds, calls, warmup=warmup)
+    floor = run["kinds"]["health Check (floor)"]["latency_ms"]
+    for row in run["kinds"].values():
         row["p50_over_floor"] = row["latency_ms"]["p50"] / floor["p50"]
         row["p99_over_floor"] = row["latency_ms"]["p99"] / floor["p99"]
-    return {"result_sets": len(id_sets), "calls_per_kind": calls, "hit_share": hit_share,
-            "other_load_cores": max(0.0, other_load), "kinds": figures}
+    return {"result_sets": len(id_sets), "calls_per_kind": calls, "hit_share": hit_share, **run}
 
 
 # --- profile ------------------------------------------------------------------------------------------------------
@@ -545,7 +287,7 @@ def _frame_category(frame: str) -> str | None:
     return "servicer (other)"
 
 
-def profile(server: Server, endpoint: Endpoint, plan: Plan, out: Path) -> dict:
+def profile(server: Server, endpoint: load.Endpoint, plan: Plan, out: Path) -> dict:
     """py-spy samples of the GIL-holding thread of one worker under closed-loop Dedup load.
 
     Only the GIL holder runs Python, so the samples say where Python time goes; their count against the
@@ -555,21 +297,19 @@ def profile(server: Server, endpoint: Endpoint, plan: Plan, out: Path) -> dict:
     if py_spy is None:
         return {"skipped": "py-spy not installed (pip install py-spy)"}
     rate_hz, raw = 200, out / "harness_profile.txt"
-    load = subprocess.Popen(
-        ["h2load", f"--duration={plan.profile_seconds + 2}", f"--clients={CLOSED_CONNECTIONS}",
-         f"--max-concurrent-streams={CLOSED_STREAMS}", f"--data={endpoint.body}",
-         *(f"--header={header}" for header in GRPC_HEADERS), f"http://{server.target}{endpoint.path}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    generator = subprocess.Popen(
+        load.h2load_command(server.target, endpoint, plan.profile_seconds + 2, load.CLOSED_CONNECTIONS,
+                            load.CLOSED_STREAMS), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         time.sleep(1)
-        cpu_before = tree_cpu_seconds(server.process.pid)
+        cpu_before = measure.tree_cpu_seconds(server.process.pid)
         recorded = subprocess.run(
             [py_spy, "record", "--pid", str(server.process.pid), "--duration", str(plan.profile_seconds),
              "--rate", str(rate_hz), "--gil", "--format", "raw", "--output", str(raw)],
             capture_output=True, text=True, timeout=plan.profile_seconds + 60)
-        cpu = tree_cpu_seconds(server.process.pid) - cpu_before
+        cpu = measure.tree_cpu_seconds(server.process.pid) - cpu_before
     finally:
-        load_output = load.communicate(timeout=plan.profile_seconds + 60)[0]
+        load_output = generator.communicate(timeout=plan.profile_seconds + 60)[0]
     if recorded.returncode != 0 or not raw.exists():
         return {"skipped": f"py-spy failed: {recorded.stderr.strip()[-300:]}"}
     finished = re.search(r"finished in ([\d.]+)s, ([\d.]+) req/s", load_output)
@@ -585,7 +325,8 @@ def profile(server: Server, endpoint: Endpoint, plan: Plan, out: Path) -> dict:
     samples = sum(shares.values())
     return {
         "tool": f"py-spy record --gil --rate {rate_hz}, {plan.profile_seconds} s, 1 worker",
-        "load": f"h2load closed loop, {CLOSED_CONNECTIONS} connections x {CLOSED_STREAMS} streams, Dedup uncached",
+        "load": f"h2load closed loop, {load.CLOSED_CONNECTIONS} connections x {load.CLOSED_STREAMS} streams, "
+                "Dedup uncached",
         "rps": float(finished.group(2)) if finished else None,
         "samples": samples, "gil_held_share": samples / (rate_hz * plan.profile_seconds),
         "process_cpu_cores": cpu / plan.profile_seconds,
@@ -596,15 +337,6 @@ def profile(server: Server, endpoint: Endpoint, plan: Plan, out: Path) -> dict:
 
 # --- the run ------------------------------------------------------------------------------------------------------
 
-def stop(server: Server) -> dict:
-    """SIGTERM (then SIGKILL, by serverproc) and what the server logged as internal errors."""
-    try:
-        code = server.stop(timeout=20)
-    finally:
-        internal = server.log().count("internal error")
-    return {"exit_code": code, "internal_errors_logged": internal}
-
-
 def load_runs(store: Path, dedup_body: bytes, plan: Plan, work: Path, id_sets: list[list[str]], out: Path,
               hit_share: float) -> dict:
     """Every server-backed figure; each server is stopped however the measurement ends."""
@@ -612,26 +344,29 @@ def load_runs(store: Path, dedup_body: bytes, plan: Plan, work: Path, id_sets: l
     for workers in (1, 2):
         with_cache = workers in plan.open_workers or (workers == 1 and hit_share > 0)
         for cache in (False, True) if with_cache else (False,):
-            server = Server(store, *(() if cache else CACHE_OFF), workers=workers, port=free_port())
+            label = {"workers": workers, "cache": cache}
+            server = Server(store, *(() if cache else load.CACHE_OFF), workers=workers, port=free_port())
             try:
                 server.wait_ready(60)
-                found = endpoints(server.target, work, dedup_body)
+                found = load.endpoints(server.target, work, dedup_body)
                 if cache:
                     found = {"dedup cached": dataclasses.replace(found["dedup"], name="dedup cached")}
-                label = {"workers": workers, "cache": cache}
                 rates = (plan.rates if not cache else GOAL_OPEN_RATES) if workers in plan.open_workers else ()
+                shape = {"seconds": plan.seconds, "warmup": plan.warmup, "attempts": plan.attempts}
                 for rate in rates:
                     for endpoint in found.values():
-                        results["open_loop"].append({**label, **h2load(server, endpoint, plan, work, rate=rate)})
+                        results["open_loop"].append({**label, **load.h2load(server, endpoint, work, rate=rate,
+                                                                            **shape)})
                 for endpoint in found.values():
-                    results["closed_loop"].append({**label, **h2load(
-                        server, endpoint, plan, work, connections=CLOSED_CONNECTIONS, streams=CLOSED_STREAMS)})
+                    results["closed_loop"].append({**label, **load.h2load(
+                        server, endpoint, work, connections=load.CLOSED_CONNECTIONS, streams=load.CLOSED_STREAMS,
+                        **shape)})
                 if workers == 1 and cache == (hit_share > 0):
                     results["sequential"] = sequential(server, id_sets, plan.sequential_calls, hit_share)
                 if workers == 1 and not cache:
                     results["profile"] = profile(server, found["dedup"], plan, out)
             finally:
-                results["servers"].append({**label, **stop(server)})
+                results["servers"].append({**label, **load.stop_server(server)})
     return results
 
 
@@ -667,21 +402,6 @@ def goals(results: dict) -> list[dict]:
 
 # --- report -------------------------------------------------------------------------------------------------------
 
-def _ms(value: float | None) -> str:
-    return "—" if value is None else f"{value:.2f}"
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """Markdown lines; columns after the first that hold numbers are right-aligned."""
-    numeric = [i > 0 and all(re.match(r"^[\d.,—%× -]+$", row[i]) for row in rows) for i in range(len(header))]
-    return ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
-            *("| " + " | ".join(row) + " |" for row in rows)]
-
-
-def _latency_cells(latency: dict, names=("p50", "p90", "p99", "p99.9")) -> list[str]:
-    return [_ms(latency[name]) for name in names]
-
-
 def _floor_of(run: dict, runs: list[dict]) -> dict | None:
     """The health run at the same rate on the same server: the open-loop run's floor."""
     return next((r for r in runs if r["endpoint"] == "health" and r["workers"] == run["workers"]
@@ -703,45 +423,45 @@ def markdown(results: dict) -> str:
         "# neardup benchmark harness", "",
         f"`{results['command']}` — {meta['date']}, {meta['nproc']} × {meta['cpu']}, Python {meta['python']}, "
         f"grpcio {meta['grpcio']}, {meta['h2load'] or 'no h2load'}, commit {meta['commit']}. "
-        f"Dev corpus seed {SEED}: {results['index']['documents']} documents; result sets of 100 ids "
+        f"Dev corpus seed {load.SEED}: {results['index']['documents']} documents; result sets of 100 ids "
         f"with 20–40 % near-duplicates. Latencies in ms; every h2load run measures {plan['seconds']} s after "
         f"{plan['warmup']} s of warm-up. *other load*: cores busy with anything but the server and h2load.", "",
         "## Goals (issue 4)", "",
-        *_table(["goal", "measured", "met"],
+        *table(["goal", "measured", "met"],
                 [[g["goal"], g["measured"], "yes" if g["met"] else "**no**"] for g in results["goals"]]),
         "", f"## Sequential client (1 worker, {_cache_label(results['sequential']['hit_share'])}, one channel; "
         f"other load {results['sequential']['other_load_cores']:.2f} cores)", "",
-        *_table(["call", "p50", "p90", "p99", "p99.9", "p50 / floor", "p99 / floor", "cache hits", "errors"],
-                [[name, *_latency_cells(row["latency_ms"]), f"{row['p50_over_floor']:.2f}",
+        *table(["call", "p50", "p90", "p99", "p99.9", "p50 / floor", "p99 / floor", "cache hits", "errors"],
+                [[name, *latency_cells(row["latency_ms"]), f"{row['p50_over_floor']:.2f}",
                   f"{row['p99_over_floor']:.2f}", f"{row['cache_hits'] / max(1, row['calls']):.0%}",
                   str(row["errors"])]
                  for name, row in results["sequential"]["kinds"].items()]),
-        "", f"## Open loop (h2load --rps, {OPEN_CONNECTIONS} connections × {OPEN_STREAMS} streams)", "",
+        "", f"## Open loop (h2load --rps, {load.OPEN_CONNECTIONS} connections × {load.OPEN_STREAMS} streams)", "",
     ]
     open_runs = results["open_loop"]
-    lines += _table(
+    lines += table(
         ["workers", "offered rps", "endpoint", "achieved rps", "p50", "p90", "p99", "p99.9", "p99 / health p99",
          "errors", "server CPU µs/req", "h2load CPU", "other load", "runs", "conns per worker"],
         [[str(run["workers"]), str(run["offered_rps"]), run["endpoint"], f"{run['achieved_rps']:.0f}",
-          *_latency_cells(run["latency_ms"]),
+          *latency_cells(run["latency_ms"]),
           f"{run['latency_ms']['p99'] / floor['latency_ms']['p99']:.2f}" if floor else "—",
           str(run["errors"]), f"{run['server_cpu_us_per_request']:.0f}", f"{run['h2load_cpu_share']:.0%}",
           *_run_cells(run)] for run in open_runs for floor in [_floor_of(run, open_runs)]])
     closed_runs = results["closed_loop"]
-    lines += ["", f"## Closed loop ({CLOSED_CONNECTIONS} connections × {CLOSED_STREAMS} streams)", ""]
-    lines += _table(
+    lines += ["", f"## Closed loop ({load.CLOSED_CONNECTIONS} connections × {load.CLOSED_STREAMS} streams)", ""]
+    lines += table(
         ["workers", "endpoint", "rps", "vs 1 worker", "p50", "p99", "errors", "server CPU µs/req", "server cores",
          "h2load CPU", "other load", "runs", "conns per worker"],
         [[str(run["workers"]), run["endpoint"], f"{run['achieved_rps']:.0f}",
           f"{run['achieved_rps'] / one['achieved_rps']:.2f} ×" if one else "—",
-          *_latency_cells(run["latency_ms"], ("p50", "p99")), str(run["errors"]),
+          *latency_cells(run["latency_ms"], ("p50", "p99")), str(run["errors"]),
           f"{run['server_cpu_us_per_request']:.0f}", f"{run['server_cpu_cores']:.2f}",
           f"{run['h2load_cpu_share']:.0%}", *_run_cells(run)]
          for run in closed_runs
          for one in [next((r for r in closed_runs if r["endpoint"] == run["endpoint"] and r["workers"] == 1), None)]])
     lines += ["", f"## Kernel in process (µs per result set of 100, threshold {defaults.DEFAULT_THRESHOLD}, greedy; "
               "× = baseline / kernel on the baseline's sets)", ""]
-    lines += _table(
+    lines += table(
         ["sets", "dups/set", "kernel median", "kernel p99", "pure-Python reference", "×",
          "datasketch MinHash pairwise", "×", "MinHash numpy all-pairs", "×"],
         [[row["sets"], f"{row['duplicates_per_set']:.1f}", f"{row['kernel']['median_us']:.1f}",
@@ -750,11 +470,11 @@ def markdown(results: dict) -> str:
              f"{row['minhash_numpy']['median_us']:,.0f}", f"{row['minhash_numpy_ratio']:,.0f}"]
             if "minhash_pairwise" in row else ["—"] * 4)] for row in results["kernel"]])
     lines += ["", "## Dedup handler in process, without gRPC (µs, dev-corpus result sets)", ""]
-    lines += _table(["stage", "median", "p99"], [[name, f"{row['median_us']:.1f}", f"{row['p99_us']:.1f}"]
+    lines += table(["stage", "median", "p99"], [[name, f"{row['median_us']:.1f}", f"{row['p99_us']:.1f}"]
                                                  for name, row in results["request_path"]["stages"].items()])
     sketch = results["sketching"]
     lines += ["", f"## Sketching throughput ({sketch['documents']} dev corpus texts, best of {sketch['rounds']})", ""]
-    lines += _table(["sketcher", "docs/s", "× MinHash"],
+    lines += table(["sketcher", "docs/s", "× MinHash"],
                     [[f"{sketch['neardup']} (default unit)", f"{sketch['neardup_docs_per_s']:,.0f}",
                       f"{sketch['ratio']:.2f}"],
                      [sketch["minhash"], f"{sketch['minhash_docs_per_s']:,.0f}", "1.00"]])
@@ -767,7 +487,7 @@ def markdown(results: dict) -> str:
         lines += [f"{prof['tool']}; {prof['load']} at {prof['rps'] or 0:.0f} rps. The GIL was held "
                   f"{prof['gil_held_share']:.0%} of the wall time; the worker used {prof['process_cpu_cores']:.2f} "
                   "cores (gRPC's C core runs outside the GIL). Share of GIL-holding samples:", ""]
-        lines += _table(["where", "share"], [[name, f"{share:.0%}"] for name, share in prof["categories"].items()])
+        lines += table(["where", "share"], [[name, f"{share:.0%}"] for name, share in prof["categories"].items()])
     lines += ["", "Servers: " + "; ".join(
         f"{s['workers']} worker(s), cache {'on' if s['cache'] else 'off'}: exit {s['exit_code']}, "
         f"{s['internal_errors_logged']} internal errors logged" for s in results["servers"]) + ".", ""]
@@ -829,11 +549,11 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     results = {"command": "python benchmarks/harness.py" + (" --quick" if args.quick else "")
                + (f" --cache-hits {args.cache_hits:g}" if args.cache_hits else ""),
-               "machine": machine(), "plan": dataclasses.asdict(plan)}
+               "machine": measure.machine(), "plan": dataclasses.asdict(plan)}
     with tempfile.TemporaryDirectory(prefix="neardup-harness-") as scratch:
         work = Path(scratch)
-        docs, store_path, results["index"] = build_store(work)
-        id_sets, bodies = dedup_bodies(docs, plan.result_sets)
+        docs, store_path, results["index"] = load.build_store(work)
+        id_sets, bodies = load.dedup_bodies(docs, plan.result_sets)
         with open_store(store_path, readonly=True) as store:
             results["kernel"] = kernel_comparison(store, docs, id_sets, plan)
         results["sketching"] = sketching(docs, plan)

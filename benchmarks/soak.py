@@ -2,9 +2,10 @@
 
 Soak mode: `neardup serve --workers 2` on loopback, the development corpus (benchmarks/devcorpus.py, fixed seed)
 indexed by the real CLI, and Dedup of one result set of 100 stored ids offered open loop by h2load at a fixed
-rate (benchmarks/harness.py's runner and error count). The session cache is off unless --cache, so every request
-takes the whole path: decode, sketch gather, kernel, encode. The resident memory of each worker (VmRSS and
-RssAnon from /proc/PID/status) is sampled all along; its growth after the warm-up is the leak figure.
+rate (benchmarks/load.py's runner and error count, as the harness uses them). The session cache is off unless
+--cache, so every request takes the whole path: decode, sketch gather, kernel, encode. The resident memory of
+each worker (VmRSS and RssAnon from /proc/PID/status) is sampled all along; its growth after the warm-up is the
+leak figure.
 Passes with 0 failed RPCs, growth under 5 %, a clean exit on SIGTERM and no internal error logged.
 
 SIGTERM mode (--sigterm): the same load, plus a probe of NearDupClient calls (asyncio, open loop) whose every
@@ -23,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import dataclasses
 import json
 import os
 import shutil
@@ -39,7 +39,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import grpc  # noqa: E402
-import harness  # noqa: E402  (puts tests/ on sys.path)
+import load  # noqa: E402  (puts tests/ on sys.path: serverproc)
+import measure  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 from neardup.service.server import DEFAULT_THREADS  # noqa: E402
 from neardup_client import AsyncNearDupClient, NearDupClientError  # noqa: E402
@@ -78,16 +79,15 @@ def growth(samples: list[dict], pids: list[int], warmup: float) -> dict:
     return rows
 
 
-def load_in_background(server: Server, endpoint: harness.Endpoint, plan: harness.Plan, work: Path,
+def load_in_background(server: Server, endpoint: load.Endpoint, work: Path, seconds: int, warmup: int,
                        rate: int) -> tuple[threading.Thread, dict]:
-    """One harness h2load run in a thread (never repeated: a soak is one long run); its figures, or the reason
+    """One open-loop h2load run in a thread (never repeated: a soak is one long run); its figures, or the reason
     it gave up, land in the returned dict."""
     result: dict = {}
 
     def run() -> None:
         try:
-            result.update(harness.h2load_once(server, endpoint, plan, work, rate, harness.OPEN_CONNECTIONS,
-                                              harness.OPEN_STREAMS))
+            result.update(load.h2load_once(server, endpoint, work, seconds=seconds, warmup=warmup, rate=rate))
         except SystemExit as error:  # h2load failed, e.g. because the server went away under it
             result["gave_up"] = str(error).splitlines()[0]
 
@@ -183,38 +183,38 @@ def main(argv: list[str] | None = None) -> int:
                f"--warmup {warmup:g} --rate {args.rate} --workers {args.workers} --threads {args.threads}"
                + (f" --probe-rate {args.probe_rate} --drain {args.drain:g}" if args.sigterm else "")
                + (" --cache" if args.cache else ""))
-    report = {"command": command, "machine": harness.machine(), "seconds": seconds, "warmup": warmup,
+    report = {"command": command, "machine": measure.machine(), "seconds": seconds, "warmup": warmup,
               "offered_rps": args.rate, "workers": args.workers, "threads": args.threads, "cache": args.cache}
     with tempfile.TemporaryDirectory(prefix="neardup-soak-") as scratch:
         work = Path(scratch)
-        docs, store, report["index"] = harness.build_store(work)
-        id_sets, bodies = harness.dedup_bodies(docs, 1)
-        server = Server(store, *(() if args.cache else harness.CACHE_OFF), "--grace", "30", "--threads",
-                        str(args.threads), "--drain", str(args.drain), workers=args.workers,
-                        port=free_port()).wait_ready(60)
+        docs, store, report["index"] = load.build_store(work)
+        id_sets, bodies = load.dedup_bodies(docs, 1)
+        server = Server(store, *(() if args.cache else load.CACHE_OFF), "--grace", "30", "--threads",
+                        str(args.threads), "--drain", str(args.drain), workers=args.workers, port=free_port())
         try:
-            endpoint = harness.endpoints(server.target, work, bodies[0])["dedup"]
-            pids = harness.worker_pids(server.process.pid)
-            plan = dataclasses.replace(harness.QUICK, seconds=int(seconds - warmup), warmup=int(warmup))
-            load, figures = load_in_background(server, endpoint, plan, work, args.rate)
+            server.wait_ready(60)
+            endpoint = load.endpoints(server.target, work, bodies[0])["dedup"]
+            pids = measure.worker_pids(server.process.pid)
+            generator, figures = load_in_background(server, endpoint, work, int(seconds - warmup), int(warmup),
+                                                    args.rate)
             if args.sigterm:
                 outcomes, termed, stopped_sending = asyncio.run(probe(
                     server.target, id_sets[0], args.probe_rate, seconds, seconds / 2,
                     lambda: os.kill(server.process.pid, signal.SIGTERM), follow_health=args.drain > 0))
                 report["probe"] = {"rate": args.probe_rate, "drain": args.drain,
                                    **sigterm_verdict(outcomes, termed, stopped_sending, args.drain)}
-                load.join()
+                generator.join()
             else:
                 done = threading.Event()
                 sampler = threading.Thread(target=lambda: report.update(samples=sample_memory(pids, done, args.sample)))
                 sampler.start()
-                load.join()
+                generator.join()
                 done.set()
                 sampler.join()
                 report["memory"] = growth(report["samples"], pids, warmup)
             report["load"] = figures
         finally:
-            report["server"] = harness.stop(server)
+            report["server"] = load.stop_server(server)
     report["passed"] = passed(report, args.sigterm)
     name = ("soak_sigterm_drain" if args.drain else "soak_sigterm") if args.sigterm else "soak"
     args.out.mkdir(parents=True, exist_ok=True)
@@ -233,21 +233,21 @@ def passed(report: dict, sigterm: bool) -> bool:
 
 
 def summary(report: dict, sigterm: bool) -> str:
-    load = report["load"]
+    run = report["load"]
     lines = [f"`{report['command']}`: {report['workers']} workers x {report['threads']} threads, "
              f"cache {'on' if report['cache'] else 'off'}, "
              f"{report['offered_rps']} rps offered for {report['seconds']:.0f} s ({report['warmup']:.0f} s warm-up)"]
-    if "gave_up" in load:
-        lines.append(f"h2load: {load['gave_up']}")
+    if "gave_up" in run:
+        lines.append(f"h2load: {run['gave_up']}")
     else:
-        latency = load["latency_ms"]
-        lines.append(f"h2load: {load['requests']:,} requests, {load['achieved_rps']:.0f} rps achieved after warm-up, "
-                     f"{load['errors']} failed (HTTP {load['http_errors']}, gRPC {load['grpc_errors']}, "
-                     f"h2load failed/errored/timeout {load['failed']}/{load['errored']}/{load['timeouts']}); "
+        latency = run["latency_ms"]
+        lines.append(f"h2load: {run['requests']:,} requests, {run['achieved_rps']:.0f} rps achieved after warm-up, "
+                     f"{run['errors']} failed (HTTP {run['http_errors']}, gRPC {run['grpc_errors']}, "
+                     f"h2load failed/errored/timeout {run['failed']}/{run['errored']}/{run['timeouts']}); "
                      f"latency p50 {latency['p50']:.2f} ms, p99 {latency['p99']:.2f} ms, "
                      f"p99.9 {latency['p99.9']:.2f} ms, "
-                     f"max {latency['max']:.2f} ms; server CPU {load['server_cpu_us_per_request']:.0f} µs/request, "
-                     f"other load on the machine {load['other_load_cores']:.2f} cores")
+                     f"max {latency['max']:.2f} ms; server CPU {run['server_cpu_us_per_request']:.0f} µs/request, "
+                     f"other load on the machine {run['other_load_cores']:.2f} cores")
     if sigterm:
         probe_ = report["probe"]
         lines.append(f"probe ({probe_['rate']} calls/s): {probe_['ok_before_sigterm']}/{probe_['sent_before_sigterm']} "
