@@ -10,9 +10,10 @@ import pytest
 
 from neardup.cache import SessionCache
 from neardup.changefeed import ChangeFeed
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.store import create_store, open_store
-from neardup.view import SketchView
+from neardup.core.sketch import encode_sketch
+from neardup.store import open_store
+from neardup.view import LiveView
+from serverproc import sketch_store
 
 
 def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: list[str] = ()) -> None:
@@ -31,30 +32,39 @@ def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: 
 
 @pytest.fixture
 def store(tmp_path):
-    with create_store(tmp_path / "store", SketchConfig(), []) as created:
-        created.put_many([("a", encode_sketch([1, 2, 3])), ("b", encode_sketch([4, 5]))])
-    with open_store(tmp_path / "store") as opened:
+    with open_store(sketch_store(tmp_path / "store", {"a": encode_sketch([1, 2, 3]), "b": encode_sketch([4, 5])})) \
+            as opened:
         yield opened
 
 
 def test_view_answers_like_the_store_and_follows_other_processes(store, tmp_path):
-    feed = ChangeFeed(store)
-    view = SketchView(store, feed)
+    view = LiveView(store)
     ids = ["a", "b", "c"]
-    assert view.get_many(ids) == store.get_many(ids) == [encode_sketch([1, 2, 3]), encode_sketch([4, 5]), None]
-    assert view.get_many(ids) == store.get_many(ids)  # now from memory
+    assert view.read().get_many(ids) == store.get_many(ids) == [encode_sketch([1, 2, 3]), encode_sketch([4, 5]), None]
+    reading = view.read()
+    assert reading.get_many(ids) == store.get_many(ids)  # now from memory
     write_from_another_process(tmp_path / "store", {"a": [7, 8], "c": [9]}, deletes=["b"])
-    feed.refresh()
-    assert view.get_many(ids) == [encode_sketch([7, 8]), None, encode_sketch([9])]
+    assert reading.get_many(ids) == [encode_sketch([1, 2, 3]), encode_sketch([4, 5]), None]  # read before the write
+    assert view.read().get_many(ids) == [encode_sketch([7, 8]), None, encode_sketch([9])]
+
+
+def test_answers_are_remembered_until_an_id_they_read_changes(store, tmp_path):
+    view = LiveView(store, cache_size=10, cache_ttl=0)
+    reading = view.read()
+    reading.remember(b"set-ab", "answer ab", frozenset({"a", "b"}))
+    reading.remember(b"set-c", "answer c", frozenset({"c"}))
+    assert view.read().cached(b"set-ab") == "answer ab"
+    write_from_another_process(tmp_path / "store", {"b": [6]})
+    assert view.read().cached(b"set-ab") is None
+    assert view.read().cached(b"set-c") == "answer c"
 
 
 def test_view_is_dropped_when_the_change_log_cannot_tell(store, tmp_path):
-    feed = ChangeFeed(store)
-    view = SketchView(store, feed)
-    view.get_many(["a"])
+    view = LiveView(store)
+    view.read().get_many(["a"])
     store.put_many([("a", encode_sketch([11]))])
-    view._invalidate(feed.seen + 1, None)  # what a subscriber hears when the log no longer reaches back
-    assert view.get_many(["a"]) == [encode_sketch([11])]
+    view._sketches._invalidate(view.read().generation, None)  # what a subscriber hears when the log cannot tell
+    assert view.read().get_many(["a"]) == [encode_sketch([11])]
 
 
 def test_session_cache_drops_only_answers_that_read_a_changed_id(store, tmp_path):

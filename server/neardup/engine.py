@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from . import __version__
 from .core import kernel
@@ -14,8 +14,7 @@ from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
 from .core.reference import GROUPINGS, METRICS, Grouping
 from .core.sketch import SketchConfig, Sketcher, validate_sketch
 from .errors import InvalidArgument, TooLarge
-from .store.base import MAX_ID_BYTES, SketchStore
-from .view import SketchView
+from .store.base import SketchStore, check_ids
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
@@ -59,23 +58,16 @@ class DedupOutcome(NamedTuple):
     read_ids: frozenset[str]    # ids whose sketches came from the store (what a cached answer depends on)
 
 
-def check_ids(ids: Sequence[str]) -> None:
-    """Refuses empty ids and ids over the store's key limit; a few C-level passes, no per-id Python work."""
-    if "" in ids:
-        raise InvalidArgument(f"every result needs a non-empty id (position {list(ids).index('')} is empty)")
-    if ids and max(map(len, ids)) > MAX_ID_BYTES // 4:  # only then can the UTF-8 form exceed the limit
-        for doc_id in ids:
-            if len(doc_id.encode("utf-8", "surrogatepass")) > MAX_ID_BYTES:
-                raise InvalidArgument(f"id longer than {MAX_ID_BYTES} bytes: {doc_id[:40]!r}...")
+#: How the engine reads stored sketches: SketchStore.get_many, or a view.Reading's (the request path).
+ReadSketches = Callable[[Sequence[str]], "list[bytes | None]"]
 
 
 class Deduplicator:
     """Store + sketcher + kernel: the whole request path after decoding."""
 
-    def __init__(self, store: SketchStore, limits: Limits = Limits(), view: SketchView | None = None):
+    def __init__(self, store: SketchStore, limits: Limits = Limits()):
         self.store = store
         self.limits = limits
-        self._read = (view or store).get_many
         self.config: SketchConfig = store.config
         self.sketcher = Sketcher(store.config, store.stoplist)
 
@@ -97,16 +89,17 @@ class Deduplicator:
             raise TooLarge(f"text of {doc.id!r} is {size} bytes, over the limit of {self.limits.max_text_bytes}")
         return self.sketcher.sketch(doc.text, doc.lang or None)
 
-    def dedup_ids(self, ids: Sequence[str], params: DedupParams) -> DedupOutcome:
-        """The fast path: every result is a stored article."""
+    def dedup_ids(self, ids: Sequence[str], params: DedupParams, read: ReadSketches | None = None) -> DedupOutcome:
+        """The fast path: every result is a stored article. `read` defaults to the store itself."""
         self._check_size(len(ids))
         check_ids(ids)
-        sketches = self._read(ids)
+        sketches = (read or self.store.get_many)(ids)
         missing = [position for position, sketch in enumerate(sketches) if sketch is None]
         grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
         return DedupOutcome(grouping, missing, frozenset(ids))
 
-    def dedup_documents(self, documents: Sequence[Document], params: DedupParams) -> DedupOutcome:
+    def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
+                        read: ReadSketches | None = None) -> DedupOutcome:
         """A result set that may carry texts or sketches inline; documents with only an id are read from the store."""
         self._check_size(len(documents))
         check_ids([doc.id for doc in documents])
@@ -120,7 +113,7 @@ class Deduplicator:
                 sketches.append(self._inline_sketch(doc))
         stored_ids = [documents[p].id for p in stored_positions]
         missing = []
-        for position, sketch in zip(stored_positions, self._read(stored_ids)):
+        for position, sketch in zip(stored_positions, (read or self.store.get_many)(stored_ids)):
             sketches[position] = sketch
             if sketch is None:
                 missing.append(position)

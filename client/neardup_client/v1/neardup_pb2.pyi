@@ -56,23 +56,25 @@ class Document(_message.Message):
     def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., sketch: _Optional[bytes] = ..., lang: _Optional[str] = ...) -> None: ...
 
 class DedupRequest(_message.Message):
-    __slots__ = ("ids", "documents", "threshold", "metric", "grouping", "sketch_config")
+    __slots__ = ("ids", "documents", "threshold", "metric", "grouping", "sketch_config", "tag")
     IDS_FIELD_NUMBER: _ClassVar[int]
     DOCUMENTS_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     METRIC_FIELD_NUMBER: _ClassVar[int]
     GROUPING_FIELD_NUMBER: _ClassVar[int]
     SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    TAG_FIELD_NUMBER: _ClassVar[int]
     ids: _containers.RepeatedScalarFieldContainer[str]
     documents: _containers.RepeatedCompositeFieldContainer[Document]
     threshold: float
     metric: Metric
     grouping: Grouping
     sketch_config: SketchConfig
-    def __init__(self, ids: _Optional[_Iterable[str]] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ...) -> None: ...
+    tag: int
+    def __init__(self, ids: _Optional[_Iterable[str]] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., tag: _Optional[int] = ...) -> None: ...
 
 class DedupResponse(_message.Message):
-    __slots__ = ("duplicate_of", "similarity", "group", "missing", "cached", "threshold", "metric", "grouping")
+    __slots__ = ("duplicate_of", "similarity", "group", "missing", "cached", "threshold", "metric", "grouping", "tag", "error")
     DUPLICATE_OF_FIELD_NUMBER: _ClassVar[int]
     SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
@@ -81,6 +83,8 @@ class DedupResponse(_message.Message):
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     METRIC_FIELD_NUMBER: _ClassVar[int]
     GROUPING_FIELD_NUMBER: _ClassVar[int]
+    TAG_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     duplicate_of: _containers.RepeatedScalarFieldContainer[int]
     similarity: _containers.RepeatedScalarFieldContainer[float]
     group: _containers.RepeatedScalarFieldContainer[int]
@@ -89,7 +93,17 @@ class DedupResponse(_message.Message):
     threshold: float
     metric: Metric
     grouping: Grouping
-    def __init__(self, duplicate_of: _Optional[_Iterable[int]] = ..., similarity: _Optional[_Iterable[float]] = ..., group: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., cached: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ...) -> None: ...
+    tag: int
+    error: Status
+    def __init__(self, duplicate_of: _Optional[_Iterable[int]] = ..., similarity: _Optional[_Iterable[float]] = ..., group: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., cached: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ..., tag: _Optional[int] = ..., error: _Optional[_Union[Status, _Mapping]] = ...) -> None: ...
+
+class Status(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
 
 class UpsertRequest(_message.Message):
     __slots__ = ("documents", "sketch_config")

@@ -40,6 +40,11 @@ class NearDupStub:
                 request_serializer=neardup_dot_v1_dot_neardup__pb2.DedupRequest.SerializeToString,
                 response_deserializer=neardup_dot_v1_dot_neardup__pb2.DedupResponse.FromString,
                 _registered_method=True)
+        self.DedupStream = channel.stream_stream(
+                '/neardup.v1.NearDup/DedupStream',
+                request_serializer=neardup_dot_v1_dot_neardup__pb2.DedupRequest.SerializeToString,
+                response_deserializer=neardup_dot_v1_dot_neardup__pb2.DedupResponse.FromString,
+                _registered_method=True)
         self.Upsert = channel.unary_unary(
                 '/neardup.v1.NearDup/Upsert',
                 request_serializer=neardup_dot_v1_dot_neardup__pb2.UpsertRequest.SerializeToString,
@@ -63,6 +68,21 @@ class NearDupServicer:
 
     def Dedup(self, request, context):
         """Which results of a ranked result set to keep, and which duplicate which.
+        buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DedupStream(self, request_iterator, context):
+        """Dedup for callers with many result sets per second: one long-lived stream, one DedupRequest per result set.
+        Each request gets exactly one DedupResponse, in request order, carrying the request's tag. A request that
+        fails (a bad threshold, too many results...) is answered with `error` set and the stream goes on; the
+        stream itself ends with a status only for what ends every call (authentication, a message over the size
+        limit, the server stopping, too many open streams: RESOURCE_EXHAUSTED).
+        buf:lint:ignore RPC_REQUEST_STANDARD_NAME
+        buf:lint:ignore RPC_RESPONSE_STANDARD_NAME
+        buf:lint:ignore RPC_REQUEST_RESPONSE_UNIQUE
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -94,6 +114,11 @@ def add_NearDupServicer_to_server(servicer, server):
     rpc_method_handlers = {
             'Dedup': grpc.unary_unary_rpc_method_handler(
                     servicer.Dedup,
+                    request_deserializer=neardup_dot_v1_dot_neardup__pb2.DedupRequest.FromString,
+                    response_serializer=neardup_dot_v1_dot_neardup__pb2.DedupResponse.SerializeToString,
+            ),
+            'DedupStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.DedupStream,
                     request_deserializer=neardup_dot_v1_dot_neardup__pb2.DedupRequest.FromString,
                     response_serializer=neardup_dot_v1_dot_neardup__pb2.DedupResponse.SerializeToString,
             ),
@@ -139,6 +164,33 @@ class NearDup:
             request,
             target,
             '/neardup.v1.NearDup/Dedup',
+            neardup_dot_v1_dot_neardup__pb2.DedupRequest.SerializeToString,
+            neardup_dot_v1_dot_neardup__pb2.DedupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DedupStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/neardup.v1.NearDup/DedupStream',
             neardup_dot_v1_dot_neardup__pb2.DedupRequest.SerializeToString,
             neardup_dot_v1_dot_neardup__pb2.DedupResponse.FromString,
             options,

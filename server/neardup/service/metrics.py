@@ -63,7 +63,8 @@ class ServiceMetrics:
     def __init__(self) -> None:
         prom = _prometheus_multiprocess()
         self.rpc_duration = prom.Histogram(
-            "neardup_rpc_duration_seconds", "Server time of unary RPCs, from the handler's start to its end",
+            "neardup_rpc_duration_seconds", "Server time of unary RPCs (handler start to end) and of each "
+            "DedupStream message (its receipt to its answer; code: the message's own status)",
             ["service", "method", "code"], buckets=DURATION_BUCKETS, registry=None)
         self.in_flight = prom.Gauge("neardup_rpc_in_flight", "Unary RPCs being handled, all workers",
                                     registry=None, multiprocess_mode="livesum")
@@ -84,9 +85,9 @@ class ServiceMetrics:
     def interceptor(self, methods: Iterable[str]) -> "MetricsInterceptor":
         return MetricsInterceptor(self, methods)
 
-    def instrument(self, servicer):
-        """The servicer with its cache and engine wrapped (a new servicer; the given one is left as it is), and the
-        store gauges set now and whenever its change feed or one of its writes moves the store's generation."""
+    def instrument(self, servicer, service: str):
+        """Measures the servicer in place: its engine and session cache wrapped, each DedupStream message timed,
+        and the store gauges set now and whenever its view or one of its writes moves the store's generation."""
         engine = servicer.engine
         store = engine.store
 
@@ -94,11 +95,21 @@ class ServiceMetrics:
             self.store_generation.set(generation)
             self.store_articles.set(store.count())
 
-        store_changed(servicer.feed.refresh())
-        servicer.feed.subscribe(lambda now, _changed: store_changed(now))
-        return type(servicer)(_MeasuredEngine(engine, self.dedup_results.observe, store_changed), servicer.feed,
-                              _CountingCache(servicer.cache, self.cache_hits.inc, self.cache_misses.inc),
-                              servicer.defaults)
+        view = servicer.view
+        store_changed(view.read().generation)
+        view.subscribe(lambda now, _changed: store_changed(now))
+        view.answers = _CountingCache(view.answers, self.cache_hits.inc, self.cache_misses.inc)
+        servicer.engine = _MeasuredEngine(engine, self.dedup_results.observe, store_changed)
+        observers = {}
+
+        def observe_stream_message(code: str, seconds: float) -> None:
+            observe = observers.get(code)
+            if observe is None:
+                observe = observers[code] = self.rpc_duration.labels(service, "DedupStream", code).observe
+            observe(seconds)
+
+        servicer.observe_stream_message = observe_stream_message
+        return servicer
 
 
 class _CountingCache:
@@ -134,13 +145,13 @@ class _MeasuredEngine:
     def __getattr__(self, name):
         return getattr(self._engine, name)
 
-    def dedup_ids(self, ids, params):
-        outcome = self._engine.dedup_ids(ids, params)
+    def dedup_ids(self, ids, params, read=None):
+        outcome = self._engine.dedup_ids(ids, params, read)
         self._observe(len(ids))
         return outcome
 
-    def dedup_documents(self, documents, params):
-        outcome = self._engine.dedup_documents(documents, params)
+    def dedup_documents(self, documents, params, read=None):
+        outcome = self._engine.dedup_documents(documents, params, read)
         self._observe(len(documents))
         return outcome
 

@@ -30,7 +30,7 @@ from ..errors import InvalidArgument, NearDupError
 from ..store import open_store
 from . import metrics
 from .auth import TokenInterceptor
-from .servicer import SERVICE_NAME, NearDupServicer, add_to_server
+from .servicer import DEFAULT_MAX_STREAMS, SERVICE_NAME, NearDupServicer, add_to_server
 
 log = logging.getLogger("neardup.serve")
 
@@ -94,6 +94,7 @@ class ServeOptions:
     port: int = DEFAULT_PORT
     workers: int = 1
     threads: int = DEFAULT_THREADS
+    max_streams: int = DEFAULT_MAX_STREAMS  # open DedupStreams per worker, each with a thread of its own
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_result_set: int = DEFAULT_MAX_RESULT_SET
     cache_size: int = DEFAULT_MAXSIZE
@@ -107,6 +108,8 @@ class ServeOptions:
     def __post_init__(self) -> None:
         if self.workers < 1 or self.threads < 1:
             raise InvalidArgument("--workers and --threads must be at least 1")
+        if self.max_streams < 0:
+            raise InvalidArgument("--max-streams must be >= 0 (0: no DedupStream)")
         if self.workers > 1 and self.port == 0:
             raise InvalidArgument("--workers > 1 needs a fixed --port (the workers share it)")
         if not 0 <= self.port <= 65535:
@@ -149,7 +152,7 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
     if options.token:
         interceptors.append(TokenInterceptor(options.token))
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=options.threads),
+        futures.ThreadPoolExecutor(max_workers=options.threads + options.max_streams),
         interceptors=interceptors or None,
         options=[
             ("grpc.max_receive_message_length", options.max_message_bytes),
@@ -159,9 +162,9 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
         ],
     )
     servicer = NearDupServicer.for_store(store, Limits(max_result_set=options.max_result_set),
-                                         options.cache_size, options.cache_ttl)
+                                         options.cache_size, options.cache_ttl, options.max_streams)
     if measured:
-        servicer = measured.instrument(servicer)
+        measured.instrument(servicer, SERVICE_NAME)
     add_to_server(servicer, server)
     health_servicer = health.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -6,22 +6,24 @@ bytes before decoding anything, and a malformed message is an INVALID_ARGUMENT, 
 from __future__ import annotations
 
 import logging
+import threading
+import time
+from typing import Callable, Iterator
 
 import grpc
 from google.protobuf.message import DecodeError
 from neardup_client.v1 import neardup_pb2 as pb
 
-from ..cache import SessionCache
-from ..changefeed import ChangeFeed
 from ..engine import Deduplicator, DedupParams, Limits
 from ..errors import ConfigMismatch, InvalidArgument, NearDupError, StoreUnavailable, TooLarge
 from ..store.base import SketchStore
-from ..view import SketchView
+from ..view import LiveView, Reading
 from . import converters
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["NearDup"].full_name
 log = logging.getLogger("neardup.serve")
 
+DEFAULT_MAX_STREAMS = 8
 STATUS_CODES = {
     InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
     TooLarge: grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -47,37 +49,73 @@ def _decode(message_type, request_bytes: bytes):
 
 
 class NearDupServicer:
-    def __init__(self, engine: Deduplicator, feed: ChangeFeed, cache: SessionCache,
-                 defaults: DedupParams = DedupParams()):
+    def __init__(self, engine: Deduplicator, view: LiveView, defaults: DedupParams = DedupParams(),
+                 max_streams: int = DEFAULT_MAX_STREAMS):
         self.engine = engine
-        self.feed = feed
-        self.cache = cache
+        self.view = view
         self.defaults = defaults
+        self.streams = StreamSlots(max_streams)
+        #: Told (status code name, seconds) for each DedupStream message answered (metrics set it).
+        self.observe_stream_message: Callable[[str, float], None] | None = None
 
     @classmethod
-    def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float) -> "NearDupServicer":
-        """The request path of one process: change feed, in-memory sketch view, session cache, engine."""
-        feed = ChangeFeed(store)
-        engine = Deduplicator(store, limits, SketchView(store, feed))
-        return cls(engine, feed, SessionCache(feed, cache_size, cache_ttl))
+    def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float,
+                  max_streams: int = DEFAULT_MAX_STREAMS) -> "NearDupServicer":
+        """The request path of one process: the live view of the store (sketches, session cache) and the engine."""
+        return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl), max_streams=max_streams)
 
     def Dedup(self, request_bytes: bytes, context) -> bytes:
-        now = self.feed.refresh()
-        answer = self.cache.get(request_bytes, now)
+        reading = self.view.read()
+        answer = reading.cached(request_bytes)
         if answer is not None:
             return answer + _CACHED_FLAG
         request = _decode(pb.DedupRequest, request_bytes)
+        if request.tag:  # the cache holds untagged answers; the tag goes on last (a later field wins)
+            tag = pb.DedupResponse(tag=request.tag).SerializeToString()
+            request.ClearField("tag")
+            request_bytes = request.SerializeToString()
+            answer = reading.cached(request_bytes)
+            if answer is not None:
+                return answer + _CACHED_FLAG + tag
+            return self._compute(request, request_bytes, reading) + tag
+        return self._compute(request, request_bytes, reading)
+
+    def _compute(self, request: pb.DedupRequest, key: bytes, reading: Reading) -> bytes:
         params = converters.dedup_params(request, self.defaults)
         if request.ids and request.documents:
             raise InvalidArgument("set either ids or documents in a DedupRequest, not both")
         if request.documents:
             self.engine.check_config(converters.request_sketch_config(request))
-            outcome = self.engine.dedup_documents([converters.document(d) for d in request.documents], params)
+            outcome = self.engine.dedup_documents([converters.document(d) for d in request.documents], params,
+                                                  reading.get_many)
         else:
-            outcome = self.engine.dedup_ids(list(request.ids), params)
+            outcome = self.engine.dedup_ids(list(request.ids), params, reading.get_many)
         answer = converters.dedup_response(outcome, params).SerializeToString()
-        self.cache.put(request_bytes, answer, outcome.read_ids, now)
+        reading.remember(key, answer, outcome.read_ids)
         return answer
+
+    def DedupStream(self, request_iterator: Iterator[bytes], context) -> Iterator[bytes]:
+        """Dedup per message, answers in order; a failed message is answered with its status, the stream goes on."""
+        if not self.streams.acquire():
+            raise TooLarge(f"this worker already serves {self.streams.limit} DedupStreams (--max-streams); "
+                                 "close one, use unary Dedup, or start the server with more")
+        observe, clock = self.observe_stream_message, time.perf_counter
+        try:
+            for request_bytes in request_iterator:
+                started = clock()
+                code = "OK"
+                try:
+                    answer = self.Dedup(request_bytes, context)
+                except Exception as error:  # noqa: BLE001 (every failure is this message's answer)
+                    status, details = _status_of(error, "DedupStream")
+                    code = status.name
+                    answer = pb.DedupResponse(tag=_tag_of(request_bytes), error=pb.Status(
+                        code=status.value[0], message=details)).SerializeToString()
+                if observe is not None:
+                    observe(code, clock() - started)
+                yield answer
+        finally:
+            self.streams.release()
 
     def Upsert(self, request_bytes: bytes, context) -> bytes:
         request = _decode(pb.UpsertRequest, request_bytes)
@@ -95,22 +133,68 @@ class NearDupServicer:
         return converters.info_response(self.engine.info()).SerializeToString()
 
 
-def _handler(method):
+class StreamSlots:
+    """How many DedupStreams one worker serves at once. A sync gRPC server gives each open stream a thread for its
+    whole life, so the server's pool has this many threads on top of --threads, and unary calls (health checks
+    among them) are never starved by streams."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self._free = threading.BoundedSemaphore(limit) if limit > 0 else None
+
+    def acquire(self) -> bool:
+        return self._free is not None and self._free.acquire(blocking=False)
+
+    def release(self) -> None:
+        self._free.release()
+
+
+def _tag_of(request_bytes: bytes) -> int:
+    try:
+        return pb.DedupRequest.FromString(request_bytes).tag
+    except DecodeError:
+        return 0
+
+
+def _status_of(error: Exception, method: str) -> tuple[grpc.StatusCode, str]:
+    """A domain error's status code and message; anything else is a bug: INTERNAL, with the traceback logged."""
+    if isinstance(error, NearDupError):
+        return status_code(error), str(error)
+    log.error("internal error in %s", method, exc_info=error)
+    return grpc.StatusCode.INTERNAL, "internal error; see the server log"
+
+
+def _unary(method):
     """Runs one RPC, mapping domain errors to their status code and anything else to INTERNAL (logged)."""
 
     def handle(request_bytes: bytes, context):
         try:
             return method(request_bytes, context)
-        except NearDupError as error:
-            code, details = status_code(error), str(error)
-        except Exception:  # a bug: keep serving, tell the caller, keep the traceback
-            log.exception("internal error in %s", method.__name__)
-            code, details = grpc.StatusCode.INTERNAL, "internal error; see the server log"
+        except Exception as error:  # noqa: BLE001 (a bug too: keep serving, tell the caller)
+            code, details = _status_of(error, method.__name__)
         context.abort(code, details)
 
     return grpc.unary_unary_rpc_method_handler(handle)
 
 
+def _stream(method):
+    """A streaming RPC: what ends the whole stream (too many streams, a bug outside any message) is its status."""
+
+    def handle(request_iterator, context):
+        try:
+            yield from method(request_iterator, context)
+        except Exception as error:  # noqa: BLE001
+            code, details = _status_of(error, method.__name__)
+            context.abort(code, details)
+
+    return grpc.stream_stream_rpc_method_handler(handle)
+
+
+UNARY_METHODS = ("Dedup", "Upsert", "Delete", "Info")
+STREAM_METHODS = ("DedupStream",)
+
+
 def add_to_server(servicer: NearDupServicer, server: grpc.Server) -> None:
-    methods = {name: _handler(getattr(servicer, name)) for name in ("Dedup", "Upsert", "Delete", "Info")}
+    methods = {name: _unary(getattr(servicer, name)) for name in UNARY_METHODS}
+    methods.update((name, _stream(getattr(servicer, name))) for name in STREAM_METHODS)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, methods),))

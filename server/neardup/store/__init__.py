@@ -5,10 +5,10 @@ import os
 from typing import Iterable
 
 from ..core.sketch import SketchConfig
-from .base import MAX_ID_BYTES, SketchStore, encode_id
+from .base import MAX_ID_BYTES, SketchStore, check_ids, encode_id
 from .lmdb import DEFAULT_MAP_SIZE, FORMAT_VERSION, LmdbStore
 
-__all__ = ["MAX_ID_BYTES", "FORMAT_VERSION", "SketchStore", "encode_id", "open_store", "create_store",
+__all__ = ["MAX_ID_BYTES", "FORMAT_VERSION", "SketchStore", "check_ids", "encode_id", "open_store", "create_store",
            "default_store_path"]
 
 #: Where commands look for the store when --store is not given: $NEARDUP_STORE, else ./neardup-store.
