@@ -48,16 +48,11 @@ import devcorpus  # noqa: E402
 import evaluate  # noqa: E402
 import load  # noqa: E402  (puts tests/ on sys.path: serverproc)
 import measure  # noqa: E402
+import request_cost  # noqa: E402
 import neardup  # noqa: E402
-from neardup.cache import DEFAULT_MAXSIZE, DEFAULT_TTL  # noqa: E402
-from neardup.changefeed import ChangeFeed  # noqa: E402
 from neardup.core import defaults, kernel, reference  # noqa: E402
 from neardup.core.sketch import SketchConfig, decode_sketch, encode_sketch  # noqa: E402
-from neardup.engine import DedupParams, Limits  # noqa: E402
-from neardup.service import converters  # noqa: E402
-from neardup.service.servicer import NearDupServicer  # noqa: E402
 from neardup.store import open_store  # noqa: E402
-from neardup.view import SketchView  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
 from report import latency_cells, table  # noqa: E402
@@ -172,49 +167,6 @@ def sketching(docs: list[devcorpus.Doc], plan: Plan) -> dict:
     return {"documents": len(texts), "rounds": plan.sketch_rounds, "neardup": names["neardup"],
             "minhash": names["minhash"], "neardup_docs_per_s": rates[names["neardup"]],
             "minhash_docs_per_s": rates[names["minhash"]], "ratio": rates[names["neardup"]] / rates[names["minhash"]]}
-
-
-def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
-    """The server's Dedup handler without gRPC, whole and stage by stage, built as `serve` builds it
-    (NearDupServicer.for_store); the in-memory view and the cache are warm, as in a serving worker."""
-    with open_store(store_path, readonly=True) as store:
-        uncached = NearDupServicer.for_store(store, Limits(), 0, 0)
-        cached = NearDupServicer.for_store(store, Limits(), DEFAULT_MAXSIZE, DEFAULT_TTL)
-        view = SketchView(store, ChangeFeed(store))
-        params = DedupParams()
-
-        def decode(body: bytes) -> tuple[list[str], DedupParams]:
-            request = pb.DedupRequest.FromString(body)
-            return list(request.ids), converters.dedup_params(request, params)
-
-        ids = [decode(body)[0] for body in bodies]
-        sketches = [view.get_many(i) for i in ids]
-        outcomes = [uncached.engine.dedup_ids(i, params) for i in ids]
-        for body in bodies:
-            cached.Dedup(body, None)
-        stages = {
-            "handler, uncached (servicer.Dedup)": (lambda b: uncached.Dedup(b, None), [(b,) for b in bodies]),
-            "handler, cache hit": (lambda b: cached.Dedup(b, None), [(b,) for b in bodies]),
-            "change feed check (store.generation)": (uncached.feed.refresh, [()] * len(bodies)),
-            "request decode (FromString, ids list, params)": (decode, [(b,) for b in bodies]),
-            "sketch gather, in-memory view (warm)": (view.get_many, [(i,) for i in ids]),
-            "sketch gather, store.get_many (LMDB: a view miss)": (store.get_many, [(i,) for i in ids]),
-            "kernel.dedup": (lambda s: kernel.dedup(s, store.config.k, params.threshold), [(s,) for s in sketches]),
-            "engine.dedup_ids (checks, gather, kernel)": (lambda i: uncached.engine.dedup_ids(i, params),
-                                                          [(i,) for i in ids]),
-            "response encode (message, SerializeToString)":
-                (lambda o: converters.dedup_response(o, params).SerializeToString(), [(o,) for o in outcomes]),
-        }
-        return {"stages": measure.interleaved_us(stages, rounds)}
-
-
-def representative(store_path: Path, bodies: list[bytes]) -> int:
-    """The result set whose in-process handler cost is the median: h2load posts one body per run."""
-    with open_store(store_path, readonly=True) as store:
-        servicer = NearDupServicer.for_store(store, Limits(), 0, 0)
-        samples = measure.time_calls(lambda b: servicer.Dedup(b, None), [(b,) for b in bodies], 9)
-    costs = [statistics.median(times) for times in samples]
-    return sorted(range(len(bodies)), key=costs.__getitem__)[len(bodies) // 2]
 
 
 # --- the sequential client ---------------------------------------------------------------------------------------
@@ -557,8 +509,8 @@ def main(argv: list[str] | None = None) -> None:
         with open_store(store_path, readonly=True) as store:
             results["kernel"] = kernel_comparison(store, docs, id_sets, plan)
         results["sketching"] = sketching(docs, plan)
-        results["request_path"] = request_path(store_path, bodies, plan.stage_rounds)
-        chosen = representative(store_path, bodies)
+        results["request_path"] = request_cost.request_path(store_path, bodies, plan.stage_rounds)
+        chosen = request_cost.representative(store_path, bodies)
         results["h2load_body"] = {"result_set": chosen, "request_bytes": len(bodies[chosen])}
         results.update(load_runs(store_path, bodies[chosen], plan, work, id_sets, args.out, args.cache_hits))
     results["goals"] = goals(results)

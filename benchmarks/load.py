@@ -37,6 +37,7 @@ from serverproc import NEARDUP, Server  # noqa: E402
 
 SEED = devcorpus.SPLIT_SEEDS[devcorpus.DEFAULT_SPLIT]
 DEDUP_PATH = "/neardup.v1.NearDup/Dedup"
+STREAM_PATH = "/neardup.v1.NearDup/DedupStream"
 HEALTH_PATH = "/grpc.health.v1.Health/Check"
 HEALTH_REQUEST = health_pb2.HealthCheckRequest().SerializeToString()
 GRPC_HEADERS = ("content-type: application/grpc", "te: trailers")
@@ -119,6 +120,24 @@ def endpoints(target: str, work: Path, dedup_body: bytes) -> dict[str, Endpoint]
     """The health Check (the floor) and Dedup, each verified once through Python gRPC before any load."""
     return {name: endpoint(target, work, name, path, message)
             for name, path, message in (("health", HEALTH_PATH, HEALTH_REQUEST), ("dedup", DEDUP_PATH, dedup_body))}
+
+
+def stream_endpoint(target: str, work: Path, name: str, messages: list[bytes]) -> Endpoint:
+    """DedupStream with `messages` (serialized DedupRequests) as one h2load request: a stream carrying them all.
+    Its answer_bytes are set so that check_answers counts streams: all answer frames of a stream, less one
+    frame header (check_answers adds it back)."""
+    body = work / f"{name}.grpc"
+    body.write_bytes(b"".join(map(grpc_frame, messages)))
+    with grpc.insecure_channel(target) as channel:
+        call = channel.stream_stream(STREAM_PATH)
+        try:
+            answers = list(call(iter(messages), timeout=30))
+        except grpc.RpcError as error:
+            raise SystemExit(f"{STREAM_PATH} on {target} failed: {error.code().name}: {error.details()}") from None
+    failed = [pb.DedupResponse.FromString(a).error for a in answers if pb.DedupResponse.FromString(a).HasField("error")]
+    if len(answers) != len(messages) or failed:
+        raise SystemExit(f"{STREAM_PATH} answered {len(answers)} of {len(messages)} messages: {failed[:1]}")
+    return Endpoint(name, STREAM_PATH, body, sum(len(a) + 5 for a in answers) - 5)
 
 
 def check_answers(data_bytes: int, succeeded: int, answer_bytes: int) -> int:

@@ -7,7 +7,7 @@ and a stale entry is found lazily, when it is hit.
 from __future__ import annotations
 
 import threading
-from typing import Hashable
+from typing import Hashable, Iterable
 
 from cachetools import LRUCache, TTLCache
 
@@ -61,9 +61,10 @@ class SessionCache:
                 self._answers[key] = (answer, ids, now)
             return answer
 
-    def put(self, key: Hashable, answer, ids: frozenset[str], computed_at: int) -> None:
+    def put(self, key: Hashable, answer, ids: Iterable[str], computed_at: int) -> None:
         """Stores an answer computed from the store as it was at generation computed_at (read before the sketches)."""
         if self._answers is not None:
+            ids = frozenset(ids)  # only a cache that keeps answers pays for the set
             with self._lock:
                 self._answers[key] = (answer, ids, computed_at)
 

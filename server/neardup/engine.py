@@ -55,7 +55,7 @@ class DedupParams:
 class DedupOutcome(NamedTuple):
     grouping: Grouping
     missing: list[int]          # positions whose id has no stored sketch
-    read_ids: frozenset[str]    # ids whose sketches came from the store (what a cached answer depends on)
+    read_ids: Sequence[str]     # ids whose sketches came from the store (what a cached answer depends on)
 
 
 #: How the engine reads stored sketches: SketchStore.get_many, or a view.Reading's (the request path).
@@ -96,7 +96,7 @@ class Deduplicator:
         sketches = (read or self.store.get_many)(ids)
         missing = [position for position, sketch in enumerate(sketches) if sketch is None]
         grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
-        return DedupOutcome(grouping, missing, frozenset(ids))
+        return DedupOutcome(grouping, missing, ids)
 
     def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
                         read: ReadSketches | None = None) -> DedupOutcome:
@@ -118,7 +118,7 @@ class Deduplicator:
             if sketch is None:
                 missing.append(position)
         grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
-        return DedupOutcome(grouping, missing, frozenset(stored_ids))
+        return DedupOutcome(grouping, missing, stored_ids)
 
     def upsert(self, documents: Sequence[Document]) -> tuple[int, int]:
         """Sketches every document first, then writes them in one atomic batch: all or nothing."""

@@ -47,7 +47,7 @@ class Reading:
         """The answer remembered for key, if none of the ids it read was written since; else None."""
         return self._answers.get(key, self.generation)
 
-    def remember(self, key: bytes, answer, read_ids: frozenset[str]) -> None:
+    def remember(self, key: bytes, answer, read_ids: Sequence[str]) -> None:
         self._answers.put(key, answer, read_ids, self.generation)
 
 
