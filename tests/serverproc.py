@@ -1,6 +1,8 @@
-"""Real neardup processes for tests, started the way a user starts them: `neardup index`, `neardup serve`."""
+"""Real neardup processes for tests, started the way a user starts them (`neardup index`, `neardup serve`), and
+stores to run them on. Fixtures shared by the test modules are in conftest.py."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -9,9 +11,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from neardup.core.sketch import SketchConfig
+from neardup.store import create_store
 
 NEARDUP = [sys.executable, "-m", "neardup.cli"]
 
@@ -35,6 +41,14 @@ def index(corpus: Path, store: Path, *args: str) -> subprocess.CompletedProcess:
     done = run_neardup("index", str(corpus), "--store", str(store), *args)
     assert done.returncode == 0, done.stderr
     return done
+
+
+def sketch_store(path: Path, sketches: dict[str, bytes], config: SketchConfig | None = None) -> Path:
+    """A new store at path holding these sketches, of the default configuration unless config says."""
+    with create_store(path, config or SketchConfig(), []) as store:
+        if sketches:
+            store.put_many(list(sketches.items()))
+    return path
 
 
 class Server:
@@ -89,3 +103,13 @@ class Server:
     def __exit__(self, *exc) -> None:
         if self.process.poll() is None:
             self.stop()
+
+
+@contextlib.contextmanager
+def serving(store: Path, *args: str, **kwargs) -> Iterator[Server]:
+    """A ready `neardup serve` on store; on leaving, SIGTERM, and it must have stopped cleanly: exit code 0 and no
+    internal error in its log."""
+    with Server(store, *args, **kwargs) as running:
+        yield running
+    assert running.process.returncode == 0, running.log()
+    assert "internal error" not in running.log()

@@ -10,18 +10,17 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import grpc
 import lmdb
 import pytest
 
-from neardup.cli import main
 from neardup.core.sketch import encode_sketch
 from neardup_client import cli as client_cli
+from neardup_client.cli import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
-from serverproc import Server, free_port, write_jsonl
+from serverproc import free_port, serving, write_jsonl
 from textgen import article, text
 
 OK = grpc.StatusCode.OK
@@ -34,21 +33,15 @@ RESPONSES = {"Dedup": pb.DedupResponse, "Upsert": pb.UpsertResponse, "Delete": p
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("bad-input")
+def store(indexed_store) -> Path:
     first = text(article(1))
-    corpus = write_jsonl(root / "corpus.jsonl", [{"id": "a", "text": first}, {"id": "b", "text": text(article(2))},
-                                                 {"id": "a-copy", "text": "Breaking. " + first}])
-    assert main(["index", str(corpus), "--store", str(root / "store")]) == 0
-    return root / "store"
+    return indexed_store("bad-input", {"a": first, "b": text(article(2)), "a-copy": "Breaking. " + first})
 
 
 @pytest.fixture(scope="module")
 def server(store):
-    with Server(store) as running:
+    with serving(store) as running:
         yield running
-    assert running.process.returncode == 0
-    assert "internal error" not in running.log()
 
 
 @pytest.fixture(scope="module")
@@ -182,20 +175,6 @@ def test_bad_request_gets_its_status_and_a_good_request_still_succeeds(server, c
 
 # --- the command line -------------------------------------------------------------------------------------------
 
-def neardup(capsys, *args: str, entry=main) -> subprocess.CompletedProcess:
-    """`neardup ARGS` (or another entry point's) through its main() in this process, exiting as the interpreter
-    would."""
-    capsys.readouterr()
-    try:
-        code = entry(list(args))
-    except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else 1
-        if isinstance(exit_.code, str):
-            print(exit_.code, file=sys.stderr)
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out, err)
-
-
 def copy_store(store: Path, path: Path) -> Path:
     shutil.copytree(store, path)
     return path
@@ -251,72 +230,79 @@ def readonly_store(tmp_path_factory, store):
 
 # (name, argv with {placeholders} from the files fixture, exit code, what the one line says)
 CLI_CASES = [
-    ("dedup: no server listening", ["dedup", "--target", "{dead}", "a"], 2, "UNAVAILABLE"),
-    ("info: no server listening", ["info", "--target", "{dead}"], 2, "UNAVAILABLE"),
-    ("dedup: a target that is no address", ["dedup", "--target", "no target:::", "a"], 2, "UNAVAILABLE"),
-    ("dedup: threshold NaN", ["dedup", "--target", "{server}", "--threshold", "nan", "a"], 2,
+    ("dedup: no server listening", ["dedup", "--target", "{dead}", "a"], EXIT_FAILED, "UNAVAILABLE"),
+    ("info: no server listening", ["info", "--target", "{dead}"], EXIT_FAILED, "UNAVAILABLE"),
+    ("dedup: a target that is no address", ["dedup", "--target", "no target:::", "a"], EXIT_FAILED,
+     "UNAVAILABLE"),
+    ("dedup: threshold NaN", ["dedup", "--target", "{server}", "--threshold", "nan", "a"], EXIT_FAILED,
      "INVALID_ARGUMENT: threshold"),
-    ("dedup: deadline already expired", ["dedup", "--target", "{server}", "--timeout", "-1", "a"], 2,
+    ("dedup: deadline already expired", ["dedup", "--target", "{server}", "--timeout", "-1", "a"], EXIT_FAILED,
      "DEADLINE_EXCEEDED"),
-    ("dedup: a 600-byte id", ["dedup", "--target", "{server}", "x" * 600], 2, "INVALID_ARGUMENT: id longer than"),
-    ("dedup: undecodable bytes in an ID argument", ["dedup", "--target", "{server}", "ok", "\udcff"], 1,
+    ("dedup: a 600-byte id", ["dedup", "--target", "{server}", "x" * 600], EXIT_FAILED,
+     "INVALID_ARGUMENT: id longer than"),
+    ("dedup: undecodable bytes in an ID argument", ["dedup", "--target", "{server}", "ok", "\udcff"], EXIT_USAGE,
      "lone surrogate"),
-    ("dedup: neither IDs nor --jsonl", ["dedup", "--target", "{server}"], 1, "give either IDs or --jsonl"),
-    ("dedup: threshold not a number", ["dedup", "--target", "{server}", "--threshold", "x", "a"], 2,
+    ("dedup: neither IDs nor --jsonl", ["dedup", "--target", "{server}"], EXIT_USAGE, "give either IDs or --jsonl"),
+    ("dedup: threshold not a number", ["dedup", "--target", "{server}", "--threshold", "x", "a"], EXIT_USAGE,
      "invalid float value"),
-    ("an unknown command", ["frobnicate"], 2, "invalid choice"),
-    ("dedup --jsonl: no such file", ["dedup", "--target", "{server}", "--jsonl", "{missing}"], 1,
+    ("an unknown command", ["frobnicate"], EXIT_USAGE, "invalid choice"),
+    ("dedup --jsonl: no such file", ["dedup", "--target", "{server}", "--jsonl", "{missing}"], EXIT_FAILED,
      "No such file or directory"),
-    ("dedup --jsonl: invalid UTF-8 in a line", ["dedup", "--target", "{server}", "--jsonl", "{utf8}"], 1,
+    ("dedup --jsonl: invalid UTF-8 in a line", ["dedup", "--target", "{server}", "--jsonl", "{utf8}"], EXIT_FAILED,
      "utf8.jsonl:2: invalid UTF-8 at byte 24"),
-    ("dedup --jsonl: a line that is not JSON", ["dedup", "--target", "{server}", "--jsonl", "{json}"], 1,
+    ("dedup --jsonl: a line that is not JSON", ["dedup", "--target", "{server}", "--jsonl", "{json}"], EXIT_FAILED,
      "json.jsonl:2: bad JSON"),
-    ("dedup --jsonl: a JSON array line", ["dedup", "--target", "{server}", "--jsonl", "{array}"], 1,
+    ("dedup --jsonl: a JSON array line", ["dedup", "--target", "{server}", "--jsonl", "{array}"], EXIT_FAILED,
      "array.jsonl:2: not a JSON object"),
-    ("dedup --jsonl: a numeric id", ["dedup", "--target", "{server}", "--jsonl", "{numeric}"], 1,
+    ("dedup --jsonl: a numeric id", ["dedup", "--target", "{server}", "--jsonl", "{numeric}"], EXIT_FAILED,
      "numeric.jsonl:2: not a JSON object with a string id"),
-    ("dedup --jsonl: half a surrogate pair", ["dedup", "--target", "{server}", "--jsonl", "{surrogate}"], 1,
-     "surrogate.jsonl:2: 'half \\ud83d emoji' is not valid Unicode"),
+    ("dedup --jsonl: half a surrogate pair", ["dedup", "--target", "{server}", "--jsonl", "{surrogate}"],
+     EXIT_FAILED, "surrogate.jsonl:2: 'half \\ud83d emoji' is not valid Unicode"),
     ("dedup --jsonl: 17 MB text, over the client's message limit", ["dedup", "--target", "{server}", "--jsonl",
-                                                                      "{huge}"], 2, "RESOURCE_EXHAUSTED"),
-    ("index: into a corrupt store", ["index", "{corpus}", "--store", "{corrupt}"], 2, "is damaged"),
-    ("index: into a store of format version 99", ["index", "{corpus}", "--store", "{v99}"], 2, "format version 99"),
-    ("index: into a read-only store", ["index", "{corpus}", "--store", "{readonly}"], 2, "cannot open store"),
-    ("serve: a read-only store", ["serve", "--store", "{readonly}", "--port", "0"], 2, "cannot open store"),
-    ("serve: a store of format version 99", ["serve", "--store", "{v99}", "--port", "0"], 2, "format version 99"),
-    ("serve: a file as the store", ["serve", "--store", "{corpus}", "--port", "0"], 2, "no data.mdb"),
-    ("serve: port 70000", ["serve", "--store", "{store}", "--port", "70000"], 2, "0..65535"),
-    ("serve: no workers", ["serve", "--store", "{store}", "--workers", "0"], 2, "at least 1"),
-    ("serve: two workers on port 0", ["serve", "--store", "{store}", "--workers", "2", "--port", "0"], 2,
+                                                                      "{huge}"], EXIT_FAILED, "RESOURCE_EXHAUSTED"),
+    ("index: into a corrupt store", ["index", "{corpus}", "--store", "{corrupt}"], EXIT_FAILED, "is damaged"),
+    ("index: into a store of format version 99", ["index", "{corpus}", "--store", "{v99}"], EXIT_FAILED,
+     "format version 99"),
+    ("index: into a read-only store", ["index", "{corpus}", "--store", "{readonly}"], EXIT_FAILED,
+     "cannot open store"),
+    ("serve: a read-only store", ["serve", "--store", "{readonly}", "--port", "0"], EXIT_FAILED,
+     "cannot open store"),
+    ("serve: a store of format version 99", ["serve", "--store", "{v99}", "--port", "0"], EXIT_FAILED,
+     "format version 99"),
+    ("serve: a file as the store", ["serve", "--store", "{corpus}", "--port", "0"], EXIT_FAILED, "no data.mdb"),
+    ("serve: port 70000", ["serve", "--store", "{store}", "--port", "70000"], EXIT_USAGE, "0..65535"),
+    ("serve: no workers", ["serve", "--store", "{store}", "--workers", "0"], EXIT_USAGE, "at least 1"),
+    ("serve: two workers on port 0", ["serve", "--store", "{store}", "--workers", "2", "--port", "0"], EXIT_USAGE,
      "fixed --port"),
-    ("serve: a 10-byte message limit", ["serve", "--store", "{store}", "--max-message-bytes", "10"], 2, ">= 1024"),
-    ("serve: a negative drain", ["serve", "--store", "{store}", "--drain", "-1"], 2, "--drain must be >= 0"),
+    ("serve: a 10-byte message limit", ["serve", "--store", "{store}", "--max-message-bytes", "10"], EXIT_USAGE,
+     ">= 1024"),
+    ("serve: a negative drain", ["serve", "--store", "{store}", "--drain", "-1"], EXIT_USAGE, "--drain must be >= 0"),
 ]
 
 
 @pytest.mark.parametrize("name, argv, code, message", CLI_CASES, ids=[c[0] for c in CLI_CASES])
-def test_bad_command_is_one_line_and_a_good_command_still_succeeds(request, capsys, server, store, files, name,
+def test_bad_command_is_one_line_and_a_good_command_still_succeeds(request, neardup, server, store, files, name,
                                                                    argv, code, message):
     values = {**files, "server": server.target, "store": store}
     if any("{readonly}" in arg for arg in argv):
         values["readonly"] = request.getfixturevalue("readonly_store")
-    done = neardup(capsys, *(arg.format(**values) for arg in argv))
+    done = neardup(*(arg.format(**values) for arg in argv))
     assert (done.returncode, done.stdout) == (code, "")
     assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr
-    good = neardup(capsys, "dedup", "--target", server.target, "--threshold", "0.5", "a", "a-copy")
+    good = neardup("dedup", "--target", server.target, "--threshold", "0.5", "a", "a-copy")
     assert good.returncode == 0 and json.loads(good.stdout)["keep"] == ["a"], good.stderr
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["dedup", "--target", "{server}", "--threshold", "x", "a"], "invalid float value"),
-    (["frobnicate"], "invalid choice"),
-    (["dedup", "--target", "{dead}", "a"], "UNAVAILABLE"),
-    (["dedup", "--target", "{server}", "--threshold", "2", "a"], "INVALID_ARGUMENT: threshold"),
+@pytest.mark.parametrize("argv, code, message", [
+    (["dedup", "--target", "{server}", "--threshold", "x", "a"], EXIT_USAGE, "invalid float value"),
+    (["frobnicate"], EXIT_USAGE, "invalid choice"),
+    (["dedup", "--target", "{dead}", "a"], EXIT_FAILED, "UNAVAILABLE"),
+    (["dedup", "--target", "{server}", "--threshold", "2", "a"], EXIT_FAILED, "INVALID_ARGUMENT: threshold"),
 ])
-def test_the_standalone_client_reports_errors_as_neardup_does(capsys, server, files, argv, message):
+def test_the_standalone_client_reports_errors_as_neardup_does(neardup, server, files, argv, code, message):
     """`neardup-client` (the client package alone, for a frontend host) says what went wrong the same way."""
-    done = neardup(capsys, *(arg.format(server=server.target, **files) for arg in argv), entry=client_cli.main)
-    assert (done.returncode, done.stdout) == (2, "")
+    done = neardup(*(arg.format(server=server.target, **files) for arg in argv), entry=client_cli.main)
+    assert (done.returncode, done.stdout) == (code, "")
     assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr

@@ -21,7 +21,7 @@ from neardup.core.sketch import SketchConfig, Sketcher
 from neardup_client import NearDupClient
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, index, write_jsonl
+from serverproc import serving
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,14 +89,10 @@ def _node_answers(target: str, calls: list[dict]) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def two_servers(tmp_path_factory):
+def two_servers(indexed_store):
     """Two servers on two stores indexed alike: each client gets the same state, as the calls write."""
-    root = tmp_path_factory.mktemp("contract")
-    corpus = write_jsonl(root / "corpus.jsonl", [{"id": i, "text": t} for i, t in _documents().items()])
-    stores = [root / "python-store", root / "node-store"]
-    for store in stores:
-        index(corpus, store)
-    with Server(stores[0]) as python_server, Server(stores[1]) as node_server:
+    stores = [indexed_store("contract-python", _documents()), indexed_store("contract-node", _documents())]
+    with serving(stores[0]) as python_server, serving(stores[1]) as node_server:
         yield python_server, node_server
 
 

@@ -18,11 +18,11 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from neardup.cli import main
 from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.store import create_store, open_store
+from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
-from serverproc import Server, free_port, run_neardup
+from neardup_client.cli import EXIT_FAILED
+from serverproc import Server, free_port, run_neardup, sketch_store
 
 K = SketchConfig().k
 BATCH, WRITERS, ACKED_BEFORE_KILL = 8, 4, 60
@@ -32,14 +32,8 @@ def random_sketch(rng: random.Random) -> bytes:
     return encode_sketch(sorted(rng.sample(range(2**32), rng.randint(1, K))))
 
 
-def new_store(path: Path, articles: dict[str, bytes]) -> Path:
-    with create_store(path, SketchConfig(), []) as store:
-        store.put_many(list(articles.items()))
-    return path
-
-
 def test_kill_9_during_upserts_keeps_every_acknowledged_batch_and_half_writes_none(tmp_path):
-    store_path = new_store(tmp_path / "store", {})
+    store_path = sketch_store(tmp_path / "store", {})
     server = Server(store_path, workers=2, port=free_port()).wait_ready()
     sent: list[dict[str, bytes]] = []
     acked: list[dict[str, bytes]] = []
@@ -106,26 +100,26 @@ def emptied(data: Path) -> None:
 @pytest.mark.parametrize("damage, workers", [(garbage, 1), (garbage, 2), (truncated, 2), (emptied, 1)])
 def test_a_damaged_store_is_one_line_at_start_not_a_crash_loop(tmp_path, damage, workers):
     rng = random.Random(1)
-    store_path = new_store(tmp_path / "store", {f"doc-{i}": random_sketch(rng) for i in range(300)})
+    store_path = sketch_store(tmp_path / "store", {f"doc-{i}": random_sketch(rng) for i in range(300)})
     damage(store_path / "data.mdb")
     done = run_neardup("serve", "--store", str(store_path), "--port", str(free_port()), "--workers", str(workers),
                        timeout=60)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == EXIT_FAILED, done.stderr
     assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert str(store_path) in done.stderr
 
 
-def test_a_client_rides_over_a_server_restart_on_the_same_port(tmp_path, capsys):
+def test_a_client_rides_over_a_server_restart_on_the_same_port(tmp_path, neardup):
     sketch = random_sketch(random.Random(2))
-    store_path = new_store(tmp_path / "store", {"a": sketch, "a-copy": sketch})
+    store_path = sketch_store(tmp_path / "store", {"a": sketch, "a-copy": sketch})
     port = free_port()
     with NearDupClient(f"127.0.0.1:{port}", timeout=10) as client:
         with Server(store_path, workers=2, port=port):
             assert client.dedup(["a", "a-copy"]).keep == ["a"]
             # SO_REUSEPORT lets the workers of one server share the port; it must not let another server join them
-            assert main(["serve", "--store", str(store_path), "--port", str(port), "--workers", "2"]) == 2
-            refused = capsys.readouterr().err
-            assert refused == f"neardup: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+            refused = neardup("serve", "--store", store_path, "--port", port, "--workers", "2")
+            assert refused.returncode == EXIT_FAILED
+            assert refused.stderr == f"neardup: error: cannot listen on 127.0.0.1:{port}: Address already in use\n"
         with Server(store_path, port=port):  # nothing was called in between: the next call just reconnects
             for _ in range(10):
                 assert client.dedup(["a", "a-copy"]).keep == ["a"]
@@ -152,7 +146,7 @@ def served_within(client: NearDupClient, seconds: float) -> bool:
 def test_drain_keeps_serving_while_health_says_not_serving(tmp_path):
     """--drain: after SIGTERM a balancer watching health has time to move traffic away; calls still succeed."""
     sketch = random_sketch(random.Random(3))
-    server = Server(new_store(tmp_path / "store", {"a": sketch, "a-copy": sketch}), "--drain", "5").wait_ready()
+    server = Server(sketch_store(tmp_path / "store", {"a": sketch, "a-copy": sketch}), "--drain", "5").wait_ready()
     with NearDupClient(server.target, timeout=10) as client, grpc.insecure_channel(server.target) as channel:
         health = health_pb2_grpc.HealthStub(channel)
         server.process.send_signal(signal.SIGTERM)
@@ -169,7 +163,7 @@ def test_a_sigterm_that_reaches_a_grpc_thread_still_stops_the_server(tmp_path):
     """The kernel hands a process's SIGTERM to any thread that does not block it, often one of gRPC's; Python
     runs the handler only in the main thread, which must therefore wake up to notice. (With --workers N each
     worker runs this same code; the supervising parent has no other thread.)"""
-    server = Server(new_store(tmp_path / "store", {"a": random_sketch(random.Random(4))})).wait_ready()
+    server = Server(sketch_store(tmp_path / "store", {"a": random_sketch(random.Random(4))})).wait_ready()
     pid = server.process.pid
     thread = next(int(tid) for tid in sorted(os.listdir(f"/proc/{pid}/task")) if int(tid) != pid)
     libc = ctypes.CDLL(None, use_errno=True)

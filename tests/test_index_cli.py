@@ -20,6 +20,7 @@ import pytest
 
 from neardup.cli import main
 from neardup.core.sketch import SketchConfig, Sketcher, decode_sketch
+from neardup_client.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.errors import StoreUnavailable
 from neardup.store import open_store
 from serverproc import NEARDUP, run_neardup, write_jsonl
@@ -48,17 +49,6 @@ def expected_sketches(store_path: Path, records: list[dict]) -> dict[str, bytes]
     with open_store(store_path, readonly=True) as store:
         sketcher = Sketcher(store.config, store.stoplist)
     return {r["id"]: sketcher.sketch(r["text"], r.get("lang")) for r in records}
-
-
-@pytest.fixture
-def neardup(capsys):
-    """`neardup ARGS` through main() in this process; answers like subprocess.run."""
-    def run(*args) -> subprocess.CompletedProcess:
-        capsys.readouterr()
-        code = main([str(arg) for arg in args])
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out, err)
-    return run
 
 
 @pytest.fixture
@@ -126,20 +116,25 @@ def malformed_corpus(path: Path) -> dict[int, str]:
              json.dumps({"id": "klingon", "text": "Qapla.", "lang": "tlh"}).encode(),
              json.dumps(["id", "text"]).encode(),
              json.dumps({"id": "x" * 600, "text": "long id."}).encode(),
+             b'{"id": "tab", "text": "a\tb"}',
              *(json.dumps(record).encode() for record in good[2:])]
     path.write_bytes(b"\n".join(lines) + b"\n")
     return {2: "bad JSON", 3: "missing id", 5: "non-empty string", 6: "non-empty string", 8: "missing text",
             9: "text must be a string", 10: "invalid UTF-8", 11: "unknown language", 12: "not a JSON object",
-            13: "longer than 511"}
+            13: "longer than 511", 14: "bad JSON (Invalid control character at: column 25)"}
 
 
-def test_malformed_lines_are_reported_with_their_line_number_and_skipped(tmp_path, index_ok):
+def test_malformed_lines_are_reported_with_their_line_number_and_skipped(tmp_path, neardup):
+    """Each on a line of its own, never inside a progress bar's line; the exit code says lines were skipped."""
     problems = malformed_corpus(tmp_path / "corpus.jsonl")
-    done = index_ok(tmp_path / "corpus.jsonl", tmp_path / "store")
+    done = neardup("index", tmp_path / "corpus.jsonl", "--store", tmp_path / "store")
+    assert done.returncode == EXIT_PARTIAL, done.stderr
     for number, reason in problems.items():
-        assert any(f"line {number}: " in line and reason in line and "skipped" in line
-                   for line in done.stderr.splitlines()), (number, done.stderr)
+        assert any(line.startswith(f"neardup: line {number}: ") and reason in line and line.endswith("; skipped")
+                   for line in done.stderr.split("\n")), (number, done.stderr)
+    assert "\r" not in done.stderr  # stderr is no terminal here: progress comes as whole lines
     assert "line 7:" not in done.stderr  # a blank line is no record
+    assert "at at" not in done.stderr
     assert f"skipped lines:        {len(problems)}" in done.stdout
     good = [f"doc-{i}" for i in range(6)]
     with open_store(tmp_path / "store", readonly=True) as store:
@@ -149,14 +144,14 @@ def test_malformed_lines_are_reported_with_their_line_number_and_skipped(tmp_pat
 def test_strict_aborts_on_a_malformed_line_and_writes_nothing(tmp_path, neardup, index_ok):
     malformed_corpus(tmp_path / "corpus.jsonl")
     done = run_index(tmp_path / "corpus.jsonl", tmp_path / "new", "--strict")
-    assert done.returncode == 2
+    assert done.returncode == EXIT_FAILED
     assert done.stderr.splitlines()[-1].startswith("neardup: error: line 2: bad JSON")
     assert not (tmp_path / "new").exists()
 
     index_ok(write_jsonl(tmp_path / "first.jsonl", corpus(3)), tmp_path / "existing")
     before = stored(tmp_path / "existing", ["doc-0", "doc-1", "doc-2", "doc-3"])
     done = neardup("index", tmp_path / "corpus.jsonl", "--store", tmp_path / "existing", "--strict")
-    assert done.returncode == 2
+    assert done.returncode == EXIT_FAILED
     assert stored(tmp_path / "existing", list(before)) == before
     with open_store(tmp_path / "existing", readonly=True) as store:
         assert store.generation() == 1
@@ -226,27 +221,32 @@ def test_a_conflicting_configuration_is_refused_in_one_line(tmp_path, neardup, i
     index_ok(corpus_path, tmp_path / "store", "-k", "32", "--lang", "dutch")  # the same, spelled another way
     for option in (["-k", "64"], ["--unit", "sentence"], ["--lang", "en"], ["--min-word-len", "4"]):
         done = neardup("index", corpus_path, "--store", tmp_path / "store", *option)
-        assert done.returncode == 2, option
+        assert done.returncode == EXIT_FAILED, option
         assert len(done.stderr.splitlines()) == 1, done.stderr
         assert done.stderr.startswith("neardup: error: ") and "store" in done.stderr
     with open_store(tmp_path / "store", readonly=True) as store:
         assert (store.config.k, store.config.unit, store.config.lang) == (32, "word:4", "dutch")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["index", "missing.jsonl", "--store", "s"], "cannot read corpus"),
-    (["index", "c.jsonl", "--store", "c.jsonl"], "no data.mdb"),
-    (["index", "c.jsonl", "--store", "s", "--unit", "paragraph"], "unknown shingle unit"),
-    (["index", "c.jsonl", "--store", "s", "--lang", "tlh"], "unknown language"),
-    (["index", "c.jsonl", "--store", "s", "--workers", "0"], "at least 1"),
-    (["index", "c.jsonl", "--store", "s", "--stop-min-docs", "1"], "at least 2"),
+@pytest.mark.parametrize("args, code, message", [
+    (["index", "missing.jsonl", "--store", "s"], EXIT_FAILED, "cannot read corpus"),
+    (["index", "c.jsonl", "--store", "c.jsonl"], EXIT_FAILED, "no data.mdb"),
+    (["index", "c.jsonl", "--store", "s", "--unit", "paragraph"], EXIT_USAGE, "unknown shingle unit"),
+    (["index", "c.jsonl", "--store", "s", "--lang", "tlh"], EXIT_USAGE, "unknown language"),
+    (["index", "c.jsonl", "--store", "s", "-k", "0"], EXIT_USAGE, "k must be an integer in 1..4096"),
+    (["index", "c.jsonl", "--store", "s", "--workers", "0"], EXIT_USAGE, "at least 1"),
+    (["index", "c.jsonl", "--store", "s", "--stop-min-docs", "1"], EXIT_USAGE, "at least 2"),
+    (["index", "c.jsonl", "--store", "s", "--stop-fraction", "1.5"], EXIT_USAGE, "in [0, 1]"),
 ])
-def test_domain_errors_are_one_line_and_exit_2(tmp_path, monkeypatch, neardup, args, message):
+def test_errors_are_one_line_with_their_exit_code(tmp_path, monkeypatch, neardup, args, code, message):
+    """A wrong option is a usage error, found before anything is read; a corpus or store that cannot be used is a
+    failure."""
     write_jsonl(tmp_path / "c.jsonl", corpus(1))
     monkeypatch.chdir(tmp_path)
     done = neardup(*args)
-    assert done.returncode == 2
+    assert done.returncode == code
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("neardup: error: ") and message in done.stderr
+    assert not (tmp_path / "s").exists()
 
 
 def test_a_10_mb_document_is_indexed(tmp_path, index_ok):
@@ -324,6 +324,6 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, big_corpus):
         progress += process.stderr.read(1)
         assert process.poll() is None, progress
     os.killpg(process.pid, signal.SIGINT)  # a terminal sends Ctrl-C to the whole process group
-    assert process.wait(timeout=30) == 130
+    assert process.wait(timeout=30) == EXIT_INTERRUPTED == 130
     process.stderr.close()
     assert not (tmp_path / "store").exists()

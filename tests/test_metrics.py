@@ -17,9 +17,10 @@ import grpc
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from neardup_client.cli import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, free_port, index, run_neardup, write_jsonl
+from serverproc import Server, free_port, run_neardup
 from textgen import article, text
 
 NEARDUP = "neardup.v1.NearDup"
@@ -31,10 +32,8 @@ RESULT_SET = ["story-0", "story-1", "story-0-copy", "story-2", "story-1-copy", "
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    root = tmp_path_factory.mktemp("metrics")
-    index(write_jsonl(root / "corpus.jsonl", [{"id": i, "text": t} for i, t in ARTICLES.items()]), root / "store")
-    return root / "store"
+def store(indexed_store):
+    return indexed_store("metrics", ARTICLES)
 
 
 @pytest.fixture
@@ -225,14 +224,14 @@ def test_calls_the_token_refuses_are_counted_as_unauthenticated(store, tmp_path)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_a_busy_metrics_port_is_one_line_and_exit_code_2(store, private_tmp, workers):
+def test_a_busy_metrics_port_is_one_line_and_a_failure(store, private_tmp, workers):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
         done = run_neardup("serve", "--store", str(store), "--port", str(free_port()), "--workers", str(workers),
                            "--metrics-port", str(port), timeout=60)
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == EXIT_FAILED, done.stderr
     assert done.stderr == f"neardup: error: cannot listen on 127.0.0.1:{port} (--metrics-port): " \
                           f"Address already in use\n"
     assert not list(private_tmp.glob("neardup-metrics-*"))
@@ -242,9 +241,9 @@ def test_a_busy_metrics_port_is_one_line_and_exit_code_2(store, private_tmp, wor
     ("same", "--metrics-port must differ from --port"),
     ("70000", "--metrics-port must be in 0..65535, got 70000"),
 ])
-def test_a_wrong_metrics_port_is_one_line_and_exit_code_2(store, metrics_port, message):
+def test_a_wrong_metrics_port_is_one_line_and_a_usage_error(store, metrics_port, message):
     port = free_port()
     done = run_neardup("serve", "--store", str(store), "--port", str(port), "--workers", "2",
                        "--metrics-port", str(port) if metrics_port == "same" else metrics_port, timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert done.stderr == f"neardup: error: {message}\n"
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert done.stderr == f"neardup: error: {message} (see `neardup serve --help`)\n"

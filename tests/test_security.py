@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import re
-import subprocess
 from pathlib import Path
 
 import grpc
@@ -20,11 +19,11 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
-from neardup.cli import main
 from neardup_client import NearDupClient, NearDupClientError
+from neardup_client.cli import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, write_jsonl
+from serverproc import Server, serving
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,13 +91,9 @@ def credentials(pki: Path, ca: str = "ca", client: str | None = None) -> grpc.Ch
 # --- servers ------------------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("security")
+def store(indexed_store) -> Path:
     first, second = text(article(1)), text(article(2))
-    corpus = write_jsonl(root / "corpus.jsonl", [{"id": "a", "text": first}, {"id": "b", "text": second},
-                                                 {"id": "a-copy", "text": first + " One more sentence here."}])
-    assert main(["index", str(corpus), "--store", str(root / "store")]) == 0
-    return root / "store"
+    return indexed_store("security", {"a": first, "b": second, "a-copy": first + " One more sentence here."})
 
 
 def ready_over_tls(server: Server, channel_credentials: grpc.ChannelCredentials) -> Server:
@@ -136,10 +131,9 @@ def token_server(store):
     """Plaintext with the token from $NEARDUP_TOKEN, as a container would pass it; no --host, so loopback."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NEARDUP_TOKEN", TOKEN)
-        server = Server(store)
-    with server:
-        yield server
-    assert server.process.returncode == 0
+        with serving(store) as running:
+            patch.undo()  # the server has the token from its environment; the tests' clients must not
+            yield running
 
 
 def assert_serves(client: NearDupClient) -> None:
@@ -237,58 +231,55 @@ def test_listens_on_loopback_by_default_and_never_logs_the_token(token_server):
 
 # --- the command line ---------------------------------------------------------------------------------------------
 
-def run_cli(capsys, *args: str) -> subprocess.CompletedProcess:
-    capsys.readouterr()
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return subprocess.CompletedProcess(args, code, out, err)
-
-
-def test_cli_speaks_mtls_with_the_token_from_the_environment(mtls_server, pki, capsys, monkeypatch):
+def test_cli_speaks_mtls_with_the_token_from_the_environment(mtls_server, pki, neardup, monkeypatch):
     tls = ["--tls-ca", str(pki / "ca.pem"), "--tls-cert", str(pki / "client.pem"), "--tls-key", str(pki / "client.key")]
     monkeypatch.delenv("NEARDUP_TOKEN", raising=False)
-    done = run_cli(capsys, "dedup", "--target", mtls_server.target, *tls, "--threshold", "0.5", *RESULTS)
-    assert done.returncode == 2
+    done = neardup("dedup", "--target", mtls_server.target, *tls, "--threshold", "0.5", *RESULTS)
+    assert done.returncode == EXIT_FAILED
     assert re.fullmatch(r"neardup: error: UNAUTHENTICATED: .*\n", done.stderr)
     monkeypatch.setenv("NEARDUP_TOKEN", TOKEN)
-    done = run_cli(capsys, "dedup", "--target", mtls_server.target, *tls, "--threshold", "0.5", *RESULTS)
+    done = neardup("dedup", "--target", mtls_server.target, *tls, "--threshold", "0.5", *RESULTS)
     assert done.returncode == 0, done.stderr
     assert '"keep": [\n    "a",\n    "b"\n  ]' in done.stdout
-    done = run_cli(capsys, "info", "--target", mtls_server.target, *tls)
+    done = neardup("info", "--target", mtls_server.target, *tls)
     assert done.returncode == 0 and '"articles": 3' in done.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--tls-cert", "{pki}/server.pem"], "needs both --tls-cert and --tls-key"),
-    (["--tls-client-ca", "{pki}/ca.pem"], "needs both --tls-cert and --tls-key"),
-    (["--tls-cert", "{pki}/missing.pem", "--tls-key", "{pki}/server.key"], "No such file"),
-    (["--tls-cert", "{pki}/server.pem", "--tls-key", "{pki}/client.key"], "not a PEM certificate chain with its"),
-    (["--tls-cert", "{pki}/server.key", "--tls-key", "{pki}/server.key"], "not a PEM certificate chain with its"),
+@pytest.mark.parametrize("args, code, message", [
+    (["--tls-cert", "{pki}/server.pem"], EXIT_USAGE, "needs both --tls-cert and --tls-key"),
+    (["--tls-client-ca", "{pki}/ca.pem"], EXIT_USAGE, "needs both --tls-cert and --tls-key"),
+    (["--tls-cert", "{pki}/missing.pem", "--tls-key", "{pki}/server.key"], EXIT_FAILED, "No such file"),
+    (["--tls-cert", "{pki}/server.pem", "--tls-key", "{pki}/client.key"], EXIT_FAILED,
+     "not a PEM certificate chain with its"),
+    (["--tls-cert", "{pki}/server.key", "--tls-key", "{pki}/server.key"], EXIT_FAILED,
+     "not a PEM certificate chain with its"),
     (["--tls-cert", "{pki}/server.pem", "--tls-key", "{pki}/server.key", "--tls-client-ca", "{pki}/server.key"],
-     "not PEM CA certificates"),
-    (["--token-file", "{pki}/missing-token"], "cannot read --token-file"),
-    (["--token-file", "{pki}/empty-token"], "one word of printable ASCII"),
-    (["--token-file", "{pki}/spaced-token"], "one word of printable ASCII"),
+     EXIT_FAILED, "not PEM CA certificates"),
+    (["--token-file", "{pki}/missing-token"], EXIT_FAILED, "cannot read --token-file"),
+    (["--token-file", "{pki}/empty-token"], EXIT_FAILED, "one word of printable ASCII"),
+    (["--token-file", "{pki}/spaced-token"], EXIT_FAILED, "one word of printable ASCII"),
 ])
-def test_bad_security_options_are_one_line_at_start(pki, store, capsys, args, message):
+def test_bad_security_options_are_one_line_at_start(pki, store, neardup, args, code, message):
+    """Options that do not go together are a usage error; files that cannot be used are a failure."""
     (pki / "empty-token").write_text("\n")
     (pki / "spaced-token").write_text("two words\n")
     argv = ["serve", "--store", str(store), "--port", "0", *(a.format(pki=pki) for a in args)]
-    done = run_cli(capsys, *argv)
-    assert done.returncode == 2
+    done = neardup(*argv)
+    assert done.returncode == code
     assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--tls-cert", "{pki}/client.pem"], "--tls-cert and --tls-key go together"),
-    (["--tls-ca", "{pki}/missing.pem"], "cannot read --tls-ca"),
+@pytest.mark.parametrize("args, code, message", [
+    (["--tls-cert", "{pki}/client.pem"], EXIT_USAGE, "--tls-cert and --tls-key go together"),
+    (["--tls-ca", "{pki}/missing.pem"], EXIT_FAILED, "cannot read --tls-ca"),
 ])
-def test_bad_client_tls_options_are_one_line(pki, tls_server, capsys, args, message):
-    with pytest.raises(SystemExit) as raised:
-        main(["info", "--target", tls_server.target, *(a.format(pki=pki) for a in args)])
-    assert str(raised.value).startswith("neardup: error: ") and message in str(raised.value)
-    done = run_cli(capsys, "info", "--target", tls_server.target, "--tls-ca", str(pki / "ca.pem"))
+def test_bad_client_tls_options_are_one_line(pki, tls_server, neardup, args, code, message):
+    done = neardup("info", "--target", tls_server.target, *(a.format(pki=pki) for a in args))
+    assert (done.returncode, done.stdout) == (code, "")
+    assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr
+    done = neardup("info", "--target", tls_server.target, "--tls-ca", str(pki / "ca.pem"))
     assert done.returncode == 0, done.stderr
 
 

@@ -12,9 +12,10 @@ import pytest
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
 from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupClientError
+from neardup_client.cli import EXIT_FAILED
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, index, run_neardup, write_jsonl
+from serverproc import Server, run_neardup, serving, write_jsonl
 from textgen import article, text
 
 THRESHOLD = 0.5
@@ -38,16 +39,13 @@ def corpus() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    root = tmp_path_factory.mktemp("service")
-    corpus_path = write_jsonl(root / "corpus.jsonl", [{"id": i, "text": t} for i, t in corpus().items()])
-    index(corpus_path, root / "store")
-    return root / "store"
+def store(indexed_store):
+    return indexed_store("service", corpus())
 
 
 @pytest.fixture(scope="module")
 def server(store):
-    with Server(store) as running:
+    with serving(store) as running:
         yield running
 
 
@@ -130,12 +128,10 @@ def test_session_cache_hit_then_invalidated_by_upsert_and_delete(server, store):
         client.upsert([Document("e", text=texts["e"])])  # restore for other tests
 
 
-def test_cache_never_stale_across_worker_processes(tmp_path):
+def test_cache_never_stale_across_worker_processes(indexed_store):
     texts = corpus()
-    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", [{"id": i, "text": t} for i, t in texts.items()])
-    index(corpus_path, tmp_path / "store")
     ids = ["c", "e", "a"]
-    with Server(tmp_path / "store", workers=2) as server:
+    with Server(indexed_store("service-workers", texts), workers=2) as server:
         # many channels: SO_REUSEPORT spreads connections over both workers, so both cache the answer
         clients = [NearDupClient(server.target, timeout=10) for _ in range(12)]
         try:
@@ -244,12 +240,12 @@ def test_dedup_cli_prints_json(server, tmp_path):
     done = run_neardup("dedup", "--target", server.target, "--jsonl", str(docs))
     assert done.returncode == 0 and json.loads(done.stdout)["keep"] == ["x"]
     bad = run_neardup("dedup", "--target", server.target, "--threshold", "2", "a")
-    assert bad.returncode != 0 and "INVALID_ARGUMENT" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    assert bad.returncode == EXIT_FAILED and "INVALID_ARGUMENT" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_serve_refuses_a_missing_store_with_one_line(tmp_path):
     done = run_neardup("serve", "--store", str(tmp_path / "nowhere"), "--port", "0")
-    assert done.returncode != 0
+    assert done.returncode == EXIT_FAILED
     assert done.stderr.strip().startswith("neardup: error:") and len(done.stderr.strip().splitlines()) == 1
 
 

@@ -25,7 +25,8 @@ from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import create_store, open_store
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, run_neardup, write_jsonl
+from neardup_client.cli import EXIT_FAILED
+from serverproc import run_neardup, serving, sketch_store, write_jsonl
 
 #: The sketcher version the literals below were made by.
 GOLDEN_VERSION = 2
@@ -276,8 +277,7 @@ def refusal(path: Path, version: int) -> str:
 def old_store(path: Path, version: int | None = None) -> Path:
     """A store with sketches in it, whose configuration says sketcher `version`; None writes it as neardup did
     before versions were recorded (no sketcher_version key)."""
-    with create_store(path, SketchConfig(), []) as store:
-        store.put_many([("a", encode_sketch([1, 2, 3])), ("b", encode_sketch([2, 3, 4]))])
+    sketch_store(path, {"a": encode_sketch([1, 2, 3]), "b": encode_sketch([2, 3, 4])})
     config = SketchConfig().to_dict()
     if version is None:
         del config["sketcher_version"]
@@ -313,12 +313,12 @@ def test_no_store_is_created_for_another_sketcher_version(tmp_path):
                                      ["index", "{corpus}", "--store", "{store}"]], ids=["serve", "index"])
 def test_the_command_line_refuses_an_old_store_in_one_line(tmp_path, command):
     """`neardup serve` and `neardup index` (into the existing store) say what happened and how to rebuild, exit
-    2 and change nothing. (`neardup info` asks a running server, which cannot have started on such a store.)"""
+    1 and change nothing. (`neardup info` asks a running server, which cannot have started on such a store.)"""
     path = old_store(tmp_path / "store")
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": "c", "text": TEXTS["english"]}])
     before = digest(path)
     done = run_neardup(*(arg.format(store=path, corpus=corpus) for arg in command))
-    assert (done.returncode, done.stdout) == (2, "")
+    assert (done.returncode, done.stdout) == (EXIT_FAILED, "")
     assert done.stderr == f"neardup: error: {refusal(path, 1)}\n"
     assert digest(path) == before
     with lmdb.open(str(path), max_dbs=3, readonly=True) as env, env.begin(db=env.open_db(b"sketches")) as txn:
@@ -329,12 +329,9 @@ def test_the_command_line_refuses_an_old_store_in_one_line(tmp_path, command):
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    path = tmp_path_factory.mktemp("golden") / "store"
-    with create_store(path, SketchConfig(), []) as store:
-        store.put_many([("a", Sketcher(SketchConfig()).sketch(TEXTS["english"]))])
-    with Server(path) as running:
+    path = sketch_store(tmp_path_factory.mktemp("golden") / "store", {"a": Sketcher().sketch(TEXTS["english"])})
+    with serving(path) as running:
         yield running
-    assert running.process.returncode == 0
 
 
 @pytest.fixture(scope="module")

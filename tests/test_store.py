@@ -18,6 +18,7 @@ from neardup.core.sketch import SketchConfig, encode_sketch, stoplist_digest
 from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import MAX_ID_BYTES, create_store, open_store
 from neardup.store.lmdb import CHANGE_LOG_IDS
+from serverproc import sketch_store
 
 K = SketchConfig().k
 
@@ -28,8 +29,7 @@ def random_sketch(rng: random.Random, size: int | None = None) -> bytes:
 
 @pytest.fixture
 def store_path(tmp_path):
-    create_store(tmp_path / "store", SketchConfig(), []).close()
-    return tmp_path / "store"
+    return sketch_store(tmp_path / "store", {})
 
 
 @pytest.fixture

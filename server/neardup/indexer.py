@@ -21,9 +21,11 @@ from itertools import islice
 from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
+from neardup_client.cli import EXIT_OK, EXIT_PARTIAL
 from tqdm import tqdm
 
-from .core.sketch import SketchConfig, Sketcher, canonical_lang, decode_sketch, encode_sketch, stoplist_digest
+from .core.sketch import (SketchConfig, Sketcher, canonical_lang, decode_sketch, encode_sketch, load_nltk,
+                          stoplist_digest)
 from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
 from .errors import ConfigMismatch, InvalidArgument
 from .store import SketchStore, create_store, default_store_path, encode_id, open_store
@@ -39,8 +41,10 @@ def parse_record(raw: bytes) -> tuple[str, str, str | None]:
         record = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
         raise InvalidArgument(f"invalid UTF-8 at byte {error.start}") from None
-    except json.JSONDecodeError as error:
-        raise InvalidArgument(f"bad JSON ({error.msg} at column {error.colno})") from None
+    except json.JSONDecodeError as error:  # its msg may end in "at" ("Invalid control character at")
+        raise InvalidArgument(f"bad JSON ({error.msg}: column {error.colno})") from None
+    except ValueError as error:  # a number too long to convert
+        raise InvalidArgument(f"bad JSON ({error})") from None
     if not isinstance(record, dict):
         raise InvalidArgument(f"not a JSON object but {type(record).__name__}")
     if "id" not in record:
@@ -160,8 +164,40 @@ class IndexSummary:
         ])
 
 
+_LOG_INTERVAL = 10.0  # seconds between progress lines where stderr is no terminal
+
+
+class _LogLines:
+    """stderr where it is no terminal (a log file, a pipe): each of tqdm's redraws of its bar ("\r" + bar) becomes
+    a line of its own and its erasures (blanks) are dropped, so that no warning is written into a bar's line."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> None:
+        line = text.strip("\r\n ")
+        if line:
+            self._stream.write(line + "\n")
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def _progress(desc: str, total: int | None = None) -> tqdm:
-    return tqdm(desc=desc, total=total, unit=" docs", file=sys.stderr, mininterval=0.5, smoothing=0.1)
+    """A progress bar on stderr: redrawn in place on a terminal, elsewhere a line every _LOG_INTERVAL seconds."""
+    if sys.stderr.isatty():
+        return tqdm(desc=desc, total=total, unit=" docs", file=sys.stderr, mininterval=0.5, smoothing=0.1)
+    return tqdm(desc=desc, total=total, unit=" docs", file=_LogLines(sys.stderr), mininterval=_LOG_INTERVAL,
+                ascii=True, smoothing=0.1)
+
+
+def _warn(message: str) -> None:
+    """A line on stderr while a bar may be showing: on a terminal tqdm erases the bar, writes the line and draws the
+    bar again below it; elsewhere the bar's last line is already whole (_LogLines)."""
+    tqdm.write(message, file=sys.stderr)
 
 
 def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: int | None = None,
@@ -194,6 +230,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     else:
         config, stoplist = SketchConfig(**requested), frozenset()
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist))
+    load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
     payloads = _sketch_corpus(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), workers, strict,
                               summary)
     if learn:
@@ -227,7 +264,7 @@ def _sketch_corpus(corpus: str, line_sketcher: LineSketcher, workers: int, stric
                 if strict:
                     raise InvalidArgument(f"line {result.line}: {result.error}; nothing was written (--strict)")
                 summary.skipped += 1
-                bar.write(f"neardup: line {result.line}: {result.error}; skipped", file=sys.stderr)
+                _warn(f"neardup: line {result.line}: {result.error}; skipped")
             else:
                 summary.duplicate_ids += result.doc_id in payloads
                 payloads[result.doc_id] = result.payload
@@ -255,36 +292,64 @@ def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int]] | No
         return store.config, store.stoplist
 
 
-def add_parser(subparsers) -> None:
+def _checked(convert, check):
+    """An argparse type: convert(text), then check(value) raises InvalidArgument when the value is refused, so a
+    bad option is a usage error (exit code 2) before anything is read."""
+    def parse(text: str):
+        value = convert(text)
+        try:
+            check(value)
+        except InvalidArgument as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return value
+    parse.__name__ = convert.__name__  # argparse names it in "invalid int value"
+    return parse
+
+
+def _at_least(minimum: int):
+    def check(value: int) -> None:
+        if value < minimum:
+            raise InvalidArgument(f"must be at least {minimum}, got {value}")
+    return _checked(int, check)
+
+
+def _fraction(value: float) -> None:
+    if not 0.0 <= value <= 1.0:
+        raise InvalidArgument(f"must be in [0, 1], got {value}")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = SketchConfig()
-    parser = subparsers.add_parser(
-        "index", help="sketch a JSON Lines corpus into a store",
-        description="Sketch a JSON Lines corpus (one object per line: id, text, optional lang) into a store, "
-                    "creating it when there is none. An existing store keeps its sketch configuration and "
-                    "stop-list; re-indexing an id replaces its sketch.")
+    parser.description = ("Sketch a JSON Lines corpus (one object per line: id, text, optional lang) into a store, "
+                          "creating it when there is none. An existing store keeps its sketch configuration and "
+                          "stop-list; re-indexing an id replaces its sketch. Exit code 3 when malformed lines were "
+                          "skipped.")
     parser.add_argument("corpus", metavar="CORPUS", help="JSON Lines file, or - for stdin")
     parser.add_argument("--store", default=default_store_path(),
-                        help="store directory (default: $NEARDUP_STORE, else ./neardup-store)")
-    parser.add_argument("--lang", help=f"default language of the corpus; a record's lang overrides it "
-                                       f"(new store default: {defaults.lang})")
-    parser.add_argument("--unit", help=f"shingle unit: sentence, para-sentence or word:N "
-                                       f"(new store default: {defaults.unit})")
-    parser.add_argument("-k", type=int, help=f"sketch size: the K smallest shingle hashes (new store default: "
-                                             f"{defaults.k})")
-    parser.add_argument("--min-word-len", type=int,
-                        help=f"shorter words are dropped (new store default: {defaults.min_word_len})")
-    parser.add_argument("--workers", type=int, default=1, help="sketching processes (default: 1)")
+                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--lang", type=_checked(str, canonical_lang),
+                        help=f"default language of the corpus; a record's lang overrides it "
+                             f"(default: the store's; for a new store {defaults.lang})")
+    parser.add_argument("--unit", type=_checked(str, lambda unit: SketchConfig(unit=unit)),
+                        help=f"shingle unit: sentence, para-sentence or word:N "
+                             f"(default: the store's; for a new store {defaults.unit})")
+    parser.add_argument("-k", type=_checked(int, lambda k: SketchConfig(k=k)),
+                        help=f"sketch size: the K smallest shingle hashes "
+                             f"(default: the store's; for a new store {defaults.k})")
+    parser.add_argument("--min-word-len", type=_checked(int, lambda length: SketchConfig(min_word_len=length)),
+                        help=f"shorter words are dropped "
+                             f"(default: the store's; for a new store {defaults.min_word_len})")
+    parser.add_argument("--workers", type=_at_least(1), default=1, help="sketching processes")
     parser.add_argument("--strict", action="store_true",
                         help="abort at the first malformed line, writing nothing, instead of skipping it")
-    parser.add_argument("--stop-min-docs", type=int, default=DEFAULT_MIN_DOCS,
-                        help="a new store stop-lists shingles found in at least this many documents ... "
-                             f"(default: {DEFAULT_MIN_DOCS})")
-    parser.add_argument("--stop-fraction", type=float, default=DEFAULT_FRACTION,
-                        help=f"... and in at least this fraction of them (default: {DEFAULT_FRACTION})")
+    parser.add_argument("--stop-min-docs", type=_at_least(2), default=DEFAULT_MIN_DOCS,
+                        help="a new store stop-lists shingles found in at least this many documents ...")
+    parser.add_argument("--stop-fraction", type=_checked(float, _fraction), default=DEFAULT_FRACTION,
+                        help="... and in at least this fraction of them")
     parser.add_argument("--no-stoplist", dest="learn", action="store_false",
-                        help="a new store gets no stop-list")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
-                        help=f"documents per atomic write batch (default: {DEFAULT_BATCH_SIZE})")
+                        help="a new store gets no stop-list (default: it learns one)")
+    parser.add_argument("--batch-size", type=_at_least(1), default=DEFAULT_BATCH_SIZE,
+                        help="documents per atomic write batch")
     parser.set_defaults(func=_run)
 
 
@@ -294,4 +359,4 @@ def _run(args: argparse.Namespace) -> int:
         workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
         stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size)
     print(summary.format())
-    return 0
+    return EXIT_PARTIAL if summary.skipped else EXIT_OK

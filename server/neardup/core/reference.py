@@ -1,7 +1,9 @@
 """The card's algorithm, literally and slowly: pairwise merges of sorted sketches with early termination.
 
 This is the specification the compiled kernel must equal (tests compare them on random and adversarial sets)
-and the pure-Python baseline of the benchmarks. Never used on the request path.
+and the pure-Python baseline of the benchmarks. Its functions are never called on the request path (kernel.py
+answers there), but its names are: the metric and grouping names, MIN_EVIDENCE and the Grouping answer type are
+the kernel's and the engine's.
 
 Similarity of two bottom-K sketches a, b (sorted uint32 lists, at most K values each):
   * a sketch with fewer than K values holds every shingle of its document (it is complete); a full one is a

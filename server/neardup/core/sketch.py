@@ -15,8 +15,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
 import crcmod.predefined
-from nltk.stem.snowball import SnowballStemmer
-from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
 from ..errors import ConfigMismatch, InvalidArgument
 from . import _shingle
@@ -36,8 +34,32 @@ LANG_ALIASES = {
     "it": "italian", "pt": "portuguese", "sv": "swedish", "da": "danish", "no": "norwegian",
     "fi": "finnish", "hu": "hungarian", "ro": "romanian", "ar": "arabic",
 }
+# NLTK (Snowball stemmers, Punkt) takes a second or more to import, for it pulls in scipy; only sketching text
+# needs it, so it is imported at its first use (_nltk), not with this module: `neardup --help`, `dedup` and `info`
+# never load it, and `neardup serve` loads it before its workers start (load_nltk).
+#: NLTK's SnowballStemmer.languages in the pinned 3.10 series; _nltk() refuses an NLTK that has others.
+_SNOWBALL_LANGUAGES = ("arabic", "danish", "dutch", "english", "finnish", "french", "german", "hungarian",
+                       "italian", "norwegian", "porter", "portuguese", "romanian", "russian", "spanish", "swedish")
 #: "none" keeps words unstemmed.
-LANGUAGES = frozenset(SnowballStemmer.languages) - {"porter"} | {"none"}
+LANGUAGES = frozenset(_SNOWBALL_LANGUAGES) - {"porter"} | {"none"}
+
+
+@functools.lru_cache(maxsize=None)
+def _nltk():
+    """NLTK's classes the sketcher uses, imported on first call: (SnowballStemmer, PunktParameters, _FastPunkt)."""
+    from nltk.stem.snowball import SnowballStemmer
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+
+    if tuple(SnowballStemmer.languages) != _SNOWBALL_LANGUAGES:
+        raise ImportError(f"this NLTK stems {SnowballStemmer.languages}, not the languages neardup was made with "
+                          f"{_SNOWBALL_LANGUAGES}; install the NLTK version pyproject.toml pins")
+    fast_punkt = type("_FastPunkt", (_FastPunktMixin, PunktSentenceTokenizer), {"__doc__": _FastPunktMixin.__doc__})
+    return SnowballStemmer, PunktParameters, fast_punkt
+
+
+def load_nltk() -> None:
+    """Imports NLTK now rather than at the first text sketched (a server does so before taking calls)."""
+    _nltk()
 
 # Punkt runs untrained (no download, no model file): these abbreviations keep "Dr. Smith" in one sentence.
 _ABBREVIATIONS = {
@@ -160,8 +182,11 @@ def _bounded(block: str) -> list[str]:
 _MEMO_SIZE = 200_000
 
 
-class _FastPunkt(PunktSentenceTokenizer):
+class _FastPunktMixin:
     """NLTK's Punkt, answering exactly as PunktSentenceTokenizer.tokenize does, several times faster.
+
+    A mixin, so that this module does not import NLTK: _nltk() makes the class _FastPunkt(this,
+    PunktSentenceTokenizer) at NLTK's first use.
 
     Punkt finds candidate ends ('said. The'), asks text_contains_sentbreak whether each breaks a sentence, and
     realigns closing quotes and brackets; tests/test_sketch.py holds this class equal to it on generated and
@@ -176,7 +201,7 @@ class _FastPunkt(PunktSentenceTokenizer):
     * every other decision is NLTK's, memoized by context string (it depends on nothing else).
     """
 
-    def __init__(self, params: PunktParameters):
+    def __init__(self, params):
         super().__init__(params)
         # The second pass looks beyond the word only through learned collocations, sentence starters and
         # orthographic contexts; the plain-word rule holds while there are none.
@@ -255,10 +280,12 @@ def _last_whitespace(text: str, start: int, stop: int) -> int:
 
 
 @functools.lru_cache(maxsize=None)
-def _sentence_splitter(lang: str) -> PunktSentenceTokenizer:
-    params = PunktParameters()
+def _sentence_splitter(lang: str):
+    """The _FastPunkt (a PunktSentenceTokenizer) of a language."""
+    _, punkt_parameters, fast_punkt = _nltk()
+    params = punkt_parameters()
     params.abbrev_types = set(_ABBREVIATIONS.get(lang, "").split())
-    return _FastPunkt(params)
+    return fast_punkt(params)
 
 
 class _StemMemo(dict):
@@ -282,7 +309,8 @@ def _stem_function(lang: str):
     """The memoized stemmer of a language."""
     if lang == "none":
         return lambda word: word
-    return _StemMemo(SnowballStemmer(lang).stem).__getitem__
+    snowball_stemmer, _, _ = _nltk()
+    return _StemMemo(snowball_stemmer(lang).stem).__getitem__
 
 
 def forget_memos() -> None:
@@ -334,11 +362,8 @@ class Sketcher:
             raise ConfigMismatch(f"this neardup sketches by version {SKETCHER_VERSION}'s rules, not version "
                                  f"{self.config.sketcher_version}'s")
 
-    def words(self, text: str, lang: str | None = None) -> list[str]:
-        """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
-        return self._words(text, canonical_lang(lang) if lang else self.config.lang)
-
     def _words(self, text: str, lang: str) -> list[str]:
+        """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
         words = _WORD.findall(text.lower())
         min_len = self.config.min_word_len
         if min_len > 1:

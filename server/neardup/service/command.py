@@ -2,38 +2,43 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 
+from neardup_client.cli import UsageError
+
 from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
+from ..core.sketch import load_nltk
 from ..engine import DEFAULT_MAX_RESULT_SET
+from ..errors import InvalidArgument
 from ..store import default_store_path
 from .auth import TOKEN_ENV, load_token
+from .servicer import DEFAULT_MAX_STREAMS
 from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, ServeOptions, TlsConfig, serve
 
 
-class _Formatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows defaults, except the None of options that are off unless given."""
-
-    def _get_help_string(self, action):
-        return action.help if action.default is None else super()._get_help_string(action)
-
-
-def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "serve", help="serve the Dedup gRPC service from a store",
-        description="Serve the neardup.v1.NearDup gRPC service (with health checking and reflection).",
-        formatter_class=_Formatter)
-    parser.add_argument("--store", default=default_store_path(), help="store directory (env NEARDUP_STORE)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Serve the neardup.v1.NearDup gRPC service (with health checking and reflection) from "
+                          "a store, until SIGTERM or Ctrl-C (then exit code 0).")
+    parser.add_argument("--store", default=default_store_path(),
+                        help="store directory; $NEARDUP_STORE overrides the default")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on; 0.0.0.0 or :: for all")
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0 picks a free port (one worker only)")
+    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
+                        help="port to listen on; 0 picks a free port (one worker only)")
     parser.add_argument("--workers", type=int, default=1, help="server processes sharing the port")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS, help="RPC threads per worker")
-    parser.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
+    parser.add_argument("--max-streams", type=int, default=DEFAULT_MAX_STREAMS,
+                        help="DedupStreams one worker serves at once, each with a thread of its own on top of "
+                             "--threads; 0 refuses DedupStream (default: %(default)s)")
+    parser.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES,
+                        help="largest request or answer, in bytes (gzip-compressed messages: inflated); larger "
+                             "ones get RESOURCE_EXHAUSTED")
     parser.add_argument("--max-result-set", type=int, default=DEFAULT_MAX_RESULT_SET,
                         help="most results (or documents) in one request")
     parser.add_argument("--cache-size", type=int, default=DEFAULT_MAXSIZE,
                         help="session cache entries per worker; 0 disables the cache")
-    parser.add_argument("--cache-ttl", type=float, default=DEFAULT_TTL, help="seconds; 0 means no expiry")
+    parser.add_argument("--cache-ttl", type=float, default=DEFAULT_TTL,
+                        help="seconds a session cache entry lives; 0 means no expiry")
     parser.add_argument("--grace", type=float, default=10.0,
                         help="seconds in-flight calls may take to finish after SIGTERM")
     parser.add_argument("--drain", type=float, default=0.0,
@@ -54,10 +59,21 @@ def add_parser(subparsers) -> None:
 
 
 def _run(args) -> int:
+    # option values that do not go together are usage errors (exit code 2); files that cannot be used are not
+    if (args.tls_cert or args.tls_key or args.tls_client_ca) and not (args.tls_cert and args.tls_key):
+        raise UsageError("TLS needs both --tls-cert and --tls-key; --tls-client-ca only adds client certificates "
+                         "to them")
+    try:
+        options = ServeOptions(
+            store=args.store, host=args.host, port=args.port, workers=args.workers, threads=args.threads,
+            max_streams=args.max_streams, max_message_bytes=args.max_message_bytes,
+            max_result_set=args.max_result_set,
+            cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace, drain=args.drain,
+            metrics_port=args.metrics_port)
+    except InvalidArgument as error:
+        raise UsageError(str(error)) from None
+    options = dataclasses.replace(options, tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca),
+                                  token=load_token(args.token_file))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    return serve(ServeOptions(
-        store=args.store, host=args.host, port=args.port, workers=args.workers, threads=args.threads,
-        max_message_bytes=args.max_message_bytes, max_result_set=args.max_result_set,
-        cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace, drain=args.drain,
-        tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca), token=load_token(args.token_file),
-        metrics_port=args.metrics_port))
+    load_nltk()  # before the workers fork, rather than in each at the first text a request sends
+    return serve(options)

@@ -1,0 +1,44 @@
+"""Fixtures shared by the test modules: the command line run in this process, and stores indexed from a corpus.
+Plain helpers (real server processes, stores of given sketches) are in serverproc.py."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from neardup.cli import main
+from serverproc import write_jsonl
+
+
+@pytest.fixture
+def neardup(capsys) -> Callable[..., subprocess.CompletedProcess]:
+    """`neardup ARGS` through its main() in this process, which saves an interpreter start-up (or another entry
+    point's, entry=neardup_client.cli.main). Answers like subprocess.run: the exit code the interpreter would
+    give (a SystemExit included), stdout and stderr."""
+    def run(*args, entry: Callable[[list[str]], int] = main) -> subprocess.CompletedProcess:
+        argv = [str(arg) for arg in args]
+        capsys.readouterr()
+        try:
+            code = entry(argv)
+        except SystemExit as exit_:
+            code = 0 if exit_.code is None else exit_.code if isinstance(exit_.code, int) else 1
+            if isinstance(exit_.code, str):
+                print(exit_.code, file=sys.stderr)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(argv, code, out, err)
+    return run
+
+
+@pytest.fixture(scope="session")
+def indexed_store(tmp_path_factory) -> Callable[..., Path]:
+    """indexed_store(name, {id: text}, *index_args): a new store (NAME*/store) made by `neardup index` in this
+    process from those texts (NAME*/corpus.jsonl), with the default sketch configuration unless index_args say."""
+    def make(name: str, texts: dict[str, str], *args: str) -> Path:
+        root = tmp_path_factory.mktemp(name)
+        corpus = write_jsonl(root / "corpus.jsonl", [{"id": doc_id, "text": text} for doc_id, text in texts.items()])
+        assert main(["index", str(corpus), "--store", str(root / "store"), *args]) == 0
+        return root / "store"
+    return make
