@@ -108,6 +108,12 @@ def test_a_node_client_gets_the_python_answers_on_every_rpc(two_servers):
     for call, ours, theirs in zip(calls, python, node):
         if call["method"] == "Info":  # the stores were made in different directories at different times
             theirs["response"].pop("store", None), ours["response"].pop("store", None)
+        if "response" in theirs and "response" in ours:
+            # a message field left unset (DedupResponse.error of a request that succeeded) is null in
+            # proto-loader's defaults and absent from the Python stub's JSON: both say "not set"
+            for name in [name for name, value in theirs["response"].items()
+                         if value is None and name not in ours["response"]]:
+                del theirs["response"][name]
         assert theirs == ours, call
     # what the answers say, read the way the README tells another language to read them
     first = node[1]["response"]
