@@ -86,8 +86,8 @@ class ServiceMetrics:
         return MetricsInterceptor(self, methods)
 
     def instrument(self, servicer, service: str):
-        """Measures the servicer in place: its engine and session cache wrapped, each DedupStream message timed,
-        and the store gauges set now and whenever its view or one of its writes moves the store's generation."""
+        """Measures the servicer in place: its engine wrapped, its cache lookups counted, each DedupStream message
+        timed, and the store gauges set now and whenever its view or one of its writes moves the store's generation."""
         engine = servicer.engine
         store = engine.store
 
@@ -98,7 +98,7 @@ class ServiceMetrics:
         view = servicer.view
         store_changed(view.read().generation)
         view.subscribe(lambda now, _changed: store_changed(now))
-        view.answers = _CountingCache(view.answers, self.cache_hits.inc, self.cache_misses.inc)
+        servicer.count_cache_lookup = lambda hit: (self.cache_hits if hit else self.cache_misses).inc()
         servicer.engine = _MeasuredEngine(engine, self.dedup_results.observe, store_changed)
         observers = {}
 
@@ -110,28 +110,6 @@ class ServiceMetrics:
 
         servicer.observe_stream_message = observe_stream_message
         return servicer
-
-
-class _CountingCache:
-    """The session cache, counting each lookup as a hit or a miss."""
-
-    def __init__(self, cache, hit, miss):
-        self._cache = cache
-        self._lookup = cache.get
-        self.put = cache.put
-        self._hit = hit
-        self._miss = miss
-
-    def get(self, key, now):
-        answer = self._lookup(key, now)
-        if answer is None:
-            self._miss()
-        else:
-            self._hit()
-        return answer
-
-    def __len__(self) -> int:
-        return len(self._cache)
 
 
 class _MeasuredEngine:
@@ -269,7 +247,7 @@ class Exporter:
     @classmethod
     def start(cls, host: str, port: int) -> "Exporter":
         """Makes the directory, points PROMETHEUS_MULTIPROC_DIR at it and listens on host:port; a port that cannot
-        be bound is a NearDupError (one line, exit code 2), and then nothing is left behind."""
+        be bound is a NearDupError (one line, exit code 1), and then nothing is left behind."""
         directory = tempfile.mkdtemp(prefix="neardup-metrics-")
         previous = os.environ.get(MULTIPROC_ENV)
         os.environ[MULTIPROC_ENV] = directory

@@ -57,6 +57,8 @@ class NearDupServicer:
         self.streams = StreamSlots(max_streams)
         #: Told (status code name, seconds) for each DedupStream message answered (metrics set it).
         self.observe_stream_message: Callable[[str, float], None] | None = None
+        #: Told, once per Dedup (unary or streamed), whether the session cache answered it (metrics set it).
+        self.count_cache_lookup: Callable[[bool], None] = _ignore
 
     @classmethod
     def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float,
@@ -68,17 +70,20 @@ class NearDupServicer:
         reading = self.view.read()
         answer = reading.cached(request_bytes)
         if answer is not None:
+            self.count_cache_lookup(True)
             return answer + _CACHED_FLAG
         request = _decode(pb.DedupRequest, request_bytes)
+        tag = b""
         if request.tag:  # the cache holds untagged answers; the tag goes on last (a later field wins)
             tag = pb.DedupResponse(tag=request.tag).SerializeToString()
             request.ClearField("tag")
             request_bytes = request.SerializeToString()
             answer = reading.cached(request_bytes)
             if answer is not None:
+                self.count_cache_lookup(True)
                 return answer + _CACHED_FLAG + tag
-            return self._compute(request, request_bytes, reading) + tag
-        return self._compute(request, request_bytes, reading)
+        self.count_cache_lookup(False)
+        return self._compute(request, request_bytes, reading) + tag
 
     def _compute(self, request: pb.DedupRequest, key: bytes, reading: Reading) -> bytes:
         params = converters.dedup_params(request, self.defaults)
@@ -149,6 +154,10 @@ class StreamSlots:
         self._free.release()
 
 
+def _ignore(_hit: bool) -> None:
+    pass
+
+
 def _tag_of(request_bytes: bytes) -> int:
     try:
         return pb.DedupRequest.FromString(request_bytes).tag
@@ -183,6 +192,8 @@ def _stream(method):
     def handle(request_iterator, context):
         try:
             yield from method(request_iterator, context)
+        except grpc.RpcError:
+            return  # raised by the request iterator: the call is already over (cancelled, deadline, too large)
         except Exception as error:  # noqa: BLE001
             code, details = _status_of(error, method.__name__)
             context.abort(code, details)
