@@ -1,6 +1,7 @@
 """The contract as another language sees it: a Node.js client loaded at run time from the .proto
-(tests/contract/client.js, @grpc/grpc-js and @grpc/proto-loader from npm) calls every RPC of a real server and
-must get exactly the Python stub's answers, and the Python client's; `buf lint` must pass on the proto.
+(tests/contract/client.js, @grpc/grpc-js and @grpc/proto-loader from npm) calls every RPC of a real server, the
+DedupStream included, and must get exactly the Python stub's answers, and the Python client's; `buf lint` must
+pass on the proto.
 
 The npm packages are installed by `.ci/run` (`npm install --prefix tests/contract`); without them these tests fail
 and say so, they are not skipped.
@@ -18,7 +19,7 @@ import pytest
 from google.protobuf import json_format
 
 from neardup.core.sketch import SketchConfig, Sketcher
-from neardup_client import NearDupClient
+from neardup_client import NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from serverproc import serving
@@ -42,7 +43,8 @@ def _documents() -> dict[str, str]:
 
 def _calls(sketch: bytes, other_config: dict) -> list[dict]:
     """Every RPC, with good and bad requests. Requests are proto JSON with proto field names; a Document's
-    sketch is given as sketch_base64 (proto JSON would take base64 in "sketch" too: Node needs a Buffer)."""
+    sketch is given as sketch_base64 (proto JSON would take base64 in "sketch" too: Node needs a Buffer); uint64
+    tags as strings. A DedupStream call gives its requests, all sent on one stream."""
     fresh = text(article(13))
     return [
         {"method": "Info", "request": {}},
@@ -59,26 +61,59 @@ def _calls(sketch: bytes, other_config: dict) -> list[dict]:
         {"method": "Dedup", "request": {"ids": ["story"], "threshold": 2.0}},
         {"method": "Upsert", "request": {"documents": [{"id": "x", "text": "y"}],
                                          "sketch_config": other_config}},
+        {"method": "DedupStream", "requests": [
+            {"ids": ["story", "story-copy", "other"], "tag": "1"},
+            {"ids": ["story"], "threshold": 2.0, "tag": "18446744073709551615"},  # refused; the stream goes on
+            {"documents": [{"id": "inline", "text": "From a blog. " + fresh}, {"id": "story"},
+                           {"id": "raw", "sketch_base64": base64.b64encode(sketch).decode()}],
+             "tag": "9223372036854775808"},
+            {"ids": ["story", "other", "story-copy", "nowhere", "story-cut"], "tag": "2"},  # as call 1: cached
+            {"ids": ["story-cut", "story"], "threshold": 0.9, "metric": "METRIC_JACCARD", "tag": "7"},
+        ]},
         {"method": "Info", "request": {}},
     ]
 
 
+def _message(method: str, request: dict):
+    request = json.loads(json.dumps(request).replace('"sketch_base64"', '"sketch"'))
+    return json_format.ParseDict(request, getattr(pb, f"{method.removesuffix('Stream')}Request")())
+
+
+def _as_json(response) -> dict:
+    return json_format.MessageToDict(response, preserving_proto_field_name=True,
+                                     always_print_fields_with_no_presence=True)
+
+
 def _python_answers(target: str, calls: list[dict]) -> list[dict]:
-    """The same calls through the generated Python stub, answers as proto JSON with every field present."""
+    """The same calls through the generated Python stub, answers as proto JSON with every field present (for a
+    stream: each answer, then the stream's status if it is not OK, as client.js gives them)."""
     answers = []
     with grpc.insecure_channel(target) as channel:
         stub = neardup_pb2_grpc.NearDupStub(channel)
         for call in calls:
-            request = json.loads(json.dumps(call["request"]).replace('"sketch_base64"', '"sketch"'))
-            message = json_format.ParseDict(request, getattr(pb, f"{call['method']}Request")())
+            if "requests" in call:
+                responses = []
+                answers.append({"responses": responses})
+                try:
+                    for response in stub.DedupStream(iter([_message(call["method"], r) for r in call["requests"]]),
+                                                     timeout=10):
+                        responses.append(_as_json(response))
+                except grpc.RpcError as error:
+                    answers[-1].update(code=error.code().name, details=error.details())
+                continue
             try:
-                response = getattr(stub, call["method"])(message, timeout=10)
+                response = getattr(stub, call["method"])(_message(call["method"], call["request"]), timeout=10)
             except grpc.RpcError as error:
                 answers.append({"code": error.code().name, "details": error.details()})
                 continue
-            answers.append({"response": json_format.MessageToDict(
-                response, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)})
+            answers.append({"response": _as_json(response)})
     return answers
+
+
+def _unset_as_absent(theirs: dict, ours: dict) -> dict:
+    """A message field left unset (DedupResponse.error of a request that succeeded) is null in proto-loader's
+    defaults and absent from the Python stub's JSON: both say "not set"."""
+    return {name: value for name, value in theirs.items() if value is not None or name in ours}
 
 
 def _node_answers(target: str, calls: list[dict]) -> list[dict]:
@@ -104,16 +139,16 @@ def test_a_node_client_gets_the_python_answers_on_every_rpc(two_servers):
     sketch = Sketcher(SketchConfig(**{**info.sketch_config, "stoplist_digest": ""})).sketch(_documents()["story"])
     calls = _calls(sketch, {**info.sketch_config, "k": info.sketch_config["k"] // 2})
     python, node = _python_answers(python_server.target, calls), _node_answers(node_server.target, calls)
-    assert [a.get("code", "OK") for a in python] == ["OK"] * 7 + ["INVALID_ARGUMENT", "FAILED_PRECONDITION", "OK"]
+    assert [a.get("code", "OK") for a in python] == (["OK"] * 7 + ["INVALID_ARGUMENT", "FAILED_PRECONDITION"] +
+                                                     ["OK"] * 2)
     for call, ours, theirs in zip(calls, python, node):
         if call["method"] == "Info":  # the stores were made in different directories at different times
             theirs["response"].pop("store", None), ours["response"].pop("store", None)
+        theirs = dict(theirs)  # node's answers stay as Node read them, for the reading below
         if "response" in theirs and "response" in ours:
-            # a message field left unset (DedupResponse.error of a request that succeeded) is null in
-            # proto-loader's defaults and absent from the Python stub's JSON: both say "not set"
-            for name in [name for name, value in theirs["response"].items()
-                         if value is None and name not in ours["response"]]:
-                del theirs["response"][name]
+            theirs["response"] = _unset_as_absent(theirs["response"], ours["response"])
+        if "responses" in theirs and "responses" in ours and len(theirs["responses"]) == len(ours["responses"]):
+            theirs["responses"] = [_unset_as_absent(t, o) for t, o in zip(theirs["responses"], ours["responses"])]
         assert theirs == ours, call
     # what the answers say, read the way the README tells another language to read them
     first = node[1]["response"]
@@ -121,6 +156,15 @@ def test_a_node_client_gets_the_python_answers_on_every_rpc(two_servers):
     assert first["metric"] == "METRIC_CONTAINMENT" and first["grouping"] == "GROUPING_GREEDY"
     assert node[2]["response"]["metric"] == "METRIC_JACCARD"
     assert node[4]["response"]["upserted"] == 1 and node[6]["response"]["deleted"] == 1
+    # a stream: one answer per request, in order, each with its request's tag (uint64: a string); error is null
+    # unless that request failed, and then it is all the answer says besides the tag
+    stream = node[9]["responses"]
+    assert [a["tag"] for a in stream] == [r["tag"] for r in calls[9]["requests"]]
+    assert [a["error"] and a["error"]["code"] for a in stream] == [None, 3, None, None, None]
+    assert "threshold" in stream[1]["error"]["message"] and stream[1]["duplicate_of"] == []
+    assert stream[0]["duplicate_of"] == [-1, 0, -1] and stream[2]["duplicate_of"] == [-1, -1, 1]
+    assert [a["cached"] for a in stream] == [False, False, True, True, False]  # as calls 3 and 1 asked before
+    assert stream[3]["duplicate_of"] == first["duplicate_of"] and stream[4]["metric"] == "METRIC_JACCARD"
 
 
 def test_the_python_client_reads_the_same_answer(two_servers):
@@ -133,6 +177,30 @@ def test_the_python_client_reads_the_same_answer(two_servers):
     assert list(answer.duplicate_of) == node["duplicate_of"]
     assert list(answer.similarity) == node["similarity"]  # doubles: exactly equal, no float32 rounding
     assert list(answer.missing_positions) == node["missing"]
+
+
+def test_the_python_client_reads_the_same_stream(two_servers):
+    """dedup_stream (tags 0, 1, ...; one set of parameters) against a Node stream of the same requests."""
+    _require_node_modules()
+    python_server, node_server = two_servers
+    result_sets = [["story-copy", "other", "story", "nowhere-else"], ["story", ""], ["story-cut", "other", "story"]]
+    with NearDupClient(python_server.target) as client:
+        answers = list(client.dedup_stream(result_sets, threshold=0.8, grouping="components"))
+    requests = [{"ids": ids, "threshold": 0.8, "grouping": "GROUPING_COMPONENTS", "tag": str(tag)}
+                for tag, ids in enumerate(result_sets)]
+    (node,) = _node_answers(node_server.target, [{"method": "DedupStream", "requests": requests}])
+    assert "code" not in node and [a["tag"] for a in node["responses"]] == ["0", "1", "2"]
+    for answer, theirs in zip(answers, node["responses"]):
+        if theirs["error"] is not None:
+            assert isinstance(answer, NearDupClientError)
+            assert (answer.code.value[0], answer.details) == (theirs["error"]["code"], theirs["error"]["message"])
+            continue
+        assert list(answer.duplicate_of) == theirs["duplicate_of"] and list(answer.group) == theirs["group"]
+        assert list(answer.similarity) == theirs["similarity"]
+        assert list(answer.missing_positions) == theirs["missing"] and answer.cached == theirs["cached"]
+        assert answer.grouping == "components" and theirs["grouping"] == "GROUPING_COMPONENTS"
+    assert [type(a).__name__ for a in answers] == ["DedupResult", "NearDupClientError", "DedupResult"]
+    assert answers[1].code == grpc.StatusCode.INVALID_ARGUMENT
 
 
 def test_buf_lint_passes_on_the_proto():

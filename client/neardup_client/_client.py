@@ -1,10 +1,15 @@
 """Sync and asyncio clients of neardup.v1.NearDup. One channel per client, reused for every call;
-UNAVAILABLE is retried by gRPC's own retry policy (with backoff), so a restarting server is ridden over."""
+UNAVAILABLE is retried by gRPC's own retry policy (with backoff), so a restarting server is ridden over.
+
+Every call that fails raises NearDupClientError with the gRPC status code and the server's message, except in
+DedupStream, where the failure of one result set is that result set's answer (a NearDupClientError yielded, not
+raised) and only what ends the whole stream is raised."""
 from __future__ import annotations
 
+import collections
 import json
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence, Union
 
 import grpc
 
@@ -29,6 +34,10 @@ class NearDupClientError(Exception):
         super().__init__(f"{code.name}: {details}")
         self.code = code
         self.details = details
+
+
+#: gRPC status code number (as in DedupResponse.error) → grpc.StatusCode
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 
 @dataclass(frozen=True)
@@ -162,6 +171,73 @@ def _info(response: pb.InfoResponse) -> Info:
         store=response.store)
 
 
+#: What dedup_stream yields per result set: its answer, or why the server refused it.
+StreamAnswer = Union[DedupResult, NearDupClientError]
+
+
+class _DedupStream:
+    """The client's side of one DedupStream: its requests, made lazily from the caller's result sets with tag =
+    index, and the result sets sent but not yet answered, which read the answers in order and check their tags.
+
+    The requests are consumed by gRPC (a thread of its own, or a task), which would cancel the call on an
+    exception and log it: a result set that cannot be converted, or a caller's iterable that raises, ends the
+    requests instead, and the exception is raised to the caller once the result sets before it are answered."""
+
+    def __init__(self, threshold: float | None, metric: str | None, grouping: str | None):
+        _dedup_request((), threshold, metric, grouping)  # an unknown metric or grouping: ValueError now
+        self._params = (threshold, metric, grouping)
+        self._pending: collections.deque[tuple[int, list]] = collections.deque()  # (tag, result set) sent
+        self._sent = 0
+        self._failure: Exception | None = None
+
+    def _request(self, results: Sequence[str | Document]) -> pb.DedupRequest:
+        results = list(results)
+        request = _dedup_request(results, *self._params)
+        request.tag = self._sent
+        self._pending.append((self._sent, results))
+        self._sent += 1
+        return request
+
+    def requests(self, result_sets: Iterable[Sequence[str | Document]]) -> Iterator[pb.DedupRequest]:
+        try:
+            for results in result_sets:
+                yield self._request(results)
+        except Exception as error:  # noqa: BLE001 (raised to the caller in its turn, by finish())
+            self._failure = error
+
+    async def async_requests(self, result_sets) -> AsyncIterator[pb.DedupRequest]:
+        try:
+            if isinstance(result_sets, AsyncIterable):
+                async for results in result_sets:
+                    yield self._request(results)
+            else:
+                for results in result_sets:
+                    yield self._request(results)
+        except Exception as error:  # noqa: BLE001
+            self._failure = error
+
+    def answer(self, response: pb.DedupResponse) -> StreamAnswer:
+        if not self._pending:
+            raise NearDupClientError(grpc.StatusCode.INTERNAL, f"DedupStream sent an answer (tag {response.tag}) "
+                                     f"after all {self._sent} result sets sent were answered")
+        tag, results = self._pending.popleft()
+        if response.tag != tag:
+            raise NearDupClientError(grpc.StatusCode.INTERNAL, f"DedupStream answered tag {response.tag} where the "
+                                     f"answer to result set {tag} (tag {tag}) was due: answers out of order")
+        if response.HasField("error"):
+            return NearDupClientError(_STATUS_CODES.get(response.error.code, grpc.StatusCode.UNKNOWN),
+                                      response.error.message)
+        return _dedup_result(results, response)
+
+    def finish(self) -> None:
+        """The stream ended with OK: every result set sent must have been answered."""
+        if self._pending:
+            raise NearDupClientError(grpc.StatusCode.INTERNAL, f"DedupStream ended without answering result sets "
+                                     f"{self._pending[0][0]} to {self._pending[-1][0]}")
+        if self._failure is not None:
+            raise self._failure
+
+
 def _channel_options(max_message_bytes: int) -> list[tuple[str, object]]:
     return [("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1),
             ("grpc.max_receive_message_length", max_message_bytes),
@@ -184,7 +260,11 @@ class _Settings:
 
 
 class NearDupClient(_Settings):
-    """Blocking client. Use as a context manager or call close()."""
+    """Blocking client. Use as a context manager or call close().
+
+    target is HOST:PORT; timeout the seconds of each unary call unless a method's timeout says otherwise;
+    credentials (grpc.ssl_channel_credentials) turn on TLS; token is sent as `authorization: Bearer TOKEN`.
+    Creating a client does not connect: an unreachable server shows at the first call (UNAVAILABLE)."""
 
     def __init__(self, target: str = DEFAULT_TARGET, *, timeout: float = DEFAULT_TIMEOUT,
                  credentials: grpc.ChannelCredentials | None = None, token: str | None = None,
@@ -202,22 +282,145 @@ class NearDupClient(_Settings):
 
     def dedup(self, results: Sequence[str | Document], *, threshold: float | None = None,
               metric: str | None = None, grouping: str | None = None, timeout: float | None = None) -> DedupResult:
-        """results in rank order: stored ids, or Documents carrying text or a sketch."""
+        """Which results of one result set to keep, and which duplicate which.
+
+        Args:
+            results: the result set in rank order: stored ids (str), or Documents carrying text or a sketch made
+                with the store's configuration (a Document with only an id is read from the store), mixed freely.
+            threshold: the similarity in [0, 1] from which a result is a duplicate; None: the server's default.
+            metric: "containment" or "jaccard"; None: the server's default.
+            grouping: "greedy" or "components"; None: the server's default.
+            timeout: seconds for this call; None: the client's timeout.
+
+        Returns:
+            DedupResult: per position in rank order; `keep`, `duplicates`, `groups` and `missing` read it.
+
+        Raises:
+            ValueError: an unknown metric or grouping name (before anything is sent).
+            NearDupClientError: the call failed; `code` says why, `details` what to fix:
+                INVALID_ARGUMENT for bad input (threshold outside [0, 1] or NaN, an empty id or one over 511 UTF-8
+                bytes, malformed sketch bytes);
+                RESOURCE_EXHAUSTED over a limit (more results than the server's --max-result-set, a message over
+                --max-message-bytes, a text over 10 MiB);
+                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
+                UNAVAILABLE when the server cannot be reached after the retries (about a second), or cannot read
+                its store;
+                DEADLINE_EXCEEDED when the timeout passes first;
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         results = list(results)
         response = self._call(self._stub.Dedup, _dedup_request(results, threshold, metric, grouping), timeout)
         return _dedup_result(results, response)
 
+    def dedup_stream(self, result_sets: Iterable[Sequence[str | Document]], *, threshold: float | None = None,
+                     metric: str | None = None, grouping: str | None = None,
+                     timeout: float | None = None) -> Iterator[StreamAnswer]:
+        """Dedup for many result sets over one DedupStream: each result set is sent as soon as it is taken from
+        result_sets (gRPC sends while the answers come back), and one item is yielded per result set, in order.
+        The stream opens at the first iteration and closes when result_sets is exhausted and answered, or when
+        the caller stops iterating.
+
+        Args:
+            result_sets: an iterable, lazy or endless, of result sets, each as `results` of dedup(); sent with
+                tag = its index, which every answer must carry.
+            threshold, metric, grouping: as for dedup(), for every result set.
+            timeout: seconds for the whole stream; None (the default) sets no deadline: the client's timeout is
+                for one unary call, not for a stream of unknown length.
+
+        Yields:
+            DedupResult for each result set the server answered, or a NearDupClientError (yielded, not raised)
+            for one it refused, with the code dedup() would raise for it (INVALID_ARGUMENT, RESOURCE_EXHAUSTED
+            for more results than --max-result-set or a text over 10 MiB, FAILED_PRECONDITION, UNAVAILABLE for a
+            store it cannot read) and the server's message; the result sets after it are still answered.
+
+        Raises:
+            ValueError: an unknown metric or grouping name (raised by this call, before the stream opens).
+            NearDupClientError: the whole stream failed, while iterating; `code` says why:
+                RESOURCE_EXHAUSTED when the server's worker already serves its --max-streams streams, or for a
+                message over --max-message-bytes;
+                UNAVAILABLE when the server cannot be reached after the retries, or goes away;
+                DEADLINE_EXCEEDED when the timeout passes before the last answer;
+                UNAUTHENTICATED without the server's token (`token=`);
+                INTERNAL when an answer carries another tag than its result set's, or the stream ends before
+                every result set sent is answered (a server bug).
+            Exception: whatever iterating result_sets or converting one of them raises (a TypeError for an id
+                that is not a str...), once the result sets before it are answered.
+        """
+        stream = _DedupStream(threshold, metric, grouping)
+        return self._dedup_stream(stream, result_sets, timeout)
+
+    def _dedup_stream(self, stream: _DedupStream, result_sets, timeout: float | None) -> Iterator[StreamAnswer]:
+        call = self._stub.DedupStream(stream.requests(result_sets), timeout=timeout, metadata=self.metadata)
+        try:
+            for response in call:
+                yield stream.answer(response)
+        except grpc.RpcError as error:
+            raise NearDupClientError(error.code(), error.details()) from None
+        finally:
+            call.cancel()  # the caller stopped early, or an answer was wrong; nothing once the stream ended
+        stream.finish()
+
     def upsert(self, documents: Iterable[Document], *, timeout: float | None = None) -> int:
+        """Adds or replaces articles, as one atomic batch: visible to the next dedup of every server worker.
+
+        Args:
+            documents: Documents with an id and text (sketched by the server) or a sketch made with the store's
+                configuration.
+            timeout: seconds for this call; None: the client's timeout.
+
+        Returns:
+            int: how many documents were written.
+
+        Raises:
+            NearDupClientError: the call failed, and a batch the server refused wrote nothing; `code` says why:
+                INVALID_ARGUMENT for bad input (an empty id or one over 511 UTF-8 bytes, a Document without text
+                or sketch, malformed sketch bytes);
+                RESOURCE_EXHAUSTED over a limit (more documents than --max-result-set, a message over
+                --max-message-bytes, a text over 10 MiB);
+                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
+                DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been written);
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         request = pb.UpsertRequest(documents=[_document(d) for d in documents])
         return self._call(self._stub.Upsert, request, timeout).upserted
 
     def delete(self, ids: Iterable[str], *, timeout: float | None = None) -> int:
+        """Removes articles, as one atomic batch; ids that are not stored are no error.
+
+        Args:
+            ids: the ids to remove.
+            timeout: seconds for this call; None: the client's timeout.
+
+        Returns:
+            int: how many of the ids were stored.
+
+        Raises:
+            NearDupClientError: the call failed, and a batch the server refused removed nothing; `code` says why:
+                INVALID_ARGUMENT for an empty id or one over 511 UTF-8 bytes;
+                RESOURCE_EXHAUSTED for more ids than --max-result-set, or a message over --max-message-bytes;
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
+                DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been applied);
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         return self._call(self._stub.Delete, pb.DeleteRequest(ids=list(ids)), timeout).deleted
 
     def info(self, *, timeout: float | None = None) -> Info:
+        """The store's size and sketch configuration, the server's limits and defaults.
+
+        Args:
+            timeout: seconds for this call; None: the client's timeout.
+
+        Raises:
+            NearDupClientError: the call failed; `code` says why:
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot read its store;
+                DEADLINE_EXCEEDED when the timeout passes first;
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         return _info(self._call(self._stub.Info, pb.InfoRequest(), timeout))
 
     def close(self) -> None:
+        """Closes the channel; calls and streams still running are cancelled. Raises nothing."""
         self._channel.close()
 
     def __enter__(self) -> "NearDupClient":
@@ -228,7 +431,7 @@ class NearDupClient(_Settings):
 
 
 class AsyncNearDupClient(_Settings):
-    """asyncio client (grpc.aio); create it inside the running event loop."""
+    """asyncio client (grpc.aio); create it inside the running event loop. Arguments as NearDupClient's."""
 
     def __init__(self, target: str = DEFAULT_TARGET, *, timeout: float = DEFAULT_TIMEOUT,
                  credentials: grpc.ChannelCredentials | None = None, token: str | None = None,
@@ -247,21 +450,109 @@ class AsyncNearDupClient(_Settings):
     async def dedup(self, results: Sequence[str | Document], *, threshold: float | None = None,
                     metric: str | None = None, grouping: str | None = None,
                     timeout: float | None = None) -> DedupResult:
+        """Which results of one result set to keep, and which duplicate which (arguments and answer as
+        NearDupClient.dedup).
+
+        Raises:
+            ValueError: an unknown metric or grouping name (before anything is sent).
+            NearDupClientError: the call failed; `code` says why, `details` what to fix:
+                INVALID_ARGUMENT for bad input (threshold outside [0, 1] or NaN, an empty id or one over 511 UTF-8
+                bytes, malformed sketch bytes);
+                RESOURCE_EXHAUSTED over a limit (more results than the server's --max-result-set, a message over
+                --max-message-bytes, a text over 10 MiB);
+                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
+                UNAVAILABLE when the server cannot be reached after the retries (about a second), or cannot read
+                its store;
+                DEADLINE_EXCEEDED when the timeout passes first;
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         results = list(results)
         response = await self._call(self._stub.Dedup, _dedup_request(results, threshold, metric, grouping), timeout)
         return _dedup_result(results, response)
 
+    def dedup_stream(self, result_sets: Iterable[Sequence[str | Document]] | AsyncIterable[Sequence[str | Document]],
+                     *, threshold: float | None = None, metric: str | None = None, grouping: str | None = None,
+                     timeout: float | None = None) -> AsyncIterator[StreamAnswer]:
+        """NearDupClient.dedup_stream as an async iterator (`async for answer in client.dedup_stream(...)`):
+        result_sets may be a sync or an async iterable (a sync one is iterated in the event loop, so it must
+        not block). The stream opens at the first iteration; timeout=None (the default) sets no deadline.
+
+        Yields:
+            DedupResult for each result set the server answered, or a NearDupClientError (yielded, not raised)
+            for one it refused (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, UNAVAILABLE, with the
+            server's message); the result sets after it are still answered.
+
+        Raises:
+            ValueError: an unknown metric or grouping name (raised by this call, before the stream opens).
+            NearDupClientError: the whole stream failed, while iterating; `code` says why:
+                RESOURCE_EXHAUSTED when the server's worker already serves its --max-streams streams, or for a
+                message over --max-message-bytes;
+                UNAVAILABLE when the server cannot be reached after the retries, or goes away;
+                DEADLINE_EXCEEDED when the timeout passes before the last answer;
+                UNAUTHENTICATED without the server's token (`token=`);
+                INTERNAL when an answer carries another tag than its result set's, or the stream ends before
+                every result set sent is answered (a server bug).
+            Exception: whatever iterating result_sets or converting one of them raises, once the result sets
+                before it are answered.
+        """
+        stream = _DedupStream(threshold, metric, grouping)
+        return self._dedup_stream(stream, result_sets, timeout)
+
+    async def _dedup_stream(self, stream: _DedupStream, result_sets,
+                            timeout: float | None) -> AsyncIterator[StreamAnswer]:
+        call = self._stub.DedupStream(stream.async_requests(result_sets), timeout=timeout, metadata=self.metadata)
+        try:
+            async for response in call:
+                yield stream.answer(response)
+        except grpc.RpcError as error:
+            raise NearDupClientError(error.code(), error.details()) from None
+        finally:
+            call.cancel()
+        stream.finish()
+
     async def upsert(self, documents: Iterable[Document], *, timeout: float | None = None) -> int:
+        """Adds or replaces articles, as one atomic batch (as NearDupClient.upsert).
+
+        Raises:
+            NearDupClientError: the call failed, and a batch the server refused wrote nothing; `code` says why:
+                INVALID_ARGUMENT for bad input (an empty id or one over 511 UTF-8 bytes, a Document without text
+                or sketch, malformed sketch bytes);
+                RESOURCE_EXHAUSTED over a limit (more documents than --max-result-set, a message over
+                --max-message-bytes, a text over 10 MiB);
+                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
+                DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been written);
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         request = pb.UpsertRequest(documents=[_document(d) for d in documents])
         return (await self._call(self._stub.Upsert, request, timeout)).upserted
 
     async def delete(self, ids: Iterable[str], *, timeout: float | None = None) -> int:
+        """Removes articles, as one atomic batch (as NearDupClient.delete).
+
+        Raises:
+            NearDupClientError: the call failed, and a batch the server refused removed nothing; `code` says why:
+                INVALID_ARGUMENT for an empty id or one over 511 UTF-8 bytes;
+                RESOURCE_EXHAUSTED for more ids than --max-result-set, or a message over --max-message-bytes;
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
+                DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been applied);
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         return (await self._call(self._stub.Delete, pb.DeleteRequest(ids=list(ids)), timeout)).deleted
 
     async def info(self, *, timeout: float | None = None) -> Info:
+        """The store's size and sketch configuration, the server's limits and defaults.
+
+        Raises:
+            NearDupClientError: the call failed; `code` says why:
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot read its store;
+                DEADLINE_EXCEEDED when the timeout passes first;
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
         return _info(await self._call(self._stub.Info, pb.InfoRequest(), timeout))
 
     async def close(self) -> None:
+        """Closes the channel; calls and streams still running are cancelled. Raises nothing."""
         await self._channel.close()
 
     async def __aenter__(self) -> "AsyncNearDupClient":
