@@ -266,10 +266,6 @@ def test_the_session_cache_answers_a_repeat_with_the_second_tag(channel):
     assert unary.cached and unary.tag == 0 and untagged(unary) == untagged(first)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server bug: NearDupServicer.Dedup takes the tag out of the session cache's key only when it is not 0, so a "
-    "request carrying tag 0 on the wire (protobufjs writes a proto3 field explicitly set to its default, as in "
-    "tests/contract/client.js) is keyed apart and misses the answer cached for the same result set"))
 def test_a_tag_of_0_written_on_the_wire_is_no_part_of_the_cache_key(channel):
     request = pb.DedupRequest(ids=["zero-tag", "d", "e"], threshold=0.5)
     assert not neardup_pb2_grpc.NearDupStub(channel).Dedup(request, timeout=10).cached
@@ -498,10 +494,6 @@ def test_the_session_cache_counts_one_lookup_per_stream_message(metrics_server):
     assert hits + misses == len(answers)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "server bug since f93b658: NearDupServicer.Dedup counts its cache lookup only after decoding the request, so a "
-    "malformed one is counted neither as a hit nor as a miss, while docs/OPERATING.md says misses include a "
-    "malformed request and hits + misses are every Dedup (the wrapped cache counted its first lookup before)"))
 def test_an_undecodable_message_counts_as_a_session_cache_miss(metrics_server):
     server, metrics_port = metrics_server
     with grpc.insecure_channel(server.target) as channel:

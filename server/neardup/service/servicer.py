@@ -72,10 +72,16 @@ class NearDupServicer:
         if answer is not None:
             self.count_cache_lookup(True)
             return answer + _CACHED_FLAG
-        request = _decode(pb.DedupRequest, request_bytes)
+        try:
+            request = _decode(pb.DedupRequest, request_bytes)
+        except InvalidArgument:
+            self.count_cache_lookup(False)
+            raise
         tag = b""
-        if request.tag:  # the cache holds untagged answers; the tag goes on last (a later field wins)
-            tag = pb.DedupResponse(tag=request.tag).SerializeToString()
+        # The cache holds untagged answers under canonical bytes (a tag, or a field written with its default
+        # value, would make the same result set another key); the tag goes on last (a later field wins).
+        if request.tag or request.ByteSize() != len(request_bytes):
+            tag = pb.DedupResponse(tag=request.tag).SerializeToString() if request.tag else b""
             request.ClearField("tag")
             request_bytes = request.SerializeToString()
             answer = reading.cached(request_bytes)
@@ -102,8 +108,10 @@ class NearDupServicer:
     def DedupStream(self, request_iterator: Iterator[bytes], context) -> Iterator[bytes]:
         """Dedup per message, answers in order; a failed message is answered with its status, the stream goes on."""
         if not self.streams.acquire():
+            if not self.streams.limit:
+                raise TooLarge("DedupStream is off on this server (--max-streams 0); use unary Dedup")
             raise TooLarge(f"this worker already serves {self.streams.limit} DedupStreams (--max-streams); "
-                                 "close one, use unary Dedup, or start the server with more")
+                           "close one, use unary Dedup, or start the server with more")
         observe, clock = self.observe_stream_message, time.perf_counter
         try:
             for request_bytes in request_iterator:
