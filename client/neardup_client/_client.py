@@ -454,17 +454,7 @@ class AsyncNearDupClient(_Settings):
         NearDupClient.dedup).
 
         Raises:
-            ValueError: an unknown metric or grouping name (before anything is sent).
-            NearDupClientError: the call failed; `code` says why, `details` what to fix:
-                INVALID_ARGUMENT for bad input (threshold outside [0, 1] or NaN, an empty id or one over 511 UTF-8
-                bytes, malformed sketch bytes);
-                RESOURCE_EXHAUSTED over a limit (more results than the server's --max-result-set, a message over
-                --max-message-bytes, a text over 10 MiB);
-                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
-                UNAVAILABLE when the server cannot be reached after the retries (about a second), or cannot read
-                its store;
-                DEADLINE_EXCEEDED when the timeout passes first;
-                UNAUTHENTICATED without the server's token (`token=`).
+            as NearDupClient.dedup: the same exceptions, for the same causes.
         """
         results = list(results)
         response = await self._call(self._stub.Dedup, _dedup_request(results, threshold, metric, grouping), timeout)
@@ -514,15 +504,7 @@ class AsyncNearDupClient(_Settings):
         """Adds or replaces articles, as one atomic batch (as NearDupClient.upsert).
 
         Raises:
-            NearDupClientError: the call failed, and a batch the server refused wrote nothing; `code` says why:
-                INVALID_ARGUMENT for bad input (an empty id or one over 511 UTF-8 bytes, a Document without text
-                or sketch, malformed sketch bytes);
-                RESOURCE_EXHAUSTED over a limit (more documents than --max-result-set, a message over
-                --max-message-bytes, a text over 10 MiB);
-                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
-                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
-                DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been written);
-                UNAUTHENTICATED without the server's token (`token=`).
+            as NearDupClient.upsert: the same exceptions, for the same causes.
         """
         request = pb.UpsertRequest(documents=[_document(d) for d in documents])
         return (await self._call(self._stub.Upsert, request, timeout)).upserted
@@ -531,12 +513,7 @@ class AsyncNearDupClient(_Settings):
         """Removes articles, as one atomic batch (as NearDupClient.delete).
 
         Raises:
-            NearDupClientError: the call failed, and a batch the server refused removed nothing; `code` says why:
-                INVALID_ARGUMENT for an empty id or one over 511 UTF-8 bytes;
-                RESOURCE_EXHAUSTED for more ids than --max-result-set, or a message over --max-message-bytes;
-                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
-                DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been applied);
-                UNAUTHENTICATED without the server's token (`token=`).
+            as NearDupClient.delete: the same exceptions, for the same causes.
         """
         return (await self._call(self._stub.Delete, pb.DeleteRequest(ids=list(ids)), timeout)).deleted
 
@@ -544,10 +521,7 @@ class AsyncNearDupClient(_Settings):
         """The store's size and sketch configuration, the server's limits and defaults.
 
         Raises:
-            NearDupClientError: the call failed; `code` says why:
-                UNAVAILABLE when the server cannot be reached after the retries, or cannot read its store;
-                DEADLINE_EXCEEDED when the timeout passes first;
-                UNAUTHENTICATED without the server's token (`token=`).
+            as NearDupClient.info: the same exceptions, for the same causes.
         """
         return _info(await self._call(self._stub.Info, pb.InfoRequest(), timeout))
 
