@@ -17,7 +17,7 @@ import pytest
 from neardup.core.sketch import SketchConfig, encode_sketch, stoplist_digest
 from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import MAX_ID_BYTES, create_store, open_store
-from neardup.store.lmdb import CHANGE_LOG_IDS
+from neardup.store.lmdb import CHANGE_LOG_IDS, FORMAT_VERSION
 from serverproc import sketch_store
 
 K = SketchConfig().k
@@ -185,7 +185,7 @@ def test_reopen_after_close_keeps_data_configuration_and_stoplist(tmp_path):
         generation = store.generation()
     with open_store(tmp_path / "s") as store:
         assert store.config == config and store.stoplist == frozenset({3, 7})
-        assert store.format_version == 1 and store.backend == "lmdb"
+        assert store.format_version == FORMAT_VERSION == 2 and store.backend == "lmdb" and store.indexed
         assert store.get_many(["a"]) == [encode_sketch([1, 2])] and store.generation() == generation
         assert store.put_many([("b", b"")]) == generation + 1
 

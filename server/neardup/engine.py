@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 from . import __version__
-from .core import kernel
+from .core import kernel, similar
 from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
 from .core.reference import GROUPINGS, METRICS, Grouping
 from .core.sketch import SketchConfig, Sketcher, validate_sketch
-from .errors import InvalidArgument, TooLarge
-from .store.base import SketchStore, check_ids
+from .errors import InvalidArgument, NotFound, TooLarge
+from .store.base import SketchStore, Snapshot, check_ids, encode_id
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
@@ -32,8 +32,9 @@ class Document:
 
 @dataclass(frozen=True)
 class Limits:
-    max_result_set: int = DEFAULT_MAX_RESULT_SET
+    max_result_set: int = DEFAULT_MAX_RESULT_SET  # also the largest top_k of a search
     max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
+    max_candidates: int = similar.DEFAULT_MAX_CANDIDATES
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,28 @@ class DedupParams:
             raise InvalidArgument(f"unknown metric {self.metric!r}; use one of {', '.join(METRICS)}")
         if self.grouping not in GROUPINGS:
             raise InvalidArgument(f"unknown grouping {self.grouping!r}; use one of {', '.join(GROUPINGS)}")
+
+
+@dataclass(frozen=True)
+class SimilarParams:
+    top_k: int = similar.DEFAULT_TOP_K
+    threshold: float = DEFAULT_THRESHOLD
+    metric: str = DEFAULT_METRIC
+
+    def __post_init__(self) -> None:
+        DedupParams(self.threshold, self.metric)  # the same rules for both
+        if not isinstance(self.top_k, int) or self.top_k < 1:
+            raise InvalidArgument(f"top_k must be a positive integer, got {self.top_k!r}")
+
+
+class Match(NamedTuple):
+    id: str
+    similarity: float
+
+
+class SimilarOutcome(NamedTuple):
+    matches: list[Match]  # best first: similarity descending, then id
+    exact: bool           # False only when more candidates passed than Limits.max_candidates
 
 
 class DedupOutcome(NamedTuple):
@@ -119,6 +142,53 @@ class Deduplicator:
                 missing.append(position)
         grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
         return DedupOutcome(grouping, missing, stored_ids)
+
+    def find_similar(self, query: str | Document, params: SimilarParams) -> SimilarOutcome:
+        """Stored articles similar to a stored one (by id) or to a document (text or sketch), best first, never
+        the query itself."""
+        if params.top_k > self.limits.max_result_set:
+            raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}")
+        if isinstance(query, Document):
+            if query.text is None and query.sketch is None:
+                raise InvalidArgument("a document to search with needs text or a sketch (or search by its id)")
+            sketch = self._inline_sketch(query)
+        with self.store.snapshot() as snapshot:
+            if isinstance(query, Document):
+                stored = snapshot.sketch(query.id) if query.id else None
+                docno = stored[0] if stored else -1
+            else:
+                encode_id(query)
+                stored = snapshot.sketch(query)
+                if stored is None:
+                    raise NotFound(f"no article {query!r} is stored")
+                docno, sketch = stored
+            return self._search(snapshot, sketch, params, exclude=docno)
+
+    def similar_pairs(self, threshold: float, metric: str, start: int = 0, stop: int | None = None
+                      ) -> Iterator[tuple[str, SimilarOutcome]]:
+        """Each stored article numbered start ≤ docno < stop with every article of a larger number it reaches the
+        threshold with: every near-duplicate pair of the store exactly once over all ranges."""
+        params = SimilarParams(threshold=threshold, metric=metric)
+        with self.store.snapshot() as snapshot:
+            for docno, doc_id, sketch in snapshot.scan(start, stop):
+                yield doc_id, self._search(snapshot, sketch, params, above=docno)
+
+    def docno_limit(self) -> int:
+        """One more than the largest article number: similar_pairs ranges split [0, docno_limit())."""
+        with self.store.snapshot() as snapshot:
+            return snapshot.docno_limit()
+
+    def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
+                above: int = -1) -> SimilarOutcome:
+        """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs)."""
+        found = similar.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold, params.metric,
+                                   exclude=exclude, above=above, max_candidates=self.limits.max_candidates)
+        articles = snapshot.articles(found.docnos.tolist())
+        verified = kernel.similar(sketch, [article for _, article in articles], self.config.k, params.threshold,
+                                  params.metric)
+        matches = sorted((Match(articles[position][0], score) for position, score in verified),
+                         key=lambda match: (-match.similarity, match.id))
+        return SimilarOutcome(matches if above >= 0 else matches[:params.top_k], found.exact)
 
     def upsert(self, documents: Sequence[Document]) -> tuple[int, int]:
         """Sketches every document first, then writes them in one atomic batch: all or nothing."""

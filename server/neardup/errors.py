@@ -20,3 +20,7 @@ class ConfigMismatch(NearDupError):
 
 class StoreUnavailable(NearDupError):
     """The store cannot be opened or read (missing, corrupt, other format version, no permission)."""
+
+
+class NotFound(NearDupError):
+    """An article asked for by id is not stored."""

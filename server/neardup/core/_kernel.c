@@ -617,6 +617,21 @@ done:
     return result;
 }
 
+/* Two sketches a, b as a result set of two in `values` (room for both); sets start and cap. */
+static result_set pair_set(uint32_t *values, uint32_t start[3], uint64_t cap[2], PyObject *a, size_t len_a,
+                           PyObject *b, size_t len_b, Py_ssize_t k, int metric, double threshold)
+{
+    decode_values(values, PyBytes_AS_STRING(a), len_a);
+    decode_values(values + len_a, PyBytes_AS_STRING(b), len_b);
+    start[0] = 0;
+    start[1] = (uint32_t)len_a;
+    start[2] = (uint32_t)(len_a + len_b);
+    cap[0] = len_a && len_a >= (size_t)k ? values[len_a - 1] : UNCAPPED;
+    cap[1] = len_b && len_b >= (size_t)k ? values[len_a + len_b - 1] : UNCAPPED;
+    result_set set = {values, start, cap, metric, threshold, NULL, NULL};
+    return set;
+}
+
 PyDoc_STRVAR(similarity_doc, "similarity(a, b, k, metric_code) -> float\n\n"
                              "reference.similarity on two bytes sketches; use kernel.similarity.");
 
@@ -635,20 +650,74 @@ static PyObject *kernel_similarity(PyObject *module, PyObject *args)
     uint32_t *values = PyMem_RawMalloc(((size_t)(len_a + len_b) + 1) * sizeof *values);
     if (!values)
         return PyErr_NoMemory();
-    decode_values(values, PyBytes_AS_STRING(a), (size_t)len_a);
-    decode_values(values + len_a, PyBytes_AS_STRING(b), (size_t)len_b);
-    uint32_t start[3] = {0, (uint32_t)len_a, (uint32_t)(len_a + len_b)};
-    uint64_t cap[2] = {len_a && len_a >= k ? values[len_a - 1] : UNCAPPED,
-                       len_b && len_b >= k ? values[len_a + len_b - 1] : UNCAPPED};
-    result_set set = {values, start, cap, metric, 0.0};
+    uint32_t start[3];
+    uint64_t cap[2];
+    result_set set = pair_set(values, start, cap, a, (size_t)len_a, b, (size_t)len_b, k, metric, 0.0);
     double value = pair_similarity(&set, 0, 1);
     PyMem_RawFree(values);
     return PyFloat_FromDouble(value);
 }
 
+PyDoc_STRVAR(similar_doc, "similar(query, sketches, k, threshold, metric_code) -> [(position, similarity)]\n\n"
+                          "The sketches that reach the threshold with the query, by merges that stop as soon as\n"
+                          "the threshold can no longer be reached; use kernel.similar.");
+
+static PyObject *kernel_similar(PyObject *module, PyObject *args)
+{
+    PyObject *query, *sequence;
+    Py_ssize_t k;
+    double threshold;
+    int metric;
+    if (!PyArg_ParseTuple(args, "SOndi:similar", &query, &sequence, &k, &threshold, &metric))
+        return NULL;
+    if (check_parameters(k, threshold, metric) < 0)
+        return NULL;
+    Py_ssize_t len_query = sketch_length(query, k, -1);
+    if (len_query < 0)
+        return NULL;
+    PyObject *sketches = PySequence_Fast(sequence, "sketches must be a sequence of bytes");
+    if (!sketches)
+        return NULL;
+    PyObject *matches = PyList_New(0);
+    uint32_t *values = PyMem_RawMalloc(((size_t)(len_query + k) + 1) * sizeof *values);
+    if (!matches || !values) {
+        if (!values)
+            PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t s = 0; s < PySequence_Fast_GET_SIZE(sketches); s++) {
+        PyObject *sketch = PySequence_Fast_GET_ITEM(sketches, s);
+        Py_ssize_t length = sketch_length(sketch, k, s);
+        if (length < 0)
+            goto fail;
+        uint32_t start[3];
+        uint64_t cap[2];
+        result_set set = pair_set(values, start, cap, query, (size_t)len_query, sketch, (size_t)length, k,
+                                  metric, threshold);
+        double similarity;
+        if (!is_duplicate(&set, 0, 1, &similarity))
+            continue;
+        PyObject *match = Py_BuildValue("(nd)", s, similarity);
+        if (!match || PyList_Append(matches, match) < 0) {
+            Py_XDECREF(match);
+            goto fail;
+        }
+        Py_DECREF(match);
+    }
+    PyMem_RawFree(values);
+    Py_DECREF(sketches);
+    return matches;
+fail:
+    PyMem_RawFree(values);
+    Py_XDECREF(matches);
+    Py_DECREF(sketches);
+    return NULL;
+}
+
 static PyMethodDef kernel_methods[] = {
     {"dedup", kernel_dedup, METH_VARARGS, dedup_doc},
     {"similarity", kernel_similarity, METH_VARARGS, similarity_doc},
+    {"similar", kernel_similar, METH_VARARGS, similar_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -43,3 +43,10 @@ def dedup(sketches: Sequence[bytes | None], k: int, threshold: float, metric: st
 def similarity(a: bytes, b: bytes, k: int, metric: str = CONTAINMENT) -> float:
     """reference.similarity of two bytes sketches, for reporting a single pair."""
     return _kernel.similarity(a, b, k, _code(_METRIC_CODES, metric, "metric"))
+
+
+def similar(query: bytes, sketches: Sequence[bytes], k: int, threshold: float,
+            metric: str = CONTAINMENT) -> list[tuple[int, float]]:
+    """(position, similarity) of each sketch that reaches the threshold with the query, in input order: one
+    call for a search's candidates, each merge stopping once the threshold can no longer be reached."""
+    return _kernel.similar(query, sketches, k, threshold, _code(_METRIC_CODES, metric, "metric"))

@@ -6,8 +6,9 @@ the same for all of them, so they live here.
 from __future__ import annotations
 
 import abc
-from typing import Sequence
+from typing import Iterator, Sequence
 
+from ..core.similar import Postings
 from ..core.sketch import SKETCHER_VERSION, SketchConfig, validate_sketch
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 
@@ -44,7 +45,8 @@ class SketchStore(abc.ABC):
 
     backend: str
 
-    def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int, location: str):
+    def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int, location: str,
+                 indexed: bool = False):
         """Every backend opens a store through here, after reading its metadata from `location`."""
         if config.sketcher_version != SKETCHER_VERSION:
             # Its sketches follow other rules: comparing them with new ones would be silently wrong, and
@@ -55,6 +57,7 @@ class SketchStore(abc.ABC):
         self._config = config
         self._stoplist = frozenset(stoplist)
         self._format_version = format_version
+        self._indexed = indexed
 
     @staticmethod
     def check_new(config: SketchConfig) -> None:
@@ -74,6 +77,11 @@ class SketchStore(abc.ABC):
     @property
     def format_version(self) -> int:
         return self._format_version
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the store keeps postings (value → articles) beside the sketches, for corpus search."""
+        return self._indexed
 
     def checked_items(self, items: Sequence[tuple[str, bytes]]) -> list[tuple[bytes, bytes]]:
         """Every (key, sketch) of a batch, checked before anything is written, so a bad item writes nothing."""
@@ -109,10 +117,50 @@ class SketchStore(abc.ABC):
         """How many sketches are stored."""
 
     @abc.abstractmethod
+    def snapshot(self) -> "Snapshot":
+        """One consistent read of sketches and postings, for a corpus search (a store that keeps no postings
+        raises ConfigMismatch, saying how to make one that does)."""
+
+    @abc.abstractmethod
     def close(self) -> None:
         """Releases the store; further calls fail."""
 
     def __enter__(self) -> "SketchStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class Snapshot(abc.ABC):
+    """The store at one generation: a search reads its query, postings and candidates from the same state.
+    Articles are numbered (docno) by the store when first written; a number is never reused."""
+
+    @abc.abstractmethod
+    def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
+        """(docno, sketch) of a stored article, or None."""
+
+    @abc.abstractmethod
+    def postings(self, query: bytes) -> Postings:
+        """Every stored article holding each value of the query sketch."""
+
+    @abc.abstractmethod
+    def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
+        """(id, sketch) of each docno, in order (every docno given must be stored)."""
+
+    @abc.abstractmethod
+    def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
+        """(docno, id, sketch) of the articles numbered start ≤ docno < stop, in docno order."""
+
+    @abc.abstractmethod
+    def docno_limit(self) -> int:
+        """One more than the largest docno ever given: scan(0, docno_limit()) sees every article."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Ends the read."""
+
+    def __enter__(self) -> "Snapshot":
         return self
 
     def __exit__(self, *exc) -> None:

@@ -5,7 +5,14 @@ processes read at once without locks, a write batch is one transaction (copy-on-
 killed at any moment leaves the last committed state), and opening is O(1) whatever the size.
 
 Sub-databases: `sketches` (id → sketch bytes), `meta` (format version, configuration, stop-list, created-at,
-generation, the change log's floor and size) and `changes` (generation → ids it wrote or deleted).
+generation, the change log's floor and size, whether postings are kept, the next article number) and
+`changes` (generation → ids it wrote or deleted). An indexed store (the default) also keeps, written in the same
+transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`.
+
+Postings: value → the articles whose sketch holds it, grouped in buckets by the value's low BUCKET_BITS bits.
+One LMDB entry per (value, article) would cost ~18 bytes of node overhead for 4 bytes of article number, since
+most values of a corpus are held by one article; a bucket entry is 6 bytes: the value's other 12 bits and a
+flag (uint16), the article number (uint32). Buckets average ~120 entries at a million articles of 128 values.
 """
 from __future__ import annotations
 
@@ -16,15 +23,21 @@ import shutil
 import struct
 import sys
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import lmdb
 
+import numpy as np
+
+from ..core.reference import MIN_EVIDENCE
+from ..core.similar import Postings
 from ..core.sketch import SketchConfig, decode_sketch, encode_sketch, stoplist_digest
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
-from .base import SketchStore, encode_id
+from .base import SketchStore, Snapshot, encode_id
 
-FORMAT_VERSION = 1
+#: 2 added docnos, ids and postings (version 1 stores are read and written as stores without postings).
+FORMAT_VERSION = 2
+_READABLE_VERSIONS = (1, 2)
 #: Address space reserved for the map, not disk: the file grows only as data is written. Growing the map later
 #: is unsafe while other threads of the process read, so the default is large enough never to be reached.
 DEFAULT_MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
@@ -34,6 +47,12 @@ _MAX_READERS = 1024  # reader slots across all processes: server workers × thre
 
 _FORMAT_VERSION, _CONFIG, _STOPLIST, _CREATED_AT = b"format_version", b"config", b"stoplist", b"created_at"
 _GENERATION, _LOG_FLOOR, _LOG_IDS = b"generation", b"log_floor", b"log_ids"
+_INDEXED, _NEXT_DOCNO = b"indexed", b"next_docno"
+BUCKET_BITS = 20
+_BUCKET_MASK = (1 << BUCKET_BITS) - 1
+_ENTRY = np.dtype([("tag", "<u2"), ("docno", "<u4")])  # packed: 6 bytes
+_HIGH_MASK = (1 << (32 - BUCKET_BITS)) - 1  # the value's bits a tag holds
+_SHORT = 1 << (32 - BUCKET_BITS)            # tag flag: the article has fewer than MIN_EVIDENCE values
 
 
 def _int(value: int) -> bytes:
@@ -62,19 +81,24 @@ class LmdbStore(SketchStore):
                 version = txn.get(_FORMAT_VERSION)
                 if version is None:
                     raise StoreUnavailable(f"{path} is an LMDB database but not a neardup store; {_fix(path)}")
-                if int(version) != FORMAT_VERSION:
+                if int(version) not in _READABLE_VERSIONS:
                     raise StoreUnavailable(f"store {path} has format version {int(version)}, this neardup reads "
-                                           f"version {FORMAT_VERSION}: re-index the corpus into a new store")
+                                           f"versions {_READABLE_VERSIONS}: re-index the corpus into a new store")
                 config = SketchConfig.from_dict(json.loads(txn.get(_CONFIG)))
                 stoplist = frozenset(decode_sketch(txn.get(_STOPLIST)))
+                indexed = txn.get(_INDEXED) == b"1"
             self._sketches = env.open_db(b"sketches", create=False)
             self._changes = env.open_db(b"changes", create=False)
+            if indexed:
+                self._docnos = env.open_db(b"docnos", create=False)
+                self._ids = env.open_db(b"ids", create=False)
+                self._postings = env.open_db(b"postings", create=False)
         except lmdb.NotFoundError:
             raise StoreUnavailable(f"{path} is an LMDB database but not a neardup store; {_fix(path)}") from None
         except (lmdb.Error, ValueError, TypeError, InvalidArgument) as error:
             raise StoreUnavailable(f"cannot read store {path} ({error}): restore it from a backup or re-index "
                                    "the corpus into a new store") from None
-        super().__init__(config, stoplist, int(version), str(path))
+        super().__init__(config, stoplist, int(version), str(path), indexed)
 
     @classmethod
     def open(cls, path: str | os.PathLike, readonly: bool = False, map_size: int = DEFAULT_MAP_SIZE) -> "LmdbStore":
@@ -99,9 +123,9 @@ class LmdbStore(SketchStore):
 
     @classmethod
     def create(cls, path: str | os.PathLike, config: SketchConfig, stoplist: Iterable[int],
-               map_size: int = DEFAULT_MAP_SIZE) -> "LmdbStore":
+               map_size: int = DEFAULT_MAP_SIZE, indexed: bool = True) -> "LmdbStore":
         """Builds the store in a sibling directory and renames it into place, so a process killed while
-        creating leaves either no store or a complete, empty one."""
+        creating leaves either no store or a complete, empty one. `indexed`: keep postings too."""
         path = Path(path)
         cls.check_new(config)
         stoplist = sorted(set(stoplist))
@@ -112,15 +136,16 @@ class LmdbStore(SketchStore):
             building.mkdir(parents=True)
             with _open_env(building, readonly=False, map_size=map_size, create=True) as env, \
                     env.begin(write=True) as txn:
-                for name in (b"sketches", b"changes"):
+                for name in (b"sketches", b"changes") + ((b"docnos", b"ids", b"postings") if indexed else ()):
                     env.open_db(name, txn=txn)
                 meta = env.open_db(b"meta", txn=txn)
                 txn.put(_FORMAT_VERSION, str(FORMAT_VERSION).encode(), db=meta)
                 txn.put(_CONFIG, json.dumps(config.to_dict(), sort_keys=True).encode(), db=meta)
                 txn.put(_STOPLIST, encode_sketch(stoplist), db=meta)
                 txn.put(_CREATED_AT, datetime.datetime.now(datetime.timezone.utc).isoformat().encode(), db=meta)
-                for key in (_GENERATION, _LOG_FLOOR, _LOG_IDS):
+                for key in (_GENERATION, _LOG_FLOOR, _LOG_IDS, _NEXT_DOCNO):
                     txn.put(key, _int(0), db=meta)
+                txn.put(_INDEXED, b"1" if indexed else b"0", db=meta)
             os.rename(building, path)  # replaces an empty directory; fails on anything else
         except OSError as error:
             shutil.rmtree(building, ignore_errors=True)
@@ -169,21 +194,97 @@ class LmdbStore(SketchStore):
         with self._env.begin() as txn:
             return txn.stat(self._sketches)["entries"]
 
+    def snapshot(self) -> "LmdbSnapshot":
+        if not self.indexed:
+            raise ConfigMismatch(f"store {self._path} keeps no postings (made without them, or by an older "
+                                 "neardup): re-index the corpus into a new store to search it")
+        return LmdbSnapshot(self)
+
+    def disk_usage(self) -> dict[str, int]:
+        """Bytes of pages per part: sketches, index (docnos, ids, postings), other (meta, change log)."""
+        parts = {"sketches": (self._sketches,), "other": (self._meta, self._changes),
+                 "index": (self._docnos, self._ids, self._postings) if self.indexed else ()}
+        with self._env.begin() as txn:
+            return {part: sum(_pages(txn.stat(db)) for db in dbs) * self._env.stat()["psize"]
+                    for part, dbs in parts.items()}
+
     # --- writes: one write transaction per batch ----------------------------------------------------------------
 
     def put_many(self, items: Sequence[tuple[str, bytes]]) -> int:
         checked = self.checked_items(items)
         if not checked:
             return self.generation()
-        _, generation = self._write(lambda txn: txn.cursor(db=self._sketches).putmulti(checked),
-                                    [doc_id for doc_id, _ in items])
-        return generation
+
+        def change(txn):
+            if self.indexed:
+                self._reindex(txn, dict(checked))
+            txn.cursor(db=self._sketches).putmulti(checked)
+
+        return self._write(change, [doc_id for doc_id, _ in items])[1]
 
     def delete_many(self, ids: Sequence[str]) -> tuple[int, int]:
         keys = [encode_id(doc_id) for doc_id in ids]
         if not keys:
             return 0, self.generation()
-        return self._write(lambda txn: sum(txn.delete(key, db=self._sketches) for key in keys), list(ids))
+
+        def change(txn):
+            if self.indexed:
+                self._reindex(txn, dict.fromkeys(keys))
+            return sum(txn.delete(key, db=self._sketches) for key in keys)
+
+        return self._write(change, list(ids))
+
+    def _reindex(self, txn: lmdb.Transaction, changes: dict[bytes, bytes | None]) -> None:
+        """Moves the postings of each changed article (key → its new sketch, None when deleted), numbering new
+        articles. Runs before the sketches are written: the old sketch says which postings to drop."""
+        next_docno = _read_int(txn.get(_NEXT_DOCNO, db=self._meta))
+        old, new = [], []
+        for key, sketch in changes.items():
+            number = txn.get(key, db=self._docnos)
+            if number is not None:
+                docno = struct.unpack("<I", number)[0]
+                old.append((txn.get(key, db=self._sketches), docno))
+                if sketch is None:
+                    txn.delete(key, db=self._docnos)
+                    txn.delete(_docno_key(docno), db=self._ids)
+            elif sketch is not None:
+                if next_docno > 0xFFFFFFFF:
+                    raise StoreUnavailable(f"store {self._path} has numbered 2**32 articles: re-index it")
+                docno, next_docno = next_docno, next_docno + 1
+                txn.put(key, struct.pack("<I", docno), db=self._docnos)
+                txn.put(_docno_key(docno), key, db=self._ids)
+            if sketch is not None:
+                new.append((sketch, docno))
+        txn.put(_NEXT_DOCNO, _int(next_docno), db=self._meta)
+        old_values, old_docnos = _flatten(old)
+        new_values, new_docnos = _flatten(new)
+        dropped = (old_values & _BUCKET_MASK).astype(np.uint64) << np.uint64(32) | old_docnos
+        new_buckets = new_values & _BUCKET_MASK
+        short = np.repeat([len(sketch) // 4 < MIN_EVIDENCE for sketch, _ in new],
+                          [len(sketch) // 4 for sketch, _ in new]).astype(np.uint16)
+        added = np.empty(len(new_values), _ENTRY)
+        added["tag"] = (new_values >> BUCKET_BITS).astype(np.uint16) | short * np.uint16(_SHORT)
+        added["docno"] = new_docnos
+        touched = np.unique(np.concatenate([old_values & _BUCKET_MASK, new_buckets]))
+        keys = [_bucket_key(bucket) for bucket in touched.tolist()]
+        stored = dict(txn.cursor(db=self._postings).getmulti(keys))
+        held = [stored.get(key, b"") for key in keys]
+        entries = np.frombuffer(b"".join(held), _ENTRY)
+        buckets = np.repeat(touched, [len(value) // _ENTRY.itemsize for value in held])
+        kept = ~np.isin(buckets.astype(np.uint64) << np.uint64(32) | entries["docno"], dropped)
+        buckets = np.concatenate([buckets[kept], new_buckets])
+        entries = np.concatenate([entries[kept], added])
+        order = np.argsort(buckets, kind="stable")
+        data = entries[order].tobytes()
+        ends = np.searchsorted(buckets[order], touched, side="right") * _ENTRY.itemsize
+        starts = np.concatenate([[0], ends[:-1]])
+        writes = []
+        for key, start, end in zip(keys, starts.tolist(), ends.tolist()):
+            if end > start:
+                writes.append((key, data[start:end]))
+            elif key in stored:
+                txn.delete(key, db=self._postings)
+        txn.cursor(db=self._postings).putmulti(writes)
 
     def _write(self, change, ids: list[str]) -> tuple:
         """Runs change(txn) and logs ids under the next generation, all in one transaction.
@@ -224,6 +325,74 @@ class LmdbStore(SketchStore):
         self._env.close()
 
 
+class LmdbSnapshot(Snapshot):
+    """One read transaction: the query, its postings and its candidates come from the same generation."""
+
+    def __init__(self, store: LmdbStore):
+        self._store = store
+        self._txn = store._env.begin()
+
+    def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
+        key = encode_id(doc_id)
+        sketch = self._txn.get(key, db=self._store._sketches)
+        if sketch is None:
+            return None
+        return struct.unpack("<I", self._txn.get(key, db=self._store._docnos))[0], sketch
+
+    def postings(self, query: bytes) -> Postings:
+        values = np.frombuffer(query, "<u4")
+        get, db = self._txn.get, self._store._postings
+        held = [get(_bucket_key(bucket), b"", db=db) for bucket in (values & _BUCKET_MASK).tolist()]
+        entries = np.frombuffer(b"".join(held), _ENTRY)
+        value_index = np.repeat(np.arange(len(values)), [len(value) // _ENTRY.itemsize for value in held])
+        tags = entries["tag"]
+        match = (tags & _HIGH_MASK) == (values >> BUCKET_BITS)[value_index]
+        return Postings(value_index[match], entries["docno"][match], (tags[match] & _SHORT) != 0)
+
+    def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
+        get, ids, sketches = self._txn.get, self._store._ids, self._store._sketches
+        keys = [get(_docno_key(docno), db=ids) for docno in docnos]
+        return [(key.decode(), get(key, db=sketches)) for key in keys]
+
+    def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
+        cursor = self._txn.cursor(db=self._store._ids)
+        if not cursor.set_range(_docno_key(start)):
+            return
+        get, sketches = self._txn.get, self._store._sketches
+        for number, key in cursor:
+            docno = struct.unpack(">I", number)[0]
+            if stop is not None and docno >= stop:
+                return
+            yield docno, key.decode(), get(key, db=sketches)
+
+    def docno_limit(self) -> int:
+        return _read_int(self._txn.get(_NEXT_DOCNO, db=self._store._meta))
+
+    def close(self) -> None:
+        self._txn.abort()
+
+
+def _bucket_key(bucket: int) -> bytes:
+    return struct.pack(">I", bucket)
+
+
+def _docno_key(docno: int) -> bytes:
+    """Big-endian, so the ids database iterates in docno order."""
+    return struct.pack(">I", docno)
+
+
+def _flatten(sketches: list[tuple[bytes, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """The values of (sketch, docno) pairs, and the docno of each value."""
+    values = np.frombuffer(b"".join(sketch for sketch, _ in sketches), "<u4")
+    docnos = np.repeat(np.array([docno for _, docno in sketches], np.uint64),
+                       [len(sketch) // 4 for sketch, _ in sketches])
+    return values, docnos
+
+
+def _pages(stat: dict) -> int:
+    return stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
+
+
 def _damaged(path: Path, why: object) -> StoreUnavailable:
     return StoreUnavailable(f"store {path} is damaged ({why}): restore it from a backup or re-index the corpus "
                             "into a new store")
@@ -231,7 +400,7 @@ def _damaged(path: Path, why: object) -> StoreUnavailable:
 
 def _open_env(path: Path, readonly: bool, map_size: int, create: bool) -> lmdb.Environment:
     try:
-        env = lmdb.open(str(path), map_size=map_size, readonly=readonly, create=create, max_dbs=3,
+        env = lmdb.open(str(path), map_size=map_size, readonly=readonly, create=create, max_dbs=6,
                         max_readers=_MAX_READERS, readahead=False, meminit=False)
     except (lmdb.InvalidError, lmdb.CorruptedError, lmdb.VersionMismatchError) as error:
         raise _damaged(path, error) from None
