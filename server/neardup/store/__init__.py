@@ -25,6 +25,7 @@ def open_store(path: str | os.PathLike, readonly: bool = False, map_size: int = 
 
 
 def create_store(path: str | os.PathLike, config: SketchConfig, stoplist: Iterable[int],
-                 map_size: int = DEFAULT_MAP_SIZE) -> SketchStore:
-    """A new, empty store for sketches of `config` minus `stoplist` (whose digest the config must carry)."""
-    return LmdbStore.create(path, config, stoplist, map_size=map_size)
+                 map_size: int = DEFAULT_MAP_SIZE, indexed: bool = True) -> SketchStore:
+    """A new, empty store for sketches of `config` minus `stoplist` (whose digest the config must carry);
+    `indexed`: keep postings for corpus search (FindSimilar, `neardup pairs`), at about 1.5× the sketches' bytes."""
+    return LmdbStore.create(path, config, stoplist, map_size=map_size, indexed=indexed)
