@@ -173,6 +173,29 @@ class Deduplicator:
             for docno, doc_id, sketch in snapshot.scan(start, stop):
                 yield doc_id, self._search(snapshot, sketch, params, above=docno)
 
+    def assign_clusters(self, ids: Sequence[str]) -> int:
+        """Once the store is clustered, each article of ids without a cluster joins the cluster of its best
+        match (at the clustering's threshold and metric) or starts a new one, so a search engine's collapse
+        attribute is there at once; the next full `neardup cluster` may revise it. Returns how many."""
+        clustering = self.store.clustering()
+        if not clustering or not ids:
+            return 0
+        params = SimilarParams(top_k=20, threshold=clustering["threshold"], metric=clustering["metric"])
+        unassigned = [doc_id for doc_id, cluster in zip(ids, self.store.clusters(ids)) if cluster < 0]
+        provisional: dict[str, int] = {}  # articles of this call: their cluster, or a new one (below -1)
+        for doc_id in dict.fromkeys(unassigned):
+            try:
+                matches = self.find_similar(doc_id, params).matches
+            except NotFound:  # deleted meanwhile
+                continue
+            known = dict(zip((m.id for m in matches), self.store.clusters([m.id for m in matches])))
+            known.update((m.id, provisional[m.id]) for m in matches if m.id in provisional)
+            provisional[doc_id] = next((known[m.id] for m in matches if known[m.id] != -1),
+                                       -2 - len(provisional))
+        if provisional:
+            self.store.set_clusters(list(provisional.items()))
+        return len(provisional)
+
     def docno_limit(self) -> int:
         """One more than the largest article number: similar_pairs ranges split [0, docno_limit())."""
         with self.store.snapshot() as snapshot:
@@ -199,7 +222,10 @@ class Deduplicator:
             if doc.text is None and doc.sketch is None:
                 raise InvalidArgument(f"document {doc.id!r} has neither text nor sketch")
             items.append((doc.id, self._inline_sketch(doc)))
-        return len(items), self.store.put_many(items)
+        generation = self.store.put_many(items)
+        if self.assign_clusters([doc_id for doc_id, _ in items]):
+            generation = self.store.generation()
+        return len(items), generation
 
     def delete(self, ids: Sequence[str]) -> tuple[int, int]:
         self._check_size(len(ids))
@@ -219,4 +245,5 @@ class Deduplicator:
             "default_metric": DEFAULT_METRIC,
             "default_grouping": DEFAULT_GROUPING,
             "store": self.store.backend,
+            "indexed": self.store.indexed,
         }

@@ -129,6 +129,17 @@ def _split_large(n: int, pairs: Pairs, parts: np.ndarray, sizes: np.ndarray) -> 
     return labels
 
 
+def cluster(method: str, n: int, pairs: Pairs, threshold: float) -> np.ndarray:
+    """Labels by one of METHODS; `threshold` is the one the pairs were found at."""
+    if method == COMPONENTS:
+        return components(n, pairs)
+    if method == COMMUNITIES:
+        return communities(n, pairs)
+    if method == COMPLETE:
+        return complete(n, pairs, threshold)
+    raise ValueError(f"unknown clustering method {method!r}; use one of {', '.join(METHODS)}")
+
+
 class StableIds(NamedTuple):
     ids: np.ndarray  # the cluster id of each article
     kept: int        # clusters that kept an id they had

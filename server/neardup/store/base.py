@@ -117,6 +117,22 @@ class SketchStore(abc.ABC):
         """How many sketches are stored."""
 
     @abc.abstractmethod
+    def clusters(self, ids: Sequence[str]) -> list[int]:
+        """The cluster id of each id; -1 where it has none (not clustered, not stored, no postings)."""
+
+    @abc.abstractmethod
+    def clustering(self) -> dict | None:
+        """How the store was last clustered (method, threshold, metric, next_id), or None."""
+
+    @abc.abstractmethod
+    def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
+        """Writes (id, cluster id) pairs in one atomic batch: a negative cluster id asks for a new one (each distinct
+        negative number one id, taken from the clustering's next_id in the same transaction, so concurrent
+        writers never share one); ids no longer
+        stored are skipped; `clustering` (a full run's method, threshold, metric, next_id) replaces the stored
+        description. Returns the generation (caches drop answers that read these ids)."""
+
+    @abc.abstractmethod
     def snapshot(self) -> "Snapshot":
         """One consistent read of sketches and postings, for a corpus search (a store that keeps no postings
         raises ConfigMismatch, saying how to make one that does)."""

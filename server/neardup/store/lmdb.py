@@ -7,7 +7,8 @@ killed at any moment leaves the last committed state), and opening is O(1) whate
 Sub-databases: `sketches` (id → sketch bytes), `meta` (format version, configuration, stop-list, created-at,
 generation, the change log's floor and size, whether postings are kept, the next article number) and
 `changes` (generation → ids it wrote or deleted). An indexed store (the default) also keeps, written in the same
-transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`.
+transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`, and
+`clusters` (id → cluster id, written by `neardup cluster` and for each new article once the store is clustered).
 
 Postings: value → the articles whose sketch holds it, grouped in buckets by the value's low BUCKET_BITS bits.
 One LMDB entry per (value, article) would cost ~18 bytes of node overhead for 4 bytes of article number, since
@@ -48,7 +49,7 @@ _MAX_READERS = 1024  # reader slots across all processes: server workers × thre
 
 _FORMAT_VERSION, _CONFIG, _STOPLIST, _CREATED_AT = b"format_version", b"config", b"stoplist", b"created_at"
 _GENERATION, _LOG_FLOOR, _LOG_IDS = b"generation", b"log_floor", b"log_ids"
-_INDEXED, _NEXT_DOCNO = b"indexed", b"next_docno"
+_INDEXED, _NEXT_DOCNO, _CLUSTERING = b"indexed", b"next_docno", b"clustering"
 BUCKET_BITS = 20
 _BUCKET_MASK = (1 << BUCKET_BITS) - 1
 _ENTRY = np.dtype([("tag", "<u2"), ("docno", "<u4")])  # packed: 6 bytes
@@ -94,6 +95,7 @@ class LmdbStore(SketchStore):
                 self._docnos = env.open_db(b"docnos", create=False)
                 self._ids = env.open_db(b"ids", create=False)
                 self._postings = env.open_db(b"postings", create=False)
+                self._clusters = _open_clusters(env)
         except lmdb.NotFoundError:
             raise StoreUnavailable(f"{path} is an LMDB database but not a neardup store; {_fix(path)}") from None
         except (lmdb.Error, ValueError, TypeError, InvalidArgument) as error:
@@ -137,7 +139,7 @@ class LmdbStore(SketchStore):
             building.mkdir(parents=True)
             with _open_env(building, readonly=False, map_size=map_size, create=True) as env, \
                     env.begin(write=True) as txn:
-                for name in (b"sketches", b"changes") + ((b"docnos", b"ids", b"postings") if indexed else ()):
+                for name in (b"sketches", b"changes") + ((b"docnos", b"ids", b"postings", b"clusters") if indexed else ()):
                     env.open_db(name, txn=txn)
                 meta = env.open_db(b"meta", txn=txn)
                 txn.put(_FORMAT_VERSION, str(FORMAT_VERSION).encode(), db=meta)
@@ -201,10 +203,44 @@ class LmdbStore(SketchStore):
                                  "neardup): re-index the corpus into a new store to search it")
         return LmdbSnapshot(self)
 
+    def clusters(self, ids: Sequence[str]) -> list[int]:
+        if not self.indexed or self._clusters is None:
+            return [-1] * len(ids)
+        with self._env.begin(db=self._clusters) as txn:
+            return [struct.unpack("<q", found)[0] if found else -1 for found in map(txn.get, map(str.encode, ids))]
+
+    def clustering(self) -> dict | None:
+        with self._env.begin(db=self._meta) as txn:
+            found = txn.get(_CLUSTERING)
+        return json.loads(found) if found else None
+
+    def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
+        self.snapshot().close()  # refuses a store without postings, saying why
+        keys = [(encode_id(doc_id), cluster) for doc_id, cluster in assignments]
+
+        def change(txn):
+            described = clustering or json.loads(txn.get(_CLUSTERING, db=self._meta) or b"{}")
+            next_id = described.get("next_id", 0)
+            fresh: dict[int, int] = {}  # each negative number given: one new id
+            stored = []
+            for key, cluster in keys:
+                if txn.get(key, db=self._docnos) is not None:
+                    if cluster < 0:
+                        if cluster not in fresh:
+                            fresh[cluster], next_id = next_id, next_id + 1
+                        cluster = fresh[cluster]
+                    stored.append((key, struct.pack("<q", cluster)))
+            txn.cursor(db=self._clusters).putmulti(stored)
+            txn.put(_CLUSTERING, json.dumps({**described, "next_id": next_id}, sort_keys=True).encode(),
+                    db=self._meta)
+
+        return self._write(change, [doc_id for doc_id, _ in assignments])[1]
+
     def disk_usage(self) -> dict[str, int]:
-        """Bytes of pages per part: sketches, index (docnos, ids, postings), other (meta, change log)."""
+        """Bytes of pages per part: sketches, index (docnos, ids, postings), clusters, other (meta, change log)."""
         parts = {"sketches": (self._sketches,), "other": (self._meta, self._changes),
-                 "index": (self._docnos, self._ids, self._postings) if self.indexed else ()}
+                 "index": (self._docnos, self._ids, self._postings) if self.indexed else (),
+                 "clusters": (self._clusters,) if self.indexed and self._clusters is not None else ()}
         with self._env.begin() as txn:
             return {part: sum(_pages(txn.stat(db)) for db in dbs) * self._env.stat()["psize"]
                     for part, dbs in parts.items()}
@@ -248,6 +284,8 @@ class LmdbStore(SketchStore):
                 if sketch is None:
                     txn.delete(key, db=self._docnos)
                     txn.delete(_docno_key(docno), db=self._ids)
+                    if self._clusters is not None:
+                        txn.delete(key, db=self._clusters)
             elif sketch is not None:
                 if next_docno > 0xFFFFFFFF:
                     raise StoreUnavailable(f"store {self._path} has numbered 2**32 articles: re-index it")
@@ -374,6 +412,16 @@ class LmdbSnapshot(Snapshot):
         self._txn.abort()
 
 
+def _open_clusters(env: lmdb.Environment):
+    """The clusters database; a store made before it existed gets it at its first writable open."""
+    try:
+        return env.open_db(b"clusters", create=False)
+    except lmdb.NotFoundError:
+        if env.flags()["readonly"]:
+            return None
+        return env.open_db(b"clusters")
+
+
 def _bucket_key(bucket: int) -> bytes:
     return struct.pack(">I", bucket)
 
@@ -408,7 +456,7 @@ def _damaged(path: Path, why: object) -> StoreUnavailable:
 
 def _open_env(path: Path, readonly: bool, map_size: int, create: bool) -> lmdb.Environment:
     try:
-        env = lmdb.open(str(path), map_size=map_size, readonly=readonly, create=create, max_dbs=6,
+        env = lmdb.open(str(path), map_size=map_size, readonly=readonly, create=create, max_dbs=7,
                         max_readers=_MAX_READERS, readahead=False, meminit=False)
     except (lmdb.InvalidError, lmdb.CorruptedError, lmdb.VersionMismatchError) as error:
         raise _damaged(path, error) from None
