@@ -18,6 +18,7 @@ from .errors import NearDupError
 COMMANDS: dict[str, tuple[str, object]] = {
     "index": ("sketch a JSON Lines corpus into a store", "neardup.indexer:add_arguments"),
     "serve": ("serve the Dedup gRPC service from a store", "neardup.service.command:add_arguments"),
+    "pairs": ("write every near-duplicate pair of a store as JSON Lines", "neardup.pairs:add_arguments"),
     **client_cli.COMMANDS,
 }
 

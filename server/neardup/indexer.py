@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
 from neardup_client.cli import EXIT_OK, EXIT_PARTIAL
-from tqdm import tqdm
-
+from .cmdline import at_least, checked, fraction, progress, warn
 from .core.sketch import (SketchConfig, Sketcher, canonical_lang, decode_sketch, encode_sketch, load_nltk,
                           stoplist_digest)
 from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
@@ -144,6 +143,7 @@ class IndexSummary:
     stoplist_learned: bool = False
     stoplisted_occurrences: int = 0  # (document, shingle) pairs the learned stop-list removed
     sketch_bytes: int = 0
+    postings: bool = True       # the store keeps postings (corpus search)
     elapsed: float = 0.0
 
     def format(self) -> str:
@@ -160,55 +160,23 @@ class IndexSummary:
             f"  duplicate ids:        {self.duplicate_ids:,} (the last record of an id wins)",
             f"  stop-listed shingles: {stoplist}",
             f"  bytes per article:    {per_article:.0f} (sketch)",
+            "  postings:             " + ("kept (corpus search: FindSimilar, neardup pairs)" if self.postings else
+                                          "none (FindSimilar and neardup pairs refuse this store)"),
             f"  elapsed:              {self.elapsed:.2f} s ({rate:,.0f} docs/s)",
         ])
-
-
-_LOG_INTERVAL = 10.0  # seconds between progress lines where stderr is no terminal
-
-
-class _LogLines:
-    """stderr where it is no terminal (a log file, a pipe): each of tqdm's redraws of its bar ("\r" + bar) becomes
-    a line of its own and its erasures (blanks) are dropped, so that no warning is written into a bar's line."""
-
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text: str) -> None:
-        line = text.strip("\r\n ")
-        if line:
-            self._stream.write(line + "\n")
-
-    def flush(self) -> None:
-        self._stream.flush()
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
-def _progress(desc: str, total: int | None = None) -> tqdm:
-    """A progress bar on stderr: redrawn in place on a terminal, elsewhere a line every _LOG_INTERVAL seconds."""
-    if sys.stderr.isatty():
-        return tqdm(desc=desc, total=total, unit=" docs", file=sys.stderr, mininterval=0.5, smoothing=0.1)
-    return tqdm(desc=desc, total=total, unit=" docs", file=_LogLines(sys.stderr), mininterval=_LOG_INTERVAL,
-                ascii=True, smoothing=0.1)
-
-
-def _warn(message: str) -> None:
-    """A line on stderr while a bar may be showing: on a terminal tqdm erases the bar, writes the line and draws the
-    bar again below it; elsewhere the bar's last line is already whole (_LogLines)."""
-    tqdm.write(message, file=sys.stderr)
 
 
 def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: int | None = None,
                  lang: str | None = None, min_word_len: int | None = None, workers: int = 1, strict: bool = False,
                  stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
-                 learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE) -> IndexSummary:
+                 learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True) -> IndexSummary:
     """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
 
     Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
     option that differs from an existing store's raises ConfigMismatch. `learn` and the stop_* cuts apply only
-    to a new store: an existing store's stop-list is what its sketches were made with.
+    to a new store: an existing store's stop-list is what its sketches were made with. `postings=False` creates a
+    store without postings (smaller, faster to write, no corpus search); an existing store that keeps postings
+    refuses it (ConfigMismatch), since they cannot be dropped.
     """
     if workers < 1 or batch_size < 1:
         raise InvalidArgument("--workers and --batch-size must be at least 1")
@@ -220,7 +188,10 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                  (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len)) if value is not None}
     existing = _existing_store(store_path)
     if existing is not None:
-        config, stoplist = existing
+        config, stoplist, indexed = existing
+        if indexed and not postings:
+            raise ConfigMismatch(f"store {store_path} keeps postings; --no-postings applies only when a store is "
+                                 "created: leave it out, or index into a new --store")
         try:
             config.require_equal(dataclasses.replace(config, **requested), "the command line's sketch")
         except ConfigMismatch as error:
@@ -229,7 +200,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         learn = False
     else:
         config, stoplist = SketchConfig(**requested), frozenset()
-    summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist))
+    summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
+                           postings=indexed if existing is not None else postings)
     load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
     payloads = _sketch_corpus(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), workers, strict,
                               summary)
@@ -244,7 +216,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         sketches = ((doc_id, sketcher.sketch_hashes(decode_sketch(hashes))) for doc_id, hashes in payloads.items())
     else:
         sketches = iter(payloads.items())
-    store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist)
+    store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist,
+                                                                             indexed=postings)
     with store:
         _write_batches(store, sketches, len(payloads), batch_size, summary)
     summary.elapsed = time.monotonic() - started
@@ -257,14 +230,14 @@ def _sketch_corpus(corpus: str, line_sketcher: LineSketcher, workers: int, stric
     payloads: dict[str, bytes] = {}
     with _open_corpus(corpus) as stream, \
             (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
-            as pool, _progress("sketching") as bar:
+            as pool, progress("sketching") as bar:
         for result in _sketch_lines(_numbered_lines(stream), line_sketcher, pool, workers):
             bar.update()
             if result.error is not None:
                 if strict:
                     raise InvalidArgument(f"line {result.line}: {result.error}; nothing was written (--strict)")
                 summary.skipped += 1
-                _warn(f"neardup: line {result.line}: {result.error}; skipped")
+                warn(f"neardup: line {result.line}: {result.error}; skipped")
             else:
                 summary.duplicate_ids += result.doc_id in payloads
                 payloads[result.doc_id] = result.payload
@@ -274,7 +247,7 @@ def _sketch_corpus(corpus: str, line_sketcher: LineSketcher, workers: int, stric
 def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
                    summary: IndexSummary) -> None:
     """Pass 2: atomic batches of batch_size, so a killed process leaves whole batches only."""
-    with _progress("writing", total=total) as bar:
+    with progress("writing", total=total) as bar:
         while batch := list(islice(sketches, batch_size)):
             store.put_many(batch)
             bar.update(len(batch))
@@ -282,40 +255,15 @@ def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], to
             summary.sketch_bytes += sum(len(sketch) for _, sketch in batch)
 
 
-def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int]] | None:
-    """The configuration and stop-list of the store at store_path; None where a store is to be created
-    (no such path, or an empty directory). Anything else that is not a store is refused by open_store."""
+def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int], bool] | None:
+    """The configuration, stop-list and postings flag (store.indexed) of the store at store_path; None where a store
+    is to be created (no such path, or an empty directory). Anything else that is not a store is refused by
+    open_store."""
     path = Path(store_path)
     if not path.exists() or (path.is_dir() and not any(path.iterdir())):
         return None
     with open_store(path, readonly=True) as store:
-        return store.config, store.stoplist
-
-
-def _checked(convert, check):
-    """An argparse type: convert(text), then check(value) raises InvalidArgument when the value is refused, so a
-    bad option is a usage error (exit code 2) before anything is read."""
-    def parse(text: str):
-        value = convert(text)
-        try:
-            check(value)
-        except InvalidArgument as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-        return value
-    parse.__name__ = convert.__name__  # argparse names it in "invalid int value"
-    return parse
-
-
-def _at_least(minimum: int):
-    def check(value: int) -> None:
-        if value < minimum:
-            raise InvalidArgument(f"must be at least {minimum}, got {value}")
-    return _checked(int, check)
-
-
-def _fraction(value: float) -> None:
-    if not 0.0 <= value <= 1.0:
-        raise InvalidArgument(f"must be in [0, 1], got {value}")
+        return store.config, store.stoplist, store.indexed
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -327,29 +275,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("corpus", metavar="CORPUS", help="JSON Lines file, or - for stdin")
     parser.add_argument("--store", default=default_store_path(),
                         help="store directory; $NEARDUP_STORE overrides the default")
-    parser.add_argument("--lang", type=_checked(str, canonical_lang),
+    parser.add_argument("--lang", type=checked(str, canonical_lang),
                         help=f"default language of the corpus; a record's lang overrides it "
                              f"(default: the store's; for a new store {defaults.lang})")
-    parser.add_argument("--unit", type=_checked(str, lambda unit: SketchConfig(unit=unit)),
+    parser.add_argument("--unit", type=checked(str, lambda unit: SketchConfig(unit=unit)),
                         help=f"shingle unit: sentence, para-sentence or word:N "
                              f"(default: the store's; for a new store {defaults.unit})")
-    parser.add_argument("-k", type=_checked(int, lambda k: SketchConfig(k=k)),
+    parser.add_argument("-k", type=checked(int, lambda k: SketchConfig(k=k)),
                         help=f"sketch size: the K smallest shingle hashes "
                              f"(default: the store's; for a new store {defaults.k})")
-    parser.add_argument("--min-word-len", type=_checked(int, lambda length: SketchConfig(min_word_len=length)),
+    parser.add_argument("--min-word-len", type=checked(int, lambda length: SketchConfig(min_word_len=length)),
                         help=f"shorter words are dropped "
                              f"(default: the store's; for a new store {defaults.min_word_len})")
-    parser.add_argument("--workers", type=_at_least(1), default=1, help="sketching processes")
+    parser.add_argument("--workers", type=at_least(1), default=1, help="sketching processes")
     parser.add_argument("--strict", action="store_true",
                         help="abort at the first malformed line, writing nothing, instead of skipping it")
-    parser.add_argument("--stop-min-docs", type=_at_least(2), default=DEFAULT_MIN_DOCS,
+    parser.add_argument("--stop-min-docs", type=at_least(2), default=DEFAULT_MIN_DOCS,
                         help="a new store stop-lists shingles found in at least this many documents ...")
-    parser.add_argument("--stop-fraction", type=_checked(float, _fraction), default=DEFAULT_FRACTION,
+    parser.add_argument("--stop-fraction", type=checked(float, fraction), default=DEFAULT_FRACTION,
                         help="... and in at least this fraction of them")
     parser.add_argument("--no-stoplist", dest="learn", action="store_false",
                         help="a new store gets no stop-list (default: it learns one)")
-    parser.add_argument("--batch-size", type=_at_least(1), default=DEFAULT_BATCH_SIZE,
+    parser.add_argument("--batch-size", type=at_least(1), default=DEFAULT_BATCH_SIZE,
                         help="documents per atomic write batch")
+    parser.add_argument("--no-postings", dest="postings", action="store_false",
+                        help="a new store keeps no postings: smaller and faster to write, but no corpus search "
+                             "(FindSimilar, neardup pairs); an existing store that keeps them refuses this "
+                             "(default: a new store keeps postings)")
     parser.set_defaults(func=_run)
 
 
@@ -357,6 +309,6 @@ def _run(args: argparse.Namespace) -> int:
     summary = index_corpus(
         args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
         workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
-        stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size)
+        stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size, postings=args.postings)
     print(summary.format())
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

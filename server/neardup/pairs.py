@@ -1,0 +1,269 @@
+"""`neardup pairs`: every near-duplicate pair of a store at a threshold, as JSON Lines on stdout or in a file.
+
+Each stored article is searched through the postings against the articles of a larger number (docno) only
+(Deduplicator.similar_pairs), so every pair comes out once, `a` being the article written first. With --workers N,
+N processes each take a contiguous range of [0, docno_limit), open the store read-only and send their pairs to
+the parent, which writes them as they arrive (lines of different ranges interleave differently from run to run;
+the set of pairs does not) and counts articles on one progress bar. Each process reads one snapshot of the store:
+on a store written to during the run, the pairs are those of the moments the processes started.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import multiprocessing
+import os
+import signal
+import sys
+import time
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import BinaryIO, Iterator, NamedTuple
+
+from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
+
+from .cmdline import at_least, checked, fraction, progress
+from .core.defaults import DEFAULT_METRIC, DEFAULT_THRESHOLD
+from .core.reference import METRICS
+from .core.similar import DEFAULT_MAX_CANDIDATES
+from .engine import Deduplicator, Limits
+from .errors import NearDupError
+from .store import SketchStore, default_store_path, open_store
+
+#: A worker sends what it found at the latest after this many articles, bytes of output or seconds, so the bar
+#: moves and the parent writes steadily while messages stay few.
+_SEND_ARTICLES, _SEND_BYTES, _SEND_SECONDS = 512, 1 << 16, 0.25
+
+
+class Batch(NamedTuple):
+    articles: int   # articles searched
+    pairs: int
+    inexact: int    # articles whose search was not exact (more candidates than max_candidates)
+    lines: bytes    # the pairs, JSON Lines in UTF-8
+
+
+@dataclasses.dataclass
+class PairsSummary:
+    threshold: float
+    metric: str
+    max_candidates: int
+    workers: int = 1
+    articles: int = 0
+    pairs: int = 0
+    inexact: int = 0
+    elapsed: float = 0.0
+
+    def add(self, batch: Batch) -> None:
+        self.articles += batch.articles
+        self.pairs += batch.pairs
+        self.inexact += batch.inexact
+
+    def format(self) -> str:
+        rate = self.articles / self.elapsed if self.elapsed else 0
+        return (f"pairs: {self.articles:,} articles, {self.pairs:,} pairs ({self.metric} >= {self.threshold}) in "
+                f"{self.elapsed:.2f} s ({rate:,.0f} articles/s, {self.workers} worker"
+                f"{'s' if self.workers > 1 else ''})")
+
+    def inexact_warning(self) -> str:
+        return (f"neardup: {self.inexact:,} article{'s' if self.inexact != 1 else ''} had more than "
+                f"{self.max_candidates:,} candidates: only the {self.max_candidates:,} sharing the most values "
+                "were verified, so pairs may be missing (raise --max-candidates)")
+
+
+def _batches(store: SketchStore, threshold: float, metric: str, max_candidates: int, start: int,
+             stop: int | None) -> Iterator[Batch]:
+    """The pairs of the articles numbered start <= docno < stop (to the end with None), in batches."""
+    engine = Deduplicator(store, Limits(max_candidates=max_candidates))
+    lines: list[str] = []
+    articles = pairs = inexact = size = 0
+    sent = time.monotonic()
+    for doc_id, outcome in engine.similar_pairs(threshold, metric, start, stop):
+        articles += 1
+        inexact += not outcome.exact
+        if outcome.matches:
+            a = json.dumps(doc_id, ensure_ascii=False)
+            for match in outcome.matches:
+                line = f'{{"a": {a}, "b": {json.dumps(match.id, ensure_ascii=False)}, ' \
+                       f'"similarity": {float(match.similarity)!r}}}\n'
+                lines.append(line)
+                size += len(line)
+            pairs += len(outcome.matches)
+        if articles >= _SEND_ARTICLES or size >= _SEND_BYTES or time.monotonic() - sent >= _SEND_SECONDS:
+            yield Batch(articles, pairs, inexact, "".join(lines).encode("utf-8"))
+            lines, articles, pairs, inexact, size, sent = [], 0, 0, 0, 0, time.monotonic()
+    if articles:
+        yield Batch(articles, pairs, inexact, "".join(lines).encode("utf-8"))
+
+
+def _worker(conn: Connection, store_path: str, threshold: float, metric: str, max_candidates: int, start: int,
+            stop: int | None) -> None:
+    """One range in its own process: ("batch", Batch)..., then ("done",) or ("error", message)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops the workers
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    try:
+        with open_store(store_path, readonly=True) as store:
+            for batch in _batches(store, threshold, metric, max_candidates, start, stop):
+                conn.send(("batch", batch))
+        conn.send(("done",))
+    except (BrokenPipeError, ConnectionResetError):  # the parent is gone
+        pass
+    except NearDupError as error:
+        _send_quietly(conn, ("error", str(error)))
+    except Exception as error:  # noqa: BLE001 - reported by the parent as one line
+        _send_quietly(conn, ("error", f"{type(error).__name__}: {error}"))
+    finally:
+        conn.close()
+
+
+def _send_quietly(conn: Connection, message: tuple) -> None:
+    try:
+        conn.send(message)
+    except OSError:
+        pass
+
+
+def _ranges(limit: int, workers: int) -> list[tuple[int, int | None]]:
+    """Contiguous docno ranges splitting [0, limit); the last is open-ended."""
+    bounds = [limit * index // workers for index in range(workers)]
+    return [(start, stop) for start, stop in zip(bounds, bounds[1:] + [None])]
+
+
+def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float = DEFAULT_THRESHOLD,
+               metric: str = DEFAULT_METRIC, workers: int = 1, max_candidates: int = DEFAULT_MAX_CANDIDATES,
+               show_progress: bool = False) -> PairsSummary:
+    """Writes every near-duplicate pair of the store to `out` as JSON Lines; a store without postings raises
+    ConfigMismatch before anything is written."""
+    started = time.monotonic()
+    summary = PairsSummary(threshold, metric, max_candidates)
+    with open_store(store_path, readonly=True) as store:
+        limit = Deduplicator(store).docno_limit()  # ConfigMismatch when the store keeps no postings
+        total = store.count()
+        summary.workers = max(1, min(workers, limit))
+        if summary.workers == 1:
+            with progress("pairs", total=total, unit=" articles", disable=not show_progress) as bar:
+                for batch in _batches(store, threshold, metric, max_candidates, 0, None):
+                    out.write(batch.lines)
+                    summary.add(batch)
+                    bar.update(batch.articles)
+    if summary.workers > 1:
+        _run_workers(str(store_path), out, summary, _ranges(limit, summary.workers), total, show_progress)
+    out.flush()
+    summary.elapsed = time.monotonic() - started
+    return summary
+
+
+def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: list[tuple[int, int | None]],
+                 total: int, show_progress: bool) -> None:
+    context = multiprocessing.get_context()
+    processes: list[multiprocessing.Process] = []
+    readers: dict[Connection, int] = {}
+    finished: set[int] = set()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Workers are started with Ctrl-C blocked, so that none is born able to die of it; it is delivered to the
+    # parent (KeyboardInterrupt) once they run.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        for start, stop in ranges:
+            reader, writer = context.Pipe(duplex=False)
+            process = context.Process(target=_worker, name=f"neardup-pairs-{len(processes) + 1}", daemon=True,
+                                      args=(writer, store_path, summary.threshold, summary.metric,
+                                            summary.max_candidates, start, stop))
+            process.start()
+            writer.close()  # the worker's end: the parent's reads end (EOFError) when the worker exits
+            readers[reader] = len(processes)
+            processes.append(process)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        with progress("pairs", total=total, unit=" articles", disable=not show_progress) as bar:
+            while readers:
+                for reader in wait(list(readers)):
+                    index = readers[reader]
+                    try:
+                        message = reader.recv()
+                    except (EOFError, OSError):  # the worker exited (OSError: killed in the middle of a message)
+                        del readers[reader]
+                        reader.close()
+                        if index not in finished:
+                            processes[index].join(5)
+                            raise CommandFailed(f"pairs worker {index + 1} of {len(processes)} stopped before it "
+                                                f"finished (exit code {processes[index].exitcode})") from None
+                        continue
+                    if message[0] == "batch":
+                        batch = message[1]
+                        out.write(batch.lines)
+                        summary.add(batch)
+                        bar.update(batch.articles)
+                    elif message[0] == "done":
+                        finished.add(index)
+                    else:
+                        raise CommandFailed(message[1])
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+        for process in processes:
+            process.join()
+        for reader in readers:
+            reader.close()
+
+
+def _open_output(path: str | None) -> tuple[BinaryIO, Path | None]:
+    """stdout, or a temporary file beside `path` that is renamed into place once every pair is written."""
+    if path is None or path == "-":
+        return sys.stdout.buffer, None
+    target = Path(path)
+    if target.is_dir():
+        raise CommandFailed(f"cannot write --output {path}: it is a directory")
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        return open(partial, "xb"), partial
+    except OSError as error:
+        raise CommandFailed(f"cannot write --output {path}: {error.strerror}") from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Write every near-duplicate pair of the store as JSON Lines: {\"a\": id, \"b\": id, \"similarity\": x}, "
+        "each pair once, a being the article stored first. Needs a store with postings (the default of `neardup "
+        "index`). A summary goes to stderr. Exit code 3 when some article had more candidates than "
+        "--max-candidates (its pairs may be incomplete).")
+    parser.add_argument("--store", default=default_store_path(),
+                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--threshold", type=checked(float, fraction), default=DEFAULT_THRESHOLD,
+                        help="a pair's similarity must reach this, in [0, 1]")
+    parser.add_argument("--metric", choices=METRICS, default=DEFAULT_METRIC, help="similarity measure")
+    parser.add_argument("--workers", type=at_least(1), default=1,
+                        help="search processes, each over a contiguous range of the store's articles")
+    parser.add_argument("--output", metavar="FILE",
+                        help="write the pairs to FILE instead of stdout: whole or not at all (a temporary file "
+                             "beside it is renamed into place at the end)")
+    parser.add_argument("--progress", action="store_true",
+                        help="show the progress bar also where stderr is no terminal (a line every 10 s); on a "
+                             "terminal it is always shown")
+    parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
+                        help="the most candidates verified per article; past it the search of that article is "
+                             "inexact, counted on stderr, and the exit code is 3")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    out, partial = _open_output(args.output)
+    try:
+        summary = find_pairs(args.store, out, threshold=args.threshold, metric=args.metric, workers=args.workers,
+                             max_candidates=args.max_candidates,
+                             show_progress=args.progress or sys.stderr.isatty())
+        if partial is not None:
+            out.close()
+            os.replace(partial, args.output)
+            partial = None
+    finally:
+        if partial is not None:
+            out.close()
+            partial.unlink(missing_ok=True)
+    print(summary.format(), file=sys.stderr)
+    if summary.inexact:
+        print(summary.inexact_warning(), file=sys.stderr)
+        return EXIT_PARTIAL
+    return EXIT_OK
