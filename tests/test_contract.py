@@ -1,7 +1,7 @@
 """The contract as another language sees it: a Node.js client loaded at run time from the .proto
 (tests/contract/client.js, @grpc/grpc-js and @grpc/proto-loader from npm) calls every RPC of a real server, the
-DedupStream included, and must get exactly the Python stub's answers, and the Python client's; `buf lint` must
-pass on the proto.
+DedupStream included, and must get exactly the Python stub's answers, and the Python client's (Dedup, FindSimilar,
+DedupStream); `buf lint` must pass on the proto.
 
 The npm packages are installed by `.ci/run` (`npm install --prefix tests/contract`); without them these tests fail
 and say so, they are not skipped.
@@ -19,7 +19,7 @@ import pytest
 from google.protobuf import json_format
 
 from neardup.core.sketch import SketchConfig, Sketcher
-from neardup_client import NearDupClient, NearDupClientError
+from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from serverproc import serving
@@ -71,6 +71,12 @@ def _calls(sketch: bytes, other_config: dict) -> list[dict]:
             {"ids": ["story-cut", "story"], "threshold": 0.9, "metric": "METRIC_JACCARD", "tag": "7"},
         ]},
         {"method": "Info", "request": {}},
+        {"method": "FindSimilar", "request": {"id": "story"}},
+        {"method": "FindSimilar", "request": {"document": {"text": "From a blog. " + _documents()["story"]},
+                                              "top_k": 2, "threshold": 0.3, "metric": "METRIC_JACCARD"}},
+        {"method": "FindSimilar", "request": {"document": {"id": "story",
+                                                           "sketch_base64": base64.b64encode(sketch).decode()}}},
+        {"method": "FindSimilar", "request": {"id": "nowhere"}},
     ]
 
 
@@ -140,7 +146,7 @@ def test_a_node_client_gets_the_python_answers_on_every_rpc(two_servers):
     calls = _calls(sketch, {**info.sketch_config, "k": info.sketch_config["k"] // 2})
     python, node = _python_answers(python_server.target, calls), _node_answers(node_server.target, calls)
     assert [a.get("code", "OK") for a in python] == (["OK"] * 7 + ["INVALID_ARGUMENT", "FAILED_PRECONDITION"] +
-                                                     ["OK"] * 2)
+                                                     ["OK"] * 5 + ["NOT_FOUND"])
     for call, ours, theirs in zip(calls, python, node):
         if call["method"] == "Info":  # the stores were made in different directories at different times
             theirs["response"].pop("store", None), ours["response"].pop("store", None)
@@ -165,6 +171,14 @@ def test_a_node_client_gets_the_python_answers_on_every_rpc(two_servers):
     assert stream[0]["duplicate_of"] == [-1, 0, -1] and stream[2]["duplicate_of"] == [-1, -1, 1]
     assert [a["cached"] for a in stream] == [False, False, True, True, False]  # as calls 3 and 1 asked before
     assert stream[3]["duplicate_of"] == first["duplicate_of"] and stream[4]["metric"] == "METRIC_JACCARD"
+    # FindSimilar: matches best first, never the query itself (by id, or a document naming a stored id)
+    by_id, by_text, by_sketch = (node[n]["response"] for n in (11, 12, 13))
+    assert [m["id"] for m in by_id["matches"]] == ["story-copy", "story-cut"]
+    assert (by_id["exact"], by_id["top_k"], by_id["metric"]) == (True, 10, "METRIC_CONTAINMENT")
+    assert [m["id"] for m in by_text["matches"]] == ["story", "story-copy"] and by_text["top_k"] == 2
+    assert by_text["metric"] == "METRIC_JACCARD" and by_text["threshold"] == 0.3
+    assert by_sketch["matches"] == by_id["matches"]
+    assert node[14]["code"] == "NOT_FOUND" and "nowhere" in node[14]["details"]
 
 
 def test_the_python_client_reads_the_same_answer(two_servers):
@@ -177,6 +191,26 @@ def test_the_python_client_reads_the_same_answer(two_servers):
     assert list(answer.duplicate_of) == node["duplicate_of"]
     assert list(answer.similarity) == node["similarity"]  # doubles: exactly equal, no float32 rounding
     assert list(answer.missing_positions) == node["missing"]
+
+
+def test_the_python_client_reads_the_same_search(two_servers):
+    """find_similar by id and by document against Node's FindSimilar of the same queries."""
+    _require_node_modules()
+    python_server, node_server = two_servers
+    blog = "From a blog. " + _documents()["story-cut"]
+    with NearDupClient(python_server.target) as client:
+        answers = [client.find_similar("story-cut", threshold=0.3),
+                   client.find_similar(document=Document("", text=blog), top_k=1, metric="jaccard")]
+    node = _node_answers(node_server.target, [
+        {"method": "FindSimilar", "request": {"id": "story-cut", "threshold": 0.3}},
+        {"method": "FindSimilar", "request": {"document": {"text": blog}, "top_k": 1, "metric": "METRIC_JACCARD"}}])
+    for answer, theirs in zip(answers, (n["response"] for n in node)):
+        assert [(m.id, m.similarity) for m in answer.matches] == [(m["id"], m["similarity"])
+                                                                  for m in theirs["matches"]]
+        assert (answer.exact, answer.threshold, answer.top_k) == (theirs["exact"], theirs["threshold"],
+                                                                  theirs["top_k"])
+        assert theirs["metric"] == f"METRIC_{answer.metric.upper()}"
+    assert [m.id for m in answers[0].matches] == ["story", "story-copy"] and len(answers[1].matches) == 1
 
 
 def test_the_python_client_reads_the_same_stream(two_servers):

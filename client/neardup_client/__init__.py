@@ -1,7 +1,7 @@
 """Python client of the neardup near-duplicate detection service. Needs only grpcio and protobuf."""
 from ._client import (DEFAULT_TARGET, DEFAULT_TIMEOUT, AsyncNearDupClient, DedupResult, Document, Duplicate, Info,
-                      NearDupClient, NearDupClientError, StreamAnswer)
+                      Match, NearDupClient, NearDupClientError, SimilarResult, StreamAnswer)
 
 __all__ = ["AsyncNearDupClient", "DEFAULT_TARGET", "DEFAULT_TIMEOUT", "DedupResult", "Document", "Duplicate",
-           "Info", "NearDupClient", "NearDupClientError", "StreamAnswer"]
+           "Info", "Match", "NearDupClient", "NearDupClientError", "SimilarResult", "StreamAnswer"]
 __version__ = "0.1.0"

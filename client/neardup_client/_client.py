@@ -122,6 +122,35 @@ class Info:
     default_metric: str
     default_grouping: str
     store: str
+    indexed: bool  # the store keeps postings: find_similar can search it
+
+
+@dataclass(frozen=True)
+class Match:
+    """A stored article similar to the query of find_similar."""
+
+    id: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class SimilarResult:
+    """The answer of find_similar, with the parameters the server applied."""
+
+    matches: list[Match]  # best first: similarity descending, then id
+    exact: bool           # False: only the candidates sharing the most values were compared; a match may be missing
+    threshold: float
+    metric: str
+    top_k: int
+
+    def to_dict(self) -> dict:
+        return {
+            "matches": [{"id": m.id, "similarity": round(m.similarity, 6)} for m in self.matches],
+            "exact": self.exact,
+            "threshold": self.threshold,
+            "metric": self.metric,
+            "top_k": self.top_k,
+        }
 
 
 def _dedup_request(results: Sequence[str | Document], threshold: float | None, metric: str | None,
@@ -136,6 +165,30 @@ def _dedup_request(results: Sequence[str | Document], threshold: float | None, m
     else:
         request.documents.extend(_document(r if isinstance(r, Document) else Document(r)) for r in results)
     return request
+
+
+def _similar_request(id: str | None, document: Document | None, top_k: int | None, threshold: float | None,
+                     metric: str | None) -> pb.FindSimilarRequest:
+    if (id is None) == (document is None):
+        raise ValueError("give exactly one of id and document")
+    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"top_k must be a positive integer or None (the server's default), got {top_k!r}")
+    request = pb.FindSimilarRequest(top_k=top_k or 0)
+    if threshold is not None:
+        request.threshold = threshold
+    if metric is not None:
+        request.metric = metric_value(metric)
+    if id is not None:
+        request.id = id
+    else:
+        request.document.CopyFrom(_document(document))
+    return request
+
+
+def _similar_result(response: pb.FindSimilarResponse) -> SimilarResult:
+    return SimilarResult(matches=[Match(m.id, m.similarity) for m in response.matches], exact=response.exact,
+                         threshold=response.threshold, metric=METRIC_NAMES.get(response.metric, "unspecified"),
+                         top_k=response.top_k)
 
 
 def _document(doc: Document) -> pb.Document:
@@ -168,7 +221,7 @@ def _info(response: pb.InfoResponse) -> Info:
         default_threshold=response.default_threshold,
         default_metric=METRIC_NAMES.get(response.default_metric, "unspecified"),
         default_grouping=GROUPING_NAMES.get(response.default_grouping, "unspecified"),
-        store=response.store)
+        store=response.store, indexed=response.indexed)
 
 
 #: What dedup_stream yields per result set: its answer, or why the server refused it.
@@ -405,6 +458,42 @@ class NearDupClient(_Settings):
         """
         return self._call(self._stub.Delete, pb.DeleteRequest(ids=list(ids)), timeout).deleted
 
+    def find_similar(self, id: str | None = None, *, document: Document | None = None, top_k: int | None = None,
+                     threshold: float | None = None, metric: str | None = None,
+                     timeout: float | None = None) -> SimilarResult:
+        """The stored articles most similar to a stored one, or to a document, over the whole store.
+
+        Args:
+            id: a stored article's id, searched with its stored sketch; or else
+            document: a Document with text (sketched by the server) or a sketch made with the store's
+                configuration; its id may be "", and when it names a stored article that one is left out.
+            top_k: the most matches to answer; None: the server's default (10).
+            threshold: the similarity in [0, 1] a match reaches; None: the server's default.
+            metric: "containment" or "jaccard"; None: the server's default.
+            timeout: seconds for this call; None: the client's timeout.
+
+        Returns:
+            SimilarResult: `matches` (id, similarity) best first, never the query itself; `exact`; and the
+            threshold, metric and top_k the server applied.
+
+        Raises:
+            ValueError: neither or both of id and document, top_k below 1, or an unknown metric name (before
+                anything is sent).
+            NearDupClientError: the call failed; `code` says why, `details` what to fix:
+                NOT_FOUND when the id is not stored;
+                INVALID_ARGUMENT for bad input (threshold outside [0, 1] or NaN, an empty id or one over 511 UTF-8
+                bytes, a document without text or sketch, malformed sketch bytes, an unknown language);
+                RESOURCE_EXHAUSTED over a limit (top_k over the server's --max-result-set, a message over
+                --max-message-bytes, a text over 10 MiB);
+                FAILED_PRECONDITION when the store keeps no postings to search (Info.indexed is False), or for a
+                sketch of another sketch configuration (longer than the store's K);
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot read its store;
+                DEADLINE_EXCEEDED when the timeout passes first;
+                UNAUTHENTICATED without the server's token (`token=`).
+        """
+        request = _similar_request(id, document, top_k, threshold, metric)
+        return _similar_result(self._call(self._stub.FindSimilar, request, timeout))
+
     def info(self, *, timeout: float | None = None) -> Info:
         """The store's size and sketch configuration, the server's limits and defaults.
 
@@ -516,6 +605,18 @@ class AsyncNearDupClient(_Settings):
             as NearDupClient.delete: the same exceptions, for the same causes.
         """
         return (await self._call(self._stub.Delete, pb.DeleteRequest(ids=list(ids)), timeout)).deleted
+
+    async def find_similar(self, id: str | None = None, *, document: Document | None = None,
+                           top_k: int | None = None, threshold: float | None = None, metric: str | None = None,
+                           timeout: float | None = None) -> SimilarResult:
+        """The stored articles most similar to a stored one, or to a document (arguments and answer as
+        NearDupClient.find_similar).
+
+        Raises:
+            as NearDupClient.find_similar: the same exceptions, for the same causes.
+        """
+        request = _similar_request(id, document, top_k, threshold, metric)
+        return _similar_result(await self._call(self._stub.FindSimilar, request, timeout))
 
     async def info(self, *, timeout: float | None = None) -> Info:
         """The store's size and sketch configuration, the server's limits and defaults.

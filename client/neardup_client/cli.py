@@ -1,6 +1,6 @@
-"""`neardup dedup` and `neardup info`: the service from a shell, answers as JSON on stdout.
+"""`neardup dedup`, `neardup similar` and `neardup info`: the service from a shell, answers as JSON on stdout.
 
-What both command lines share lives here too (`neardup` mounts these two commands, and the client package does not
+What both command lines share lives here too (`neardup` mounts these commands, and the client package does not
 depend on the server's): the exit codes, one-line errors, the help formatter and run(), which turns every outcome
 of a command into its exit code.
 """
@@ -190,6 +190,23 @@ def _add_dedup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=_dedup)
 
 
+def _add_similar_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Ask a server for the stored articles most similar to a stored one (ID) or to a text "
+                          "(--text FILE), over the whole store. Prints JSON: matches (id, similarity) best first, "
+                          "never the query itself; exact; and the threshold, metric and top_k applied.")
+    _common(parser)
+    parser.add_argument("id", nargs="?", metavar="ID", help="a stored article's id (or --text)")
+    parser.add_argument("--text", metavar="FILE", help="search with this file's UTF-8 text, - for stdin; instead of ID")
+    parser.add_argument("--lang", help="stemming language of --text (default: the store's)")
+    parser.add_argument("--top-k", type=int, metavar="N", help="the most matches to print (default: the server's, 10)")
+    parser.add_argument("--threshold", type=float,
+                        help="similarity in [0, 1] a match reaches (default: the server's)")
+    parser.add_argument("--metric", choices=METRICS,
+                        help="containment: shared shingles over the shorter text's; jaccard: over the union "
+                             "(default: the server's)")
+    parser.set_defaults(func=_similar)
+
+
 def _add_info_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Print JSON about a server: its store's article count and generation, sketch "
                           "configuration, limits, defaults and version.")
@@ -200,6 +217,7 @@ def _add_info_arguments(parser: argparse.ArgumentParser) -> None:
 #: This module's commands: name → (one-line help, add_arguments). `neardup` mounts them as its own.
 COMMANDS: dict[str, tuple[str, AddArguments]] = {
     "dedup": ("ask a server which results of a result set to keep", _add_dedup_arguments),
+    "similar": ("search a server's store for near-duplicates of an id or a text", _add_similar_arguments),
     "info": ("a server's store size, sketch configuration, limits and defaults", _add_info_arguments),
 }
 
@@ -247,6 +265,42 @@ def _dedup(args) -> int:
     return EXIT_OK
 
 
+def _read_text(path: str) -> str:
+    """A file of UTF-8 text, `-` for stdin; what cannot be read or decoded is a failure naming the file."""
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as stream:
+                data = stream.read()
+    except OSError as error:
+        raise CommandFailed(f"cannot read {path}: {error.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CommandFailed(f"{path}: invalid UTF-8 at byte {error.start}") from None
+
+
+def _similar(args) -> int:
+    if (args.id is None) == (args.text is None):
+        raise UsageError("give either ID or --text FILE")
+    if args.top_k is not None and args.top_k < 1:
+        raise UsageError(f"--top-k must be at least 1, got {args.top_k}")
+    if args.lang is not None and args.text is None:
+        raise UsageError("--lang goes with --text")
+    for name, value in (("ID", args.id), ("--lang", args.lang)):
+        try:
+            _require_utf8(value)
+        except ValueError as error:
+            raise UsageError(f"{name} {error}") from None
+    query = {"id": args.id} if args.id is not None else {
+        "document": Document("", text=_read_text(args.text), lang=args.lang)}
+    answer = _call(args, lambda client: client.find_similar(**query, top_k=args.top_k, threshold=args.threshold,
+                                                            metric=args.metric))
+    print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+    return EXIT_OK
+
+
 def _info(args) -> int:
     print(json.dumps(dataclasses.asdict(_call(args, NearDupClient.info)), indent=2))
     return EXIT_OK
@@ -261,7 +315,7 @@ def build_parser(prog: str = "neardup-client") -> OneLineParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the standalone client (`neardup-client`); `neardup dedup` and `neardup info` run the same
+    """Entry point of the standalone client (`neardup-client`); `neardup dedup`, `similar` and `info` run the same
     code."""
     return run(build_parser(), argv)
 

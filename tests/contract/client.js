@@ -1,10 +1,11 @@
 // The contract test's Node.js client: loads the proto at run time with @grpc/proto-loader, the way a JavaScript
 // user would, makes the calls given as JSON on stdin in order, and prints each answer (or status) as JSON.
 //   node client.js TARGET PROTO_ROOT < calls.json
-// A call is {"method": "Dedup", "request": {...}}, answered {"response": ...} or {"code", "details"}; a Document's
-// sketch travels as "sketch_base64". A streaming call is {"method": "DedupStream", "requests": [...]}: one stream,
-// every request written at once (gRPC sends them while the answers come back), then half-closed; answered
-// {"responses": [...]}, with "code" and "details" too when the stream ended with another status than OK.
+// A call is {"method": "Dedup", "request": {...}} (or Upsert, Delete, Info, FindSimilar), answered {"response": ...}
+// or {"code", "details"}; a Document's sketch travels as "sketch_base64" (in "documents", or FindSimilar's
+// "document"). A streaming call is {"method": "DedupStream", "requests": [...]}: one stream, every request written
+// at once (gRPC sends them while the answers come back), then half-closed; answered {"responses": [...]}, with
+// "code" and "details" too when the stream ended with another status than OK.
 "use strict";
 const fs = require("fs");
 const grpc = require("@grpc/grpc-js");
@@ -20,7 +21,7 @@ const NearDup = grpc.loadPackageDefinition(definition).neardup.v1.NearDup;
 const client = new NearDup(target, grpc.credentials.createInsecure());
 
 function withBytes(request) {
-  for (const doc of request.documents || []) {
+  for (const doc of [...(request.documents || []), ...(request.document ? [request.document] : [])]) {
     if (doc.sketch_base64 !== undefined) {
       doc.sketch = Buffer.from(doc.sketch_base64, "base64");
       delete doc.sketch_base64;

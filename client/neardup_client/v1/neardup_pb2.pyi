@@ -140,7 +140,7 @@ class InfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class InfoResponse(_message.Message):
-    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store")
+    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed")
     ARTICLES_FIELD_NUMBER: _ClassVar[int]
     SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -152,6 +152,7 @@ class InfoResponse(_message.Message):
     DEFAULT_METRIC_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_GROUPING_FIELD_NUMBER: _ClassVar[int]
     STORE_FIELD_NUMBER: _ClassVar[int]
+    INDEXED_FIELD_NUMBER: _ClassVar[int]
     articles: int
     sketch_config: SketchConfig
     version: str
@@ -163,4 +164,43 @@ class InfoResponse(_message.Message):
     default_metric: Metric
     default_grouping: Grouping
     store: str
-    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ...) -> None: ...
+    indexed: bool
+    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ...) -> None: ...
+
+class FindSimilarRequest(_message.Message):
+    __slots__ = ("id", "document", "top_k", "threshold", "metric", "sketch_config")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    DOCUMENT_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    document: Document
+    top_k: int
+    threshold: float
+    metric: Metric
+    sketch_config: SketchConfig
+    def __init__(self, id: _Optional[str] = ..., document: _Optional[_Union[Document, _Mapping]] = ..., top_k: _Optional[int] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ...) -> None: ...
+
+class Match(_message.Message):
+    __slots__ = ("id", "similarity")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    similarity: float
+    def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ...) -> None: ...
+
+class FindSimilarResponse(_message.Message):
+    __slots__ = ("matches", "exact", "threshold", "metric", "top_k")
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    TOP_K_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[Match]
+    exact: bool
+    threshold: float
+    metric: Metric
+    top_k: int
+    def __init__(self, matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., exact: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., top_k: _Optional[int] = ...) -> None: ...

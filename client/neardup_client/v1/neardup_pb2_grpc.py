@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class NearDupStub:
-    """Removes near-duplicates from a search result set while the page waits.
+    """Removes near-duplicates from a search result set while the page waits, and finds an article's near-duplicates
+    in the whole store.
     """
 
     def __init__(self, channel):
@@ -60,10 +61,16 @@ class NearDupStub:
                 request_serializer=neardup_dot_v1_dot_neardup__pb2.InfoRequest.SerializeToString,
                 response_deserializer=neardup_dot_v1_dot_neardup__pb2.InfoResponse.FromString,
                 _registered_method=True)
+        self.FindSimilar = channel.unary_unary(
+                '/neardup.v1.NearDup/FindSimilar',
+                request_serializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarRequest.SerializeToString,
+                response_deserializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarResponse.FromString,
+                _registered_method=True)
 
 
 class NearDupServicer:
-    """Removes near-duplicates from a search result set while the page waits.
+    """Removes near-duplicates from a search result set while the page waits, and finds an article's near-duplicates
+    in the whole store.
     """
 
     def Dedup(self, request, context):
@@ -89,14 +96,14 @@ class NearDupServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Upsert(self, request, context):
-        """Adds or replaces sketches in the store (one atomic batch); visible to the next Dedup.
+        """Adds or replaces sketches in the store (one atomic batch); visible to the next Dedup and FindSimilar.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def Delete(self, request, context):
-        """Removes sketches from the store (one atomic batch); visible to the next Dedup.
+        """Removes sketches from the store (one atomic batch); visible to the next Dedup and FindSimilar.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -104,6 +111,16 @@ class NearDupServicer:
 
     def Info(self, request, context):
         """Store size, sketch configuration, server limits and defaults.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def FindSimilar(self, request, context):
+        """Stored articles that are near-duplicates of one stored article (by id) or of a document (text or sketch),
+        best first, never the query itself. Searches the whole store as it is when the call starts: every Upsert
+        and Delete acknowledged before it, by any worker, is seen. Needs a store that keeps postings
+        (InfoResponse.indexed; else FAILED_PRECONDITION); an id that is not stored is NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -137,6 +154,11 @@ def add_NearDupServicer_to_server(servicer, server):
                     request_deserializer=neardup_dot_v1_dot_neardup__pb2.InfoRequest.FromString,
                     response_serializer=neardup_dot_v1_dot_neardup__pb2.InfoResponse.SerializeToString,
             ),
+            'FindSimilar': grpc.unary_unary_rpc_method_handler(
+                    servicer.FindSimilar,
+                    request_deserializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarRequest.FromString,
+                    response_serializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarResponse.SerializeToString,
+            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
             'neardup.v1.NearDup', rpc_method_handlers)
@@ -146,7 +168,8 @@ def add_NearDupServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class NearDup:
-    """Removes near-duplicates from a search result set while the page waits.
+    """Removes near-duplicates from a search result set while the page waits, and finds an article's near-duplicates
+    in the whole store.
     """
 
     @staticmethod
@@ -274,6 +297,33 @@ class NearDup:
             '/neardup.v1.NearDup/Info',
             neardup_dot_v1_dot_neardup__pb2.InfoRequest.SerializeToString,
             neardup_dot_v1_dot_neardup__pb2.InfoResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def FindSimilar(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/neardup.v1.NearDup/FindSimilar',
+            neardup_dot_v1_dot_neardup__pb2.FindSimilarRequest.SerializeToString,
+            neardup_dot_v1_dot_neardup__pb2.FindSimilarResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -4,8 +4,9 @@ from __future__ import annotations
 from neardup_client.enums import GROUPING_NAMES, GROUPING_VALUES, METRIC_NAMES, METRIC_VALUES
 from neardup_client.v1 import neardup_pb2 as pb
 
+from ..core.similar import DEFAULT_TOP_K
 from ..core.sketch import SketchConfig
-from ..engine import DedupOutcome, DedupParams, Document
+from ..engine import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
 from ..errors import InvalidArgument
 
 
@@ -25,6 +26,61 @@ def dedup_params(request: pb.DedupRequest, defaults: DedupParams) -> DedupParams
         metric=_enum_name(request.metric, METRIC_NAMES, defaults.metric, "metric"),
         grouping=_enum_name(request.grouping, GROUPING_NAMES, defaults.grouping, "grouping"),
     )
+
+
+def similar_params(request: pb.FindSimilarRequest, defaults: DedupParams) -> SimilarParams:
+    """top_k 0 (unset) is the default; threshold and metric default as for Dedup."""
+    return SimilarParams(
+        top_k=request.top_k or DEFAULT_TOP_K,
+        threshold=request.threshold if request.HasField("threshold") else defaults.threshold,
+        metric=_enum_name(request.metric, METRIC_NAMES, defaults.metric, "metric"),
+    )
+
+
+def similar_query(request: pb.FindSimilarRequest, request_bytes: bytes) -> str | Document:
+    """The stored id or the document to search with. A oneof keeps only the last of its fields on the wire, so
+    a request that sets both is found in its bytes."""
+    kind = request.WhichOneof("query")
+    if kind is None:
+        raise InvalidArgument("set id or document in a FindSimilarRequest: the query is missing")
+    if _QUERY_FIELDS <= _top_level_fields(request_bytes):
+        raise InvalidArgument("set either id or document in a FindSimilarRequest, not both")
+    return request.id if kind == "id" else document(request.document)
+
+
+_QUERY_FIELDS = frozenset(field.number
+                          for field in pb.FindSimilarRequest.DESCRIPTOR.oneofs_by_name["query"].fields)
+
+
+def _top_level_fields(data: bytes) -> set[int]:
+    """The field numbers of a message that parsed: each top-level field's tag is read and its value skipped."""
+    numbers, position = set(), 0
+    while position < len(data):
+        tag, position = _varint(data, position)
+        numbers.add(tag >> 3)
+        wire_type = tag & 7
+        if wire_type == 0:
+            _, position = _varint(data, position)
+        elif wire_type == 2:
+            length, position = _varint(data, position)
+            position += length
+        elif wire_type in (1, 5):
+            position += 8 if wire_type == 1 else 4
+        else:  # a group (deprecated): no query field is one, and nothing after it matters here
+            break
+    return numbers
+
+
+def _varint(data: bytes, position: int) -> tuple[int, int]:
+    """The varint at position, and the position after it."""
+    value = shift = 0
+    while True:
+        byte = data[position]
+        position += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, position
+        shift += 7
 
 
 def sketch_config(message: pb.SketchConfig) -> SketchConfig:
@@ -57,6 +113,12 @@ def dedup_response(outcome: DedupOutcome, params: DedupParams) -> pb.DedupRespon
         duplicate_of=grouping.duplicate_of, similarity=grouping.similarity, group=grouping.group,
         missing=outcome.missing, threshold=params.threshold,
         metric=METRIC_VALUES[params.metric], grouping=GROUPING_VALUES[params.grouping])
+
+
+def similar_response(outcome: SimilarOutcome, params: SimilarParams) -> pb.FindSimilarResponse:
+    return pb.FindSimilarResponse(
+        matches=[pb.Match(id=match.id, similarity=match.similarity) for match in outcome.matches],
+        exact=outcome.exact, threshold=params.threshold, metric=METRIC_VALUES[params.metric], top_k=params.top_k)
 
 
 def info_response(info: dict) -> pb.InfoResponse:

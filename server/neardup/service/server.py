@@ -30,7 +30,7 @@ from ..errors import InvalidArgument, NearDupError
 from ..store import open_store
 from . import metrics
 from .auth import TokenInterceptor
-from .servicer import DEFAULT_MAX_STREAMS, SERVICE_NAME, NearDupServicer, add_to_server
+from .servicer import DEFAULT_MAX_STREAMS, SERVICE_NAME, UNARY_METHODS, NearDupServicer, add_to_server
 
 log = logging.getLogger("neardup.serve")
 
@@ -142,7 +142,7 @@ class ServeOptions:
 
 
 #: The unary RPCs the metrics time: the NearDup methods and the health Check (Watch and reflection stream).
-MEASURED_METHODS = tuple(f"/{SERVICE_NAME}/{name}" for name in ("Dedup", "Upsert", "Delete", "Info")) + (
+MEASURED_METHODS = tuple(f"/{SERVICE_NAME}/{name}" for name in UNARY_METHODS) + (
     f"/{health_pb2.DESCRIPTOR.services_by_name['Health'].full_name}/Check",)
 
 

@@ -2,6 +2,7 @@
 
 Every handler receives the raw request bytes: Dedup looks its answer up in the session cache by those
 bytes before decoding anything, and a malformed message is an INVALID_ARGUMENT, not an INTERNAL error.
+FindSimilar has no cache: it searches the store itself, which every worker's writes change under it.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import grpc
 from google.protobuf.message import DecodeError
 from neardup_client.v1 import neardup_pb2 as pb
 
-from ..engine import Deduplicator, DedupParams, Limits
-from ..errors import ConfigMismatch, InvalidArgument, NearDupError, StoreUnavailable, TooLarge
+from ..engine import Deduplicator, DedupParams, Document, Limits
+from ..errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
 from ..store.base import SketchStore
 from ..view import LiveView, Reading
 from . import converters
@@ -29,6 +30,7 @@ STATUS_CODES = {
     TooLarge: grpc.StatusCode.RESOURCE_EXHAUSTED,
     ConfigMismatch: grpc.StatusCode.FAILED_PRECONDITION,
     StoreUnavailable: grpc.StatusCode.UNAVAILABLE,
+    NotFound: grpc.StatusCode.NOT_FOUND,
 }
 # Appending a field to a serialized message overrides it: a cached answer is the stored bytes plus this.
 _CACHED_FLAG = pb.DedupResponse(cached=True).SerializeToString()
@@ -141,6 +143,16 @@ class NearDupServicer:
         deleted, generation = self.engine.delete(list(request.ids))
         return pb.DeleteResponse(deleted=deleted, generation=generation).SerializeToString()
 
+    def FindSimilar(self, request_bytes: bytes, context) -> bytes:
+        """Searches the store as it is now (a snapshot of the latest write batch of any worker), not the view."""
+        request = _decode(pb.FindSimilarRequest, request_bytes)
+        params = converters.similar_params(request, self.defaults)
+        query = converters.similar_query(request, request_bytes)
+        if isinstance(query, Document):
+            self.engine.check_config(converters.request_sketch_config(request))
+        outcome = self.engine.find_similar(query, params)
+        return converters.similar_response(outcome, params).SerializeToString()
+
     def Info(self, request_bytes: bytes, context) -> bytes:
         _decode(pb.InfoRequest, request_bytes)
         return converters.info_response(self.engine.info()).SerializeToString()
@@ -209,7 +221,7 @@ def _stream(method):
     return grpc.stream_stream_rpc_method_handler(handle)
 
 
-UNARY_METHODS = ("Dedup", "Upsert", "Delete", "Info")
+UNARY_METHODS = ("Dedup", "Upsert", "Delete", "Info", "FindSimilar")
 STREAM_METHODS = ("DedupStream",)
 
 
