@@ -381,8 +381,10 @@ class LmdbSnapshot(Snapshot):
 
     def postings(self, query: bytes) -> Postings:
         values = np.frombuffer(query, "<u4")
-        get, db = self._txn.get, self._store._postings
-        held = [get(_bucket_key(bucket), b"", db=db) for bucket in (values & _BUCKET_MASK).tolist()]
+        raw_keys = (values & _BUCKET_MASK).astype(">u4").tobytes()
+        keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
+        found = dict(self._txn.cursor(db=self._store._postings).getmulti(keys))
+        held = list(map(found.get, keys, itertools.repeat(b"")))
         entries = np.frombuffer(b"".join(held), _ENTRY)
         value_index = np.repeat(np.arange(len(values)), [len(value) // _ENTRY.itemsize for value in held])
         tags = entries["tag"]
@@ -420,10 +422,6 @@ def _open_clusters(env: lmdb.Environment):
         if env.flags()["readonly"]:
             return None
         return env.open_db(b"clusters")
-
-
-def _bucket_key(bucket: int) -> bytes:
-    return struct.pack(">I", bucket)
 
 
 def _docno_key(docno: int) -> bytes:
