@@ -308,3 +308,15 @@ def test_unsorted_values_do_not_crash(sketches, k, threshold, metric, grouping):
     n = len(sketches)
     assert len(got.duplicate_of) == len(got.similarity) == len(got.group) == n
     assert all(-1 <= d < n and 0 <= g < n for d, g in zip(got.duplicate_of, got.group))
+
+
+def test_complete_grouping_keeps_only_groups_whose_members_all_duplicate_each_other():
+    """B and C both copy half of A, each a different half: greedy and components put C with A and B, complete
+    keeps C apart because C is no near-duplicate of B."""
+    a = list(range(0, 40))
+    b = list(range(0, 24)) + [100, 101]
+    c = list(range(16, 40)) + [200, 201]
+    sketches = [a, b, c]
+    for grouping, expected in (("greedy", [-1, 0, 0]), ("components", [-1, 0, 0]), ("complete", [-1, 0, -1])):
+        got = assert_same(sketches, 64, 0.52, CONTAINMENT, grouping)
+        assert got.duplicate_of == expected, grouping

@@ -18,12 +18,14 @@ class Grouping(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     GROUPING_UNSPECIFIED: _ClassVar[Grouping]
     GROUPING_GREEDY: _ClassVar[Grouping]
     GROUPING_COMPONENTS: _ClassVar[Grouping]
+    GROUPING_COMPLETE: _ClassVar[Grouping]
 METRIC_UNSPECIFIED: Metric
 METRIC_CONTAINMENT: Metric
 METRIC_JACCARD: Metric
 GROUPING_UNSPECIFIED: Grouping
 GROUPING_GREEDY: Grouping
 GROUPING_COMPONENTS: Grouping
+GROUPING_COMPLETE: Grouping
 
 class SketchConfig(_message.Message):
     __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version")

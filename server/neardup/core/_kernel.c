@@ -24,7 +24,7 @@
 #include <time.h>
 
 enum { CONTAINMENT = 0, JACCARD = 1 };
-enum { GREEDY = 0, COMPONENTS = 1 };
+enum { GREEDY = 0, COMPONENTS = 1, COMPLETE = 2 };
 
 #define UNCAPPED ((uint64_t)1 << 32)
 /* reference.MIN_EVIDENCE (kernel.py checks the two agree at import) */
@@ -358,6 +358,40 @@ static void group_greedy(const result_set *set, const uint64_t *matrix, uint64_t
     }
 }
 
+/* reference.dedup's complete grouping: j joins the first group, in rank order of the kept results, of which it
+ * duplicates every member (members are chained through next_member, -1 ending a chain); a group's members
+ * all share a value with j, so the candidate matrix rules most groups out before any merge. */
+static void group_complete(const result_set *set, const uint64_t *matrix, uint64_t *kept, int32_t *next_member,
+                           size_t n, int32_t *duplicate_of, int32_t *group, double *similarity)
+{
+    for (size_t j = 0; j < n; j++) {
+        duplicate_of[j] = -1;
+        next_member[j] = -1;
+        for (size_t w = 0; w <= j >> 6 && duplicate_of[j] < 0; w++) {
+            uint64_t bits = earlier(matrix, j, w) & kept[w];
+            while (bits) {
+                size_t head = (w << 6) + LOWEST_BIT(bits);
+                bits &= bits - 1;
+                int32_t member = (int32_t)head, last = member;
+                while (member >= 0 && marked(matrix, j, (size_t)member) &&
+                       is_duplicate(set, (size_t)member, j, NULL)) {
+                    last = member;
+                    member = next_member[member];
+                }
+                if (member < 0) {
+                    next_member[last] = (int32_t)j;
+                    duplicate_of[j] = (int32_t)head;
+                    similarity[j] = pair_similarity(set, head, j);
+                    break;
+                }
+            }
+        }
+        if (duplicate_of[j] < 0)
+            kept[j >> 6] |= (uint64_t)1 << (j & 63);
+        group[j] = duplicate_of[j] < 0 ? (int32_t)j : duplicate_of[j];
+    }
+}
+
 static int32_t find_root(int32_t *parent, int32_t x)
 {
     while (parent[x] != x) {
@@ -555,7 +589,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
         return NULL;
     if (check_parameters(k, threshold, metric) < 0)
         return NULL;
-    if (grouping != GREEDY && grouping != COMPONENTS) {
+    if (grouping != GREEDY && grouping != COMPONENTS && grouping != COMPLETE) {
         PyErr_Format(PyExc_ValueError, "unknown grouping code %d", grouping);
         return NULL;
     }
@@ -605,6 +639,8 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.uncounted, b.bitset);
     if (grouping == GREEDY)
         group_greedy(&set, b.matrix, b.bitset, n, b.duplicate_of, b.group, b.similarity);
+    else if (grouping == COMPLETE)
+        group_complete(&set, b.matrix, b.bitset, b.parent, n, b.duplicate_of, b.group, b.similarity);
     else
         group_components(&set, b.matrix, b.parent, n, b.duplicate_of, b.group, b.similarity);
     Py_END_ALLOW_THREADS
@@ -746,6 +782,7 @@ PyMODINIT_FUNC PyInit__kernel(void)
         PyModule_AddIntConstant(module, "JACCARD", JACCARD) < 0 ||
         PyModule_AddIntConstant(module, "GREEDY", GREEDY) < 0 ||
         PyModule_AddIntConstant(module, "COMPONENTS", COMPONENTS) < 0 ||
+        PyModule_AddIntConstant(module, "COMPLETE", COMPLETE) < 0 ||
         PyModule_AddIntConstant(module, "MIN_EVIDENCE", MIN_EVIDENCE) < 0 ||
         PyModule_AddIntConstant(module, "COUNTED_MAX_RESULTS", COUNTED_MAX_RESULTS) < 0) {
         Py_DECREF(module);

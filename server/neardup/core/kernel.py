@@ -9,14 +9,14 @@ from __future__ import annotations
 from typing import Sequence
 
 from . import _kernel
-from .reference import COMPONENTS, CONTAINMENT, GREEDY, JACCARD, MIN_EVIDENCE, Grouping
+from .reference import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, JACCARD, MIN_EVIDENCE, Grouping
 
 if _kernel.MIN_EVIDENCE != MIN_EVIDENCE:
     raise ImportError(f"the compiled kernel divides containment by at least {_kernel.MIN_EVIDENCE} values, "
                       f"reference.py by {MIN_EVIDENCE}: rebuild the package")
 
 _METRIC_CODES = {CONTAINMENT: _kernel.CONTAINMENT, JACCARD: _kernel.JACCARD}
-_GROUPING_CODES = {GREEDY: _kernel.GREEDY, COMPONENTS: _kernel.COMPONENTS}
+_GROUPING_CODES = {GREEDY: _kernel.GREEDY, COMPONENTS: _kernel.COMPONENTS, COMPLETE: _kernel.COMPLETE}
 
 
 def _code(codes: dict, name: str, what: str) -> int:

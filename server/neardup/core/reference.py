@@ -31,7 +31,8 @@ JACCARD = "jaccard"
 METRICS = (CONTAINMENT, JACCARD)
 GREEDY = "greedy"
 COMPONENTS = "components"
-GROUPINGS = (GREEDY, COMPONENTS)
+COMPLETE = "complete"
+GROUPINGS = (GREEDY, COMPONENTS, COMPLETE)
 
 _UNCAPPED = 1 << 32
 #: The fewest compared values a containment estimate is divided by (see above). 16 values give a standard
@@ -144,6 +145,17 @@ def dedup(sketches: Sequence[Sequence[int] | None], k: int, threshold: float,
                     parent[max(ri, rj)] = min(ri, rj)
         group = [root(j) for j in range(n)]
         duplicate_of = [-1 if g == j else g for j, g in enumerate(group)]
+    elif grouping == COMPLETE:
+        members: dict[int, list[int]] = {}  # kept result → its group, in rank order
+        for j in range(n):
+            for head, group_members in members.items():
+                if all(dup(m, j) for m in group_members):
+                    duplicate_of[j] = head
+                    group_members.append(j)
+                    break
+            else:
+                members[j] = [j]
+        group = [j if d < 0 else d for j, d in enumerate(duplicate_of)]
     else:
         raise ValueError(f"unknown grouping {grouping!r}")
     for j, i in enumerate(duplicate_of):
