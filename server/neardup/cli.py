@@ -19,6 +19,9 @@ COMMANDS: dict[str, tuple[str, object]] = {
     "index": ("sketch a JSON Lines corpus into a store", "neardup.indexer:add_arguments"),
     "serve": ("serve the Dedup gRPC service from a store", "neardup.service.command:add_arguments"),
     "pairs": ("write every near-duplicate pair of a store as JSON Lines", "neardup.pairs:add_arguments"),
+    "cluster": ("give every stored article a stable cluster id from its near-duplicate pairs",
+                "neardup.clustering:add_cluster_arguments"),
+    "clusters": ("export every stored article's cluster id as JSON Lines", "neardup.clustering:add_clusters_arguments"),
     **client_cli.COMMANDS,
 }
 

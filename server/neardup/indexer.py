@@ -26,6 +26,7 @@ from .cmdline import at_least, checked, fraction, progress, warn
 from .core.sketch import (SketchConfig, Sketcher, canonical_lang, decode_sketch, encode_sketch, load_nltk,
                           stoplist_digest)
 from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
+from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
 from .store import SketchStore, create_store, default_store_path, encode_id, open_store
 
@@ -246,10 +247,14 @@ def _sketch_corpus(corpus: str, line_sketcher: LineSketcher, workers: int, stric
 
 def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
                    summary: IndexSummary) -> None:
-    """Pass 2: atomic batches of batch_size, so a killed process leaves whole batches only."""
+    """Pass 2: atomic batches of batch_size, so a killed process leaves whole batches only. In a clustered store
+    each new article gets its cluster after its batch (Deduplicator.assign_clusters)."""
+    clustered = Deduplicator(store) if store.indexed and store.clustering() else None
     with progress("writing", total=total) as bar:
         while batch := list(islice(sketches, batch_size)):
             store.put_many(batch)
+            if clustered is not None:
+                clustered.assign_clusters([doc_id for doc_id, _ in batch])
             bar.update(len(batch))
             summary.documents += len(batch)
             summary.sketch_bytes += sum(len(sketch) for _, sketch in batch)

@@ -1,0 +1,192 @@
+"""`neardup cluster`: a cluster id on every stored article, from its near-duplicate pairs; `neardup clusters`:
+those ids, exported for a search engine to collapse results by.
+
+The pairs come from `neardup pairs` (run here with the same workers, or read from its output with --pairs); the
+clustering itself is core.clusters. Ids are stable: a cluster that persists keeps its id (core.clusters.stable_ids),
+so a search engine's collapse attribute does not churn, and once a store is clustered, each new article gets a
+cluster when it is written (Deduplicator.assign_clusters).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from typing import BinaryIO, Iterable
+
+import numpy as np
+from neardup_client.cli import EXIT_OK, CommandFailed
+
+from .cmdline import at_least, checked, fraction, progress
+from .core import clusters
+from .core.defaults import DEFAULT_METRIC, DEFAULT_THRESHOLD
+from .core.reference import METRICS
+from .store import default_store_path, open_store
+
+DEFAULT_METHOD = clusters.COMPLETE
+
+
+@dataclasses.dataclass
+class ClusterSummary:
+    method: str
+    articles: int = 0
+    pairs: int = 0
+    clusters: int = 0
+    singletons: int = 0
+    largest: int = 0
+    kept: int = 0          # clusters that kept the id they had
+    new: int = 0           # clusters given a new id
+    changed: int = 0       # articles whose cluster id changed (or that had none)
+    elapsed: float = 0.0
+
+    def format(self) -> str:
+        return (f"cluster: {self.articles:,} articles, {self.pairs:,} pairs → {self.clusters:,} clusters "
+                f"({self.method}; {self.singletons:,} singletons, largest {self.largest:,}); ids: {self.kept:,} "
+                f"kept, {self.new:,} new, {self.changed:,} articles changed cluster; {self.elapsed:.1f} s")
+
+
+def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: float = DEFAULT_THRESHOLD,
+                  metric: str = DEFAULT_METRIC, workers: int = 1, pairs_file: str | None = None,
+                  show_progress: bool = False) -> ClusterSummary:
+    """Clusters every stored article and stores the ids (one atomic batch)."""
+    from .pairs import find_pairs
+
+    started = time.monotonic()
+    summary = ClusterSummary(method)
+    with tempfile.TemporaryFile() as found:
+        if pairs_file is None:
+            find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
+                       show_progress=show_progress)
+            found.seek(0)
+            lines: Iterable[bytes] = found
+        else:
+            lines = _read_pairs(pairs_file)
+        with open_store(store_path) as store:
+            with store.snapshot() as snapshot:
+                ids = [doc_id for _, doc_id, _ in snapshot.scan()]
+            number = {doc_id: n for n, doc_id in enumerate(ids)}
+            pairs = _pairs(lines, number, threshold)
+            labels = clusters.cluster(method, len(ids), pairs, threshold)
+            previous = np.array(store.clusters(ids), np.int64)
+            described = store.clustering() or {}
+            next_id = described.get("next_id", 0)
+            stable = clusters.stable_ids(labels, previous, next_id)
+            store.set_clusters(list(zip(ids, stable.ids.tolist())),
+                               {"method": method, "threshold": threshold, "metric": metric,
+                                "next_id": next_id + stable.new})
+    sizes = np.bincount(labels) if len(ids) else np.zeros(0, np.int64)
+    summary.articles, summary.pairs, summary.clusters = len(ids), len(pairs.a), len(sizes)
+    summary.singletons, summary.largest = int((sizes == 1).sum()), int(sizes.max(initial=0))
+    summary.kept, summary.new = stable.kept, stable.new
+    summary.changed = int((stable.ids != previous).sum())
+    summary.elapsed = time.monotonic() - started
+    return summary
+
+
+def _read_pairs(path: str) -> Iterable[bytes]:
+    try:
+        with open(path, "rb") as lines:
+            yield from lines
+    except OSError as error:
+        raise CommandFailed(f"cannot read --pairs {path}: {error.strerror}") from None
+
+
+def _pairs(lines: Iterable[bytes], number: dict[str, int], threshold: float):
+    """Pairs JSON Lines as arrays of article numbers; pairs below the threshold or of articles no longer stored
+    are left out."""
+    a, b, similarity = [], [], []
+    for line_number, line in enumerate(lines, 1):
+        try:
+            pair = json.loads(line)
+            first, second, score = number.get(pair["a"]), number.get(pair["b"]), float(pair["similarity"])
+        except (ValueError, KeyError, TypeError):
+            raise CommandFailed(f"pairs line {line_number} is not a pair of `neardup pairs`: "
+                                f"{line[:80]!r}") from None
+        if first is not None and second is not None and score >= threshold and first != second:
+            a.append(first)
+            b.append(second)
+            similarity.append(score)
+    return clusters.Pairs(np.array(a, np.int64), np.array(b, np.int64), np.array(similarity, float))
+
+
+def export_clusters(store_path: str, out: BinaryIO, show_progress: bool = False) -> int:
+    """Writes {"id": ..., "cluster": ...} per stored article (cluster -1: none yet); returns how many."""
+    written = 0
+    with open_store(store_path, readonly=True) as store, store.snapshot() as snapshot:
+        with progress("clusters", total=store.count(), unit=" articles", disable=not show_progress) as bar:
+            batch: list[str] = []
+            for _, doc_id, _ in snapshot.scan():
+                batch.append(doc_id)
+                if len(batch) == 10_000:
+                    written += _write_clusters(out, batch, store.clusters(batch))
+                    bar.update(len(batch))
+                    batch = []
+            written += _write_clusters(out, batch, store.clusters(batch))
+            bar.update(len(batch))
+    out.flush()
+    return written
+
+
+def _write_clusters(out: BinaryIO, ids: list[str], cluster_ids: list[int]) -> int:
+    out.write("".join(f'{{"id": {json.dumps(doc_id, ensure_ascii=False)}, "cluster": {cluster}}}\n'
+                      for doc_id, cluster in zip(ids, cluster_ids)).encode("utf-8"))
+    return len(ids)
+
+
+def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Give every stored article a cluster id from its near-duplicate pairs and store it; clusters that persist "
+        "keep their ids, and from then on each new article gets a cluster when it is written. Needs a store "
+        "with postings and `pip install 'neardup[cluster]'` (scipy, igraph).")
+    parser.add_argument("--store", default=default_store_path(),
+                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--method", choices=clusters.METHODS, default=DEFAULT_METHOD,
+                        help="components: connected components (chains); complete: complete linkage, every two "
+                             "members near-duplicates; communities: Leiden, splits weakly linked groups")
+    parser.add_argument("--threshold", type=checked(float, fraction), default=DEFAULT_THRESHOLD,
+                        help="a pair's similarity must reach this, in [0, 1]")
+    parser.add_argument("--metric", choices=METRICS, default=DEFAULT_METRIC, help="similarity measure")
+    parser.add_argument("--workers", type=at_least(1), default=1, help="processes finding the pairs")
+    parser.add_argument("--pairs", metavar="FILE",
+                        help="read the pairs from `neardup pairs` output instead of finding them (pairs below "
+                             "--threshold are left out)")
+    parser.add_argument("--progress", action="store_true",
+                        help="show the progress bar also where stderr is no terminal")
+    parser.set_defaults(func=_run_cluster)
+
+
+def _run_cluster(args: argparse.Namespace) -> int:
+    for module in ("scipy", "igraph"):
+        if importlib.util.find_spec(module) is None:
+            raise CommandFailed(f"neardup cluster needs {module}: pip install 'neardup[cluster]'")
+    summary = cluster_store(args.store, method=args.method, threshold=args.threshold, metric=args.metric,
+                            workers=args.workers, pairs_file=args.pairs,
+                            show_progress=args.progress or sys.stderr.isatty())
+    print(summary.format(), file=sys.stderr)
+    return EXIT_OK
+
+
+def add_clusters_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Export every stored article's cluster id as JSON Lines {\"id\": ..., \"cluster\": ...} "
+                          "(-1: not clustered yet), for a search engine to collapse results by.")
+    parser.add_argument("--store", default=default_store_path(),
+                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--export", metavar="FILE", default="-", help="where to write them; - for stdout")
+    parser.add_argument("--progress", action="store_true",
+                        help="show the progress bar also where stderr is no terminal")
+    parser.set_defaults(func=_run_clusters)
+
+
+def _run_clusters(args: argparse.Namespace) -> int:
+    if args.export == "-":
+        export_clusters(args.store, sys.stdout.buffer, args.progress)
+        return EXIT_OK
+    try:
+        with open(args.export, "wb") as out:
+            export_clusters(args.store, out, args.progress or sys.stderr.isatty())
+    except OSError as error:
+        raise CommandFailed(f"cannot write --export {args.export}: {error.strerror}") from None
+    return EXIT_OK

@@ -1,0 +1,138 @@
+"""`neardup cluster` and `neardup clusters --export` as a user runs them: real processes on a real store."""
+from __future__ import annotations
+
+import json
+import random
+from collections import defaultdict
+
+import pytest
+
+from neardup.core import reference
+from neardup.core.sketch import SketchConfig, encode_sketch
+from neardup.engine import Deduplicator, Document
+from neardup.store import create_store, open_store
+from serverproc import run_neardup, sketch_store
+
+K = 32
+CONFIG = SketchConfig(k=K)
+
+
+def corpus(rng: random.Random, families: int = 25, copies: int = 4, singletons: int = 60) -> dict[str, list[int]]:
+    """Families of edited copies, a chain (a~b, b~c, a≁c) and unrelated articles."""
+    articles = {}
+    for family in range(families):
+        base = rng.sample(range(2**32), K + 8)
+        for copy in range(copies):
+            articles[f"f{family}-{copy}"] = sorted(rng.sample(base, K - 4))
+    half_a, half_b = rng.sample(range(2**32), 24), rng.sample(range(2**32), 24)
+    shared = rng.sample(range(2**32), 16)
+    articles["chain-a"] = sorted(half_a[:16] + shared)
+    articles["chain-b"] = sorted(shared + half_b[:16])   # shares 16 of 32 with a and with c: 0.5 ≥ threshold
+    articles["chain-c"] = sorted(half_b[:16] + rng.sample(range(2**32), 16))
+    for n in range(singletons):
+        articles[f"single-{n}"] = sorted(rng.sample(range(2**32), rng.randint(5, K)))
+    return articles
+
+
+def exported(store) -> dict[str, int]:
+    done = run_neardup("clusters", "--store", str(store), "--export", "-")
+    assert done.returncode == 0, done.stderr
+    return {record["id"]: record["cluster"] for record in map(json.loads, done.stdout.splitlines())}
+
+
+def groups(assigned: dict[str, int]) -> set[frozenset[str]]:
+    members = defaultdict(set)
+    for doc_id, cluster in assigned.items():
+        members[cluster].add(doc_id)
+    return {frozenset(group) for group in members.values()}
+
+
+def cluster(store, *args: str) -> str:
+    done = run_neardup("cluster", "--store", str(store), "--threshold", "0.5", *args)
+    assert done.returncode == 0, done.stderr
+    return done.stderr
+
+
+@pytest.fixture
+def store(tmp_path):
+    articles = corpus(random.Random(5))
+    path = sketch_store(tmp_path / "s", {doc_id: encode_sketch(v) for doc_id, v in articles.items()}, CONFIG)
+    return path, articles
+
+
+def test_components_are_the_connected_near_duplicate_pairs_and_complete_splits_the_chain(store):
+    path, articles = store
+    assert "(components;" in cluster(path, "--method", "components", "--workers", "2")
+    by_components = exported(path)
+    assert set(by_components) == set(articles) and -1 not in by_components.values()
+    # the oracle: connected components of the pairs the reference finds
+    parent = {doc_id: doc_id for doc_id in articles}
+
+    def root(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    ids = sorted(articles)
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            if reference.is_duplicate(articles[a], articles[b], K, reference.CONTAINMENT, 0.5):
+                parent[root(b)] = root(a)
+    expected = defaultdict(set)
+    for doc_id in ids:
+        expected[root(doc_id)].add(doc_id)
+    assert groups(by_components) == {frozenset(group) for group in expected.values()}
+    assert by_components["chain-a"] == by_components["chain-b"] == by_components["chain-c"]
+
+    cluster(path, "--method", "complete")
+    by_complete = exported(path)
+    assert by_complete["chain-a"] != by_complete["chain-c"]
+    assert all(by_complete[f"f{f}-0"] == by_complete[f"f{f}-3"] for f in range(25))
+
+
+def test_a_rerun_keeps_every_id_and_new_articles_get_a_cluster_at_once(store):
+    path, articles = store
+    cluster(path, "--method", "complete")
+    first = exported(path)
+    assert "0 articles changed cluster" in cluster(path, "--method", "complete")
+    assert exported(path) == first
+
+    rng = random.Random(9)
+    copy_of = sorted(rng.sample(articles["f3-0"], K - 6))
+    with open_store(path) as opened:
+        Deduplicator(opened).upsert([Document("late-copy", sketch=encode_sketch(copy_of)),
+                                     Document("late-new", sketch=encode_sketch(sorted(rng.sample(range(2**32), 20))))])
+        late = dict(zip(["late-copy", "late-new"], opened.clusters(["late-copy", "late-new"])))
+    assert late["late-copy"] == first["f3-0"]
+    assert late["late-new"] >= 0 and late["late-new"] not in first.values()
+
+    cluster(path, "--method", "complete")
+    after = exported(path)
+    kept = sum(after[doc_id] == cluster_id for doc_id, cluster_id in first.items())
+    assert kept / len(first) >= 0.99
+    assert after["late-copy"] == after["f3-0"]
+
+
+def test_pairs_from_a_file_give_the_same_clusters(store, tmp_path):
+    path, _ = store
+    pairs = tmp_path / "pairs.jsonl"
+    done = run_neardup("pairs", "--store", str(path), "--threshold", "0.5", "--output", str(pairs))
+    assert done.returncode == 0, done.stderr
+    cluster(path, "--method", "communities", "--pairs", str(pairs))
+    from_file = groups(exported(path))
+    cluster(path, "--method", "communities")
+    assert groups(exported(path)) == from_file
+
+
+def test_errors_are_one_line(tmp_path, store):
+    path, _ = store
+    bare = tmp_path / "bare"
+    create_store(bare, CONFIG, [], indexed=False).close()
+    done = run_neardup("cluster", "--store", str(bare))
+    assert done.returncode == 1 and "keeps no postings" in done.stderr and len(done.stderr.splitlines()) == 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": "x"}\n')
+    done = run_neardup("cluster", "--store", str(path), "--pairs", str(bad))
+    assert done.returncode == 1 and "pairs line 1" in done.stderr and "Traceback" not in done.stderr
+    done = run_neardup("cluster", "--store", str(path), "--method", "ward")
+    assert done.returncode == 2 and "invalid choice" in done.stderr
