@@ -136,3 +136,35 @@ def test_errors_are_one_line(tmp_path, store):
     assert done.returncode == 1 and "pairs line 1" in done.stderr and "Traceback" not in done.stderr
     done = run_neardup("cluster", "--store", str(path), "--method", "ward")
     assert done.returncode == 2 and "invalid choice" in done.stderr
+
+
+def test_dedup_and_find_similar_answers_carry_cluster_ids_that_follow_each_run(store):
+    from neardup_client import Document as ClientDocument, NearDupClient
+    from serverproc import serving
+
+    path, articles = store
+    result_set = ["f1-0", "f1-1", "chain-a", "chain-c", "single-0", "not-stored"]
+    with serving(path, "--workers", "2") as server, NearDupClient(server.target) as client:
+        before = client.dedup(result_set, threshold=0.5)
+        assert before.clusters == () and "clusters" not in before.to_dict()  # not clustered: answers as before
+        assert all(match.cluster == -1 for match in client.find_similar("f1-0", threshold=0.5).matches)
+
+        cluster(path, "--method", "components")
+        ids = exported(path)
+        answer = client.dedup(result_set, threshold=0.5)  # the earlier answer was cached: it must not be served
+        assert not answer.cached
+        assert answer.clusters == tuple(ids.get(doc_id, -1) for doc_id in result_set)
+        assert answer.clusters[2] == answer.clusters[3] and answer.clusters[-1] == -1
+        assert client.dedup(result_set, threshold=0.5).cached
+        found = client.find_similar("f1-0", threshold=0.5).matches
+        assert found and all(match.cluster == ids[match.id] == ids["f1-0"] for match in found)
+
+        cluster(path, "--method", "complete")  # splits the chain: every worker's cache sees it
+        for _ in range(4):
+            split = client.dedup(result_set, threshold=0.5)
+            assert split.clusters[2] != split.clusters[3]
+
+        copy = sorted(random.Random(2).sample(articles["f2-1"], K - 6))
+        client.upsert([ClientDocument("late", sketch=encode_sketch(copy))])
+        late = client.dedup(["late", "f2-1"], threshold=0.5)
+        assert late.clusters[0] == late.clusters[1] == exported(path)["f2-1"]

@@ -72,6 +72,7 @@ class DedupResult:
     threshold: float
     metric: str
     grouping: str
+    clusters: tuple[int, ...] = ()      # per position once the store is clustered (-1: none), else empty
 
     @property
     def keep(self) -> list[str]:
@@ -106,6 +107,7 @@ class DedupResult:
             "threshold": self.threshold,
             "metric": self.metric,
             "grouping": self.grouping,
+            **({"clusters": dict(zip(self.ids, self.clusters))} if self.clusters else {}),
         }
 
 
@@ -131,6 +133,7 @@ class Match:
 
     id: str
     similarity: float
+    cluster: int = -1  # its cluster id once the store is clustered (`neardup cluster`)
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,8 @@ class SimilarResult:
 
     def to_dict(self) -> dict:
         return {
-            "matches": [{"id": m.id, "similarity": round(m.similarity, 6)} for m in self.matches],
+            "matches": [{"id": m.id, "similarity": round(m.similarity, 6), "cluster": m.cluster}
+                        for m in self.matches],
             "exact": self.exact,
             "threshold": self.threshold,
             "metric": self.metric,
@@ -186,7 +190,7 @@ def _similar_request(id: str | None, document: Document | None, top_k: int | Non
 
 
 def _similar_result(response: pb.FindSimilarResponse) -> SimilarResult:
-    return SimilarResult(matches=[Match(m.id, m.similarity) for m in response.matches], exact=response.exact,
+    return SimilarResult(matches=[Match(m.id, m.similarity, m.cluster) for m in response.matches], exact=response.exact,
                          threshold=response.threshold, metric=METRIC_NAMES.get(response.metric, "unspecified"),
                          top_k=response.top_k)
 
@@ -206,7 +210,7 @@ def _dedup_result(results: Sequence[str | Document], response: pb.DedupResponse)
         duplicate_of=tuple(response.duplicate_of), similarity=tuple(response.similarity),
         group=tuple(response.group), missing_positions=tuple(response.missing), cached=response.cached,
         threshold=response.threshold, metric=METRIC_NAMES.get(response.metric, "unspecified"),
-        grouping=GROUPING_NAMES.get(response.grouping, "unspecified"))
+        grouping=GROUPING_NAMES.get(response.grouping, "unspecified"), clusters=tuple(response.cluster))
 
 
 def _info(response: pb.InfoResponse) -> Info:

@@ -68,6 +68,7 @@ class SimilarParams:
 class Match(NamedTuple):
     id: str
     similarity: float
+    cluster: int = -1  # its cluster id once the store is clustered (`neardup cluster`)
 
 
 class SimilarOutcome(NamedTuple):
@@ -78,7 +79,8 @@ class SimilarOutcome(NamedTuple):
 class DedupOutcome(NamedTuple):
     grouping: Grouping
     missing: list[int]          # positions whose id has no stored sketch
-    read_ids: Sequence[str]     # ids whose sketches came from the store (what a cached answer depends on)
+    read_ids: Sequence[str]     # ids whose sketches (or clusters) came from the store: what a cached answer reads
+    clusters: list[int] | None = None  # per position, once the store is clustered (-1: none)
 
 
 #: How the engine reads stored sketches: SketchStore.get_many, or a view.Reading's (the request path).
@@ -119,7 +121,7 @@ class Deduplicator:
         sketches = (read or self.store.get_many)(ids)
         missing = [position for position, sketch in enumerate(sketches) if sketch is None]
         grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
-        return DedupOutcome(grouping, missing, ids)
+        return DedupOutcome(grouping, missing, ids, self._clusters(ids))
 
     def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
                         read: ReadSketches | None = None) -> DedupOutcome:
@@ -141,7 +143,13 @@ class Deduplicator:
             if sketch is None:
                 missing.append(position)
         grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
-        return DedupOutcome(grouping, missing, stored_ids)
+        clusters = self._clusters([doc.id for doc in documents])
+        return DedupOutcome(grouping, missing, stored_ids if clusters is None else [d.id for d in documents],
+                            clusters)
+
+    def _clusters(self, ids: Sequence[str]) -> list[int] | None:
+        """The cluster id of each id once the store is clustered; None before (answers stay as they were)."""
+        return self.store.clusters(ids) if self.store.indexed and self.store.clustering() else None
 
     def find_similar(self, query: str | Document, params: SimilarParams) -> SimilarOutcome:
         """Stored articles similar to a stored one (by id) or to a document (text or sketch), best first, never
@@ -211,7 +219,12 @@ class Deduplicator:
                                   params.metric)
         matches = sorted((Match(articles[position][0], score) for position, score in verified),
                          key=lambda match: (-match.similarity, match.id))
-        return SimilarOutcome(matches if above >= 0 else matches[:params.top_k], found.exact)
+        if above < 0:
+            matches = matches[:params.top_k]
+            clusters = self._clusters([match.id for match in matches])
+            if clusters is not None:
+                matches = [match._replace(cluster=cluster) for match, cluster in zip(matches, clusters)]
+        return SimilarOutcome(matches, found.exact)
 
     def upsert(self, documents: Sequence[Document]) -> tuple[int, int]:
         """Sketches every document first, then writes them in one atomic batch: all or nothing."""

@@ -76,7 +76,7 @@ class DedupRequest(_message.Message):
     def __init__(self, ids: _Optional[_Iterable[str]] = ..., documents: _Optional[_Iterable[_Union[Document, _Mapping]]] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., tag: _Optional[int] = ...) -> None: ...
 
 class DedupResponse(_message.Message):
-    __slots__ = ("duplicate_of", "similarity", "group", "missing", "cached", "threshold", "metric", "grouping", "tag", "error")
+    __slots__ = ("duplicate_of", "similarity", "group", "missing", "cached", "threshold", "metric", "grouping", "tag", "error", "cluster")
     DUPLICATE_OF_FIELD_NUMBER: _ClassVar[int]
     SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     GROUP_FIELD_NUMBER: _ClassVar[int]
@@ -87,6 +87,7 @@ class DedupResponse(_message.Message):
     GROUPING_FIELD_NUMBER: _ClassVar[int]
     TAG_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
     duplicate_of: _containers.RepeatedScalarFieldContainer[int]
     similarity: _containers.RepeatedScalarFieldContainer[float]
     group: _containers.RepeatedScalarFieldContainer[int]
@@ -97,7 +98,8 @@ class DedupResponse(_message.Message):
     grouping: Grouping
     tag: int
     error: Status
-    def __init__(self, duplicate_of: _Optional[_Iterable[int]] = ..., similarity: _Optional[_Iterable[float]] = ..., group: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., cached: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ..., tag: _Optional[int] = ..., error: _Optional[_Union[Status, _Mapping]] = ...) -> None: ...
+    cluster: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, duplicate_of: _Optional[_Iterable[int]] = ..., similarity: _Optional[_Iterable[float]] = ..., group: _Optional[_Iterable[int]] = ..., missing: _Optional[_Iterable[int]] = ..., cached: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., grouping: _Optional[_Union[Grouping, str]] = ..., tag: _Optional[int] = ..., error: _Optional[_Union[Status, _Mapping]] = ..., cluster: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Status(_message.Message):
     __slots__ = ("code", "message")
@@ -186,12 +188,14 @@ class FindSimilarRequest(_message.Message):
     def __init__(self, id: _Optional[str] = ..., document: _Optional[_Union[Document, _Mapping]] = ..., top_k: _Optional[int] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ...) -> None: ...
 
 class Match(_message.Message):
-    __slots__ = ("id", "similarity")
+    __slots__ = ("id", "similarity", "cluster")
     ID_FIELD_NUMBER: _ClassVar[int]
     SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    CLUSTER_FIELD_NUMBER: _ClassVar[int]
     id: str
     similarity: float
-    def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ...) -> None: ...
+    cluster: int
+    def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ..., cluster: _Optional[int] = ...) -> None: ...
 
 class FindSimilarResponse(_message.Message):
     __slots__ = ("matches", "exact", "threshold", "metric", "top_k")

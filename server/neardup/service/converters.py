@@ -112,12 +112,13 @@ def dedup_response(outcome: DedupOutcome, params: DedupParams) -> pb.DedupRespon
     return pb.DedupResponse(
         duplicate_of=grouping.duplicate_of, similarity=grouping.similarity, group=grouping.group,
         missing=outcome.missing, threshold=params.threshold,
-        metric=METRIC_VALUES[params.metric], grouping=GROUPING_VALUES[params.grouping])
+        metric=METRIC_VALUES[params.metric], grouping=GROUPING_VALUES[params.grouping], cluster=outcome.clusters)
 
 
 def similar_response(outcome: SimilarOutcome, params: SimilarParams) -> pb.FindSimilarResponse:
     return pb.FindSimilarResponse(
-        matches=[pb.Match(id=match.id, similarity=match.similarity) for match in outcome.matches],
+        matches=[pb.Match(id=match.id, similarity=match.similarity, cluster=match.cluster)
+                 for match in outcome.matches],
         exact=outcome.exact, threshold=params.threshold, metric=METRIC_VALUES[params.metric], top_k=params.top_k)
 
 
