@@ -168,3 +168,11 @@ def test_dedup_and_find_similar_answers_carry_cluster_ids_that_follow_each_run(s
         client.upsert([ClientDocument("late", sketch=encode_sketch(copy))])
         late = client.dedup(["late", "f2-1"], threshold=0.5)
         assert late.clusters[0] == late.clusters[1] == exported(path)["f2-1"]
+
+
+def test_an_inexact_pair_search_still_clusters_and_exits_3(store):
+    path, _ = store
+    done = run_neardup("cluster", "--store", str(path), "--threshold", "0.0", "--max-candidates", "2")
+    assert done.returncode == 3, done.stderr
+    assert "--max-candidates" in done.stderr and "Traceback" not in done.stderr
+    assert -1 not in exported(path).values()

@@ -27,7 +27,8 @@ EXIT_FAILED = 1
 #: The command line is wrong: an unknown command or option, a value of the wrong type or out of range, options
 #: that do not go together. Nothing was done.
 EXIT_USAGE = 2
-#: `neardup index` wrote the store but skipped malformed lines, each named on stderr.
+#: `neardup index` wrote the store but skipped malformed lines, each named on stderr; or `neardup pairs` /
+#: `neardup cluster` verified only the --max-candidates best candidates of some articles (counted on stderr).
 EXIT_PARTIAL = 3
 #: Interrupted (Ctrl-C, SIGINT): 128 + 2, what a shell reports for a command SIGINT ended.
 EXIT_INTERRUPTED = 130

@@ -18,12 +18,13 @@ import time
 from typing import BinaryIO, Iterable
 
 import numpy as np
-from neardup_client.cli import EXIT_OK, CommandFailed
+from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
 
 from .cmdline import at_least, checked, fraction, progress
 from .core import clusters
 from .core.defaults import DEFAULT_METRIC, DEFAULT_THRESHOLD
 from .core.reference import METRICS
+from .core.similar import DEFAULT_MAX_CANDIDATES
 from .store import default_store_path, open_store
 
 DEFAULT_METHOD = clusters.COMPLETE
@@ -41,6 +42,7 @@ class ClusterSummary:
     new: int = 0           # clusters given a new id
     changed: int = 0       # articles whose cluster id changed (or that had none)
     elapsed: float = 0.0
+    inexact: str = ""      # the pair search's warning when some articles had too many candidates
 
     def format(self) -> str:
         return (f"cluster: {self.articles:,} articles, {self.pairs:,} pairs → {self.clusters:,} clusters "
@@ -50,7 +52,7 @@ class ClusterSummary:
 
 def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: float = DEFAULT_THRESHOLD,
                   metric: str = DEFAULT_METRIC, workers: int = 1, pairs_file: str | None = None,
-                  show_progress: bool = False) -> ClusterSummary:
+                  max_candidates: int = DEFAULT_MAX_CANDIDATES, show_progress: bool = False) -> ClusterSummary:
     """Clusters every stored article and stores the ids (one atomic batch)."""
     from .pairs import find_pairs
 
@@ -58,8 +60,9 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
     summary = ClusterSummary(method)
     with tempfile.TemporaryFile() as found:
         if pairs_file is None:
-            find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
-                       show_progress=show_progress)
+            searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
+                                  max_candidates=max_candidates, show_progress=show_progress)
+            summary.inexact = searched.inexact_warning() if searched.inexact else ""
             found.seek(0)
             lines: Iterable[bytes] = found
         else:
@@ -153,6 +156,9 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pairs", metavar="FILE",
                         help="read the pairs from `neardup pairs` output instead of finding them (pairs below "
                              "--threshold are left out)")
+    parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
+                        help="the most candidates verified per article when finding the pairs; past it the pairs "
+                             "of that article may be incomplete: counted on stderr, exit code 3")
     parser.add_argument("--progress", action="store_true",
                         help="show the progress bar also where stderr is no terminal")
     parser.set_defaults(func=_run_cluster)
@@ -163,9 +169,12 @@ def _run_cluster(args: argparse.Namespace) -> int:
         if importlib.util.find_spec(module) is None:
             raise CommandFailed(f"neardup cluster needs {module}: pip install 'neardup[cluster]'")
     summary = cluster_store(args.store, method=args.method, threshold=args.threshold, metric=args.metric,
-                            workers=args.workers, pairs_file=args.pairs,
+                            workers=args.workers, pairs_file=args.pairs, max_candidates=args.max_candidates,
                             show_progress=args.progress or sys.stderr.isatty())
     print(summary.format(), file=sys.stderr)
+    if summary.inexact:
+        print(summary.inexact, file=sys.stderr)
+        return EXIT_PARTIAL
     return EXIT_OK
 
 
