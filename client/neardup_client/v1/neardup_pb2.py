@@ -24,45 +24,45 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18neardup/v1/neardup.proto\x12\nneardup.v1\"\x8c\x01\n\x0cSketchConfig\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\t\n\x01k\x18\x02 \x01(\r\x12\x14\n\x0cmin_word_len\x18\x03 \x01(\r\x12\x0c\n\x04lang\x18\x04 \x01(\t\x12\x0c\n\x04hash\x18\x05 \x01(\t\x12\x17\n\x0fstoplist_digest\x18\x06 \x01(\t\x12\x18\n\x10sketcher_version\x18\x07 \x01(\r\"Q\n\x08\x44ocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x04text\x18\x02 \x01(\tH\x00\x12\x10\n\x06sketch\x18\x03 \x01(\x0cH\x00\x12\x0c\n\x04lang\x18\x04 \x01(\tB\t\n\x07\x63ontent\"\xf4\x01\n\x0c\x44\x65\x64upRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\'\n\tdocuments\x18\x02 \x03(\x0b\x32\x14.neardup.v1.Document\x12\x16\n\tthreshold\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\"\n\x06metric\x18\x04 \x01(\x0e\x32\x12.neardup.v1.Metric\x12&\n\x08grouping\x18\x05 \x01(\x0e\x32\x14.neardup.v1.Grouping\x12/\n\rsketch_config\x18\x06 \x01(\x0b\x32\x18.neardup.v1.SketchConfig\x12\x0b\n\x03tag\x18\x07 \x01(\x04\x42\x0c\n\n_threshold\"\x8f\x02\n\rDedupResponse\x12\x14\n\x0c\x64uplicate_of\x18\x01 \x03(\x05\x12\x12\n\nsimilarity\x18\t \x03(\x01\x12\r\n\x05group\x18\x03 \x03(\x05\x12\x0f\n\x07missing\x18\x04 \x03(\x05\x12\x0e\n\x06\x63\x61\x63hed\x18\x05 \x01(\x08\x12\x11\n\tthreshold\x18\x06 \x01(\x01\x12\"\n\x06metric\x18\x07 \x01(\x0e\x32\x12.neardup.v1.Metric\x12&\n\x08grouping\x18\x08 \x01(\x0e\x32\x14.neardup.v1.Grouping\x12\x0b\n\x03tag\x18\n \x01(\x04\x12!\n\x05\x65rror\x18\x0b \x01(\x0b\x32\x12.neardup.v1.Status\x12\x0f\n\x07\x63luster\x18\x0c \x03(\x03J\x04\x08\x02\x10\x03\"\'\n\x06Status\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"i\n\rUpsertRequest\x12\'\n\tdocuments\x18\x01 \x03(\x0b\x32\x14.neardup.v1.Document\x12/\n\rsketch_config\x18\x02 \x01(\x0b\x32\x18.neardup.v1.SketchConfig\"6\n\x0eUpsertResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x12\n\ngeneration\x18\x02 \x01(\x04\"\x1c\n\rDeleteRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\"5\n\x0e\x44\x65leteResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\r\x12\x12\n\ngeneration\x18\x02 \x01(\x04\"\r\n\x0bInfoRequest\"\xd4\x02\n\x0cInfoResponse\x12\x10\n\x08\x61rticles\x18\x01 \x01(\x04\x12/\n\rsketch_config\x18\x02 \x01(\x0b\x32\x18.neardup.v1.SketchConfig\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x16\n\x0e\x66ormat_version\x18\x04 \x01(\r\x12\x12\n\ngeneration\x18\x05 \x01(\x04\x12\x15\n\rstoplist_size\x18\x06 \x01(\r\x12\x16\n\x0emax_result_set\x18\x07 \x01(\r\x12\x19\n\x11\x64\x65\x66\x61ult_threshold\x18\x08 \x01(\x01\x12*\n\x0e\x64\x65\x66\x61ult_metric\x18\t \x01(\x0e\x32\x12.neardup.v1.Metric\x12.\n\x10\x64\x65\x66\x61ult_grouping\x18\n \x01(\x0e\x32\x14.neardup.v1.Grouping\x12\r\n\x05store\x18\x0b \x01(\t\x12\x0f\n\x07indexed\x18\x0c \x01(\x08\"\xdf\x01\n\x12\x46indSimilarRequest\x12\x0c\n\x02id\x18\x01 \x01(\tH\x00\x12(\n\x08\x64ocument\x18\x02 \x01(\x0b\x32\x14.neardup.v1.DocumentH\x00\x12\r\n\x05top_k\x18\x03 \x01(\r\x12\x16\n\tthreshold\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\"\n\x06metric\x18\x05 \x01(\x0e\x32\x12.neardup.v1.Metric\x12/\n\rsketch_config\x18\x06 \x01(\x0b\x32\x18.neardup.v1.SketchConfigB\x07\n\x05queryB\x0c\n\n_threshold\"8\n\x05Match\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsimilarity\x18\x02 \x01(\x01\x12\x0f\n\x07\x63luster\x18\x03 \x01(\x03\"\x8e\x01\n\x13\x46indSimilarResponse\x12\"\n\x07matches\x18\x01 \x03(\x0b\x32\x11.neardup.v1.Match\x12\r\n\x05\x65xact\x18\x02 \x01(\x08\x12\x11\n\tthreshold\x18\x03 \x01(\x01\x12\"\n\x06metric\x18\x04 \x01(\x0e\x32\x12.neardup.v1.Metric\x12\r\n\x05top_k\x18\x05 \x01(\r*L\n\x06Metric\x12\x16\n\x12METRIC_UNSPECIFIED\x10\x00\x12\x16\n\x12METRIC_CONTAINMENT\x10\x01\x12\x12\n\x0eMETRIC_JACCARD\x10\x02*i\n\x08Grouping\x12\x18\n\x14GROUPING_UNSPECIFIED\x10\x00\x12\x13\n\x0fGROUPING_GREEDY\x10\x01\x12\x17\n\x13GROUPING_COMPONENTS\x10\x02\x12\x15\n\x11GROUPING_COMPLETE\x10\x03\x32\x9c\x03\n\x07NearDup\x12<\n\x05\x44\x65\x64up\x12\x18.neardup.v1.DedupRequest\x1a\x19.neardup.v1.DedupResponse\x12\x46\n\x0b\x44\x65\x64upStream\x12\x18.neardup.v1.DedupRequest\x1a\x19.neardup.v1.DedupResponse(\x01\x30\x01\x12?\n\x06Upsert\x12\x19.neardup.v1.UpsertRequest\x1a\x1a.neardup.v1.UpsertResponse\x12?\n\x06\x44\x65lete\x12\x19.neardup.v1.DeleteRequest\x1a\x1a.neardup.v1.DeleteResponse\x12\x39\n\x04Info\x12\x17.neardup.v1.InfoRequest\x1a\x18.neardup.v1.InfoResponse\x12N\n\x0b\x46indSimilar\x12\x1e.neardup.v1.FindSimilarRequest\x1a\x1f.neardup.v1.FindSimilarResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18neardup/v1/neardup.proto\x12\nneardup.v1\"\x9a\x01\n\x0cSketchConfig\x12\x0c\n\x04unit\x18\x01 \x01(\t\x12\t\n\x01k\x18\x02 \x01(\r\x12\x14\n\x0cmin_word_len\x18\x03 \x01(\r\x12\x0c\n\x04lang\x18\x04 \x01(\t\x12\x0c\n\x04hash\x18\x05 \x01(\t\x12\x17\n\x0fstoplist_digest\x18\x06 \x01(\t\x12\x18\n\x10sketcher_version\x18\x07 \x01(\r\x12\x0c\n\x04kind\x18\x08 \x01(\t\"Q\n\x08\x44ocument\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0e\n\x04text\x18\x02 \x01(\tH\x00\x12\x10\n\x06sketch\x18\x03 \x01(\x0cH\x00\x12\x0c\n\x04lang\x18\x04 \x01(\tB\t\n\x07\x63ontent\"\xf4\x01\n\x0c\x44\x65\x64upRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\x12\'\n\tdocuments\x18\x02 \x03(\x0b\x32\x14.neardup.v1.Document\x12\x16\n\tthreshold\x18\x03 \x01(\x01H\x00\x88\x01\x01\x12\"\n\x06metric\x18\x04 \x01(\x0e\x32\x12.neardup.v1.Metric\x12&\n\x08grouping\x18\x05 \x01(\x0e\x32\x14.neardup.v1.Grouping\x12/\n\rsketch_config\x18\x06 \x01(\x0b\x32\x18.neardup.v1.SketchConfig\x12\x0b\n\x03tag\x18\x07 \x01(\x04\x42\x0c\n\n_threshold\"\x8f\x02\n\rDedupResponse\x12\x14\n\x0c\x64uplicate_of\x18\x01 \x03(\x05\x12\x12\n\nsimilarity\x18\t \x03(\x01\x12\r\n\x05group\x18\x03 \x03(\x05\x12\x0f\n\x07missing\x18\x04 \x03(\x05\x12\x0e\n\x06\x63\x61\x63hed\x18\x05 \x01(\x08\x12\x11\n\tthreshold\x18\x06 \x01(\x01\x12\"\n\x06metric\x18\x07 \x01(\x0e\x32\x12.neardup.v1.Metric\x12&\n\x08grouping\x18\x08 \x01(\x0e\x32\x14.neardup.v1.Grouping\x12\x0b\n\x03tag\x18\n \x01(\x04\x12!\n\x05\x65rror\x18\x0b \x01(\x0b\x32\x12.neardup.v1.Status\x12\x0f\n\x07\x63luster\x18\x0c \x03(\x03J\x04\x08\x02\x10\x03\"\'\n\x06Status\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"i\n\rUpsertRequest\x12\'\n\tdocuments\x18\x01 \x03(\x0b\x32\x14.neardup.v1.Document\x12/\n\rsketch_config\x18\x02 \x01(\x0b\x32\x18.neardup.v1.SketchConfig\"6\n\x0eUpsertResponse\x12\x10\n\x08upserted\x18\x01 \x01(\r\x12\x12\n\ngeneration\x18\x02 \x01(\x04\"\x1c\n\rDeleteRequest\x12\x0b\n\x03ids\x18\x01 \x03(\t\"5\n\x0e\x44\x65leteResponse\x12\x0f\n\x07\x64\x65leted\x18\x01 \x01(\r\x12\x12\n\ngeneration\x18\x02 \x01(\x04\"\r\n\x0bInfoRequest\"\xd4\x02\n\x0cInfoResponse\x12\x10\n\x08\x61rticles\x18\x01 \x01(\x04\x12/\n\rsketch_config\x18\x02 \x01(\x0b\x32\x18.neardup.v1.SketchConfig\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x16\n\x0e\x66ormat_version\x18\x04 \x01(\r\x12\x12\n\ngeneration\x18\x05 \x01(\x04\x12\x15\n\rstoplist_size\x18\x06 \x01(\r\x12\x16\n\x0emax_result_set\x18\x07 \x01(\r\x12\x19\n\x11\x64\x65\x66\x61ult_threshold\x18\x08 \x01(\x01\x12*\n\x0e\x64\x65\x66\x61ult_metric\x18\t \x01(\x0e\x32\x12.neardup.v1.Metric\x12.\n\x10\x64\x65\x66\x61ult_grouping\x18\n \x01(\x0e\x32\x14.neardup.v1.Grouping\x12\r\n\x05store\x18\x0b \x01(\t\x12\x0f\n\x07indexed\x18\x0c \x01(\x08\"\xdf\x01\n\x12\x46indSimilarRequest\x12\x0c\n\x02id\x18\x01 \x01(\tH\x00\x12(\n\x08\x64ocument\x18\x02 \x01(\x0b\x32\x14.neardup.v1.DocumentH\x00\x12\r\n\x05top_k\x18\x03 \x01(\r\x12\x16\n\tthreshold\x18\x04 \x01(\x01H\x01\x88\x01\x01\x12\"\n\x06metric\x18\x05 \x01(\x0e\x32\x12.neardup.v1.Metric\x12/\n\rsketch_config\x18\x06 \x01(\x0b\x32\x18.neardup.v1.SketchConfigB\x07\n\x05queryB\x0c\n\n_threshold\"8\n\x05Match\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nsimilarity\x18\x02 \x01(\x01\x12\x0f\n\x07\x63luster\x18\x03 \x01(\x03\"\x8e\x01\n\x13\x46indSimilarResponse\x12\"\n\x07matches\x18\x01 \x03(\x0b\x32\x11.neardup.v1.Match\x12\r\n\x05\x65xact\x18\x02 \x01(\x08\x12\x11\n\tthreshold\x18\x03 \x01(\x01\x12\"\n\x06metric\x18\x04 \x01(\x0e\x32\x12.neardup.v1.Metric\x12\r\n\x05top_k\x18\x05 \x01(\r*`\n\x06Metric\x12\x16\n\x12METRIC_UNSPECIFIED\x10\x00\x12\x16\n\x12METRIC_CONTAINMENT\x10\x01\x12\x12\n\x0eMETRIC_JACCARD\x10\x02\x12\x12\n\x0eMETRIC_HAMMING\x10\x03*i\n\x08Grouping\x12\x18\n\x14GROUPING_UNSPECIFIED\x10\x00\x12\x13\n\x0fGROUPING_GREEDY\x10\x01\x12\x17\n\x13GROUPING_COMPONENTS\x10\x02\x12\x15\n\x11GROUPING_COMPLETE\x10\x03\x32\x9c\x03\n\x07NearDup\x12<\n\x05\x44\x65\x64up\x12\x18.neardup.v1.DedupRequest\x1a\x19.neardup.v1.DedupResponse\x12\x46\n\x0b\x44\x65\x64upStream\x12\x18.neardup.v1.DedupRequest\x1a\x19.neardup.v1.DedupResponse(\x01\x30\x01\x12?\n\x06Upsert\x12\x19.neardup.v1.UpsertRequest\x1a\x1a.neardup.v1.UpsertResponse\x12?\n\x06\x44\x65lete\x12\x19.neardup.v1.DeleteRequest\x1a\x1a.neardup.v1.DeleteResponse\x12\x39\n\x04Info\x12\x17.neardup.v1.InfoRequest\x1a\x18.neardup.v1.InfoResponse\x12N\n\x0b\x46indSimilar\x12\x1e.neardup.v1.FindSimilarRequest\x1a\x1f.neardup.v1.FindSimilarResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'neardup.v1.neardup_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_METRIC']._serialized_start=1863
-  _globals['_METRIC']._serialized_end=1939
-  _globals['_GROUPING']._serialized_start=1941
-  _globals['_GROUPING']._serialized_end=2046
+  _globals['_METRIC']._serialized_start=1877
+  _globals['_METRIC']._serialized_end=1973
+  _globals['_GROUPING']._serialized_start=1975
+  _globals['_GROUPING']._serialized_end=2080
   _globals['_SKETCHCONFIG']._serialized_start=41
-  _globals['_SKETCHCONFIG']._serialized_end=181
-  _globals['_DOCUMENT']._serialized_start=183
-  _globals['_DOCUMENT']._serialized_end=264
-  _globals['_DEDUPREQUEST']._serialized_start=267
-  _globals['_DEDUPREQUEST']._serialized_end=511
-  _globals['_DEDUPRESPONSE']._serialized_start=514
-  _globals['_DEDUPRESPONSE']._serialized_end=785
-  _globals['_STATUS']._serialized_start=787
-  _globals['_STATUS']._serialized_end=826
-  _globals['_UPSERTREQUEST']._serialized_start=828
-  _globals['_UPSERTREQUEST']._serialized_end=933
-  _globals['_UPSERTRESPONSE']._serialized_start=935
-  _globals['_UPSERTRESPONSE']._serialized_end=989
-  _globals['_DELETEREQUEST']._serialized_start=991
-  _globals['_DELETEREQUEST']._serialized_end=1019
-  _globals['_DELETERESPONSE']._serialized_start=1021
-  _globals['_DELETERESPONSE']._serialized_end=1074
-  _globals['_INFOREQUEST']._serialized_start=1076
-  _globals['_INFOREQUEST']._serialized_end=1089
-  _globals['_INFORESPONSE']._serialized_start=1092
-  _globals['_INFORESPONSE']._serialized_end=1432
-  _globals['_FINDSIMILARREQUEST']._serialized_start=1435
-  _globals['_FINDSIMILARREQUEST']._serialized_end=1658
-  _globals['_MATCH']._serialized_start=1660
-  _globals['_MATCH']._serialized_end=1716
-  _globals['_FINDSIMILARRESPONSE']._serialized_start=1719
-  _globals['_FINDSIMILARRESPONSE']._serialized_end=1861
-  _globals['_NEARDUP']._serialized_start=2049
-  _globals['_NEARDUP']._serialized_end=2461
+  _globals['_SKETCHCONFIG']._serialized_end=195
+  _globals['_DOCUMENT']._serialized_start=197
+  _globals['_DOCUMENT']._serialized_end=278
+  _globals['_DEDUPREQUEST']._serialized_start=281
+  _globals['_DEDUPREQUEST']._serialized_end=525
+  _globals['_DEDUPRESPONSE']._serialized_start=528
+  _globals['_DEDUPRESPONSE']._serialized_end=799
+  _globals['_STATUS']._serialized_start=801
+  _globals['_STATUS']._serialized_end=840
+  _globals['_UPSERTREQUEST']._serialized_start=842
+  _globals['_UPSERTREQUEST']._serialized_end=947
+  _globals['_UPSERTRESPONSE']._serialized_start=949
+  _globals['_UPSERTRESPONSE']._serialized_end=1003
+  _globals['_DELETEREQUEST']._serialized_start=1005
+  _globals['_DELETEREQUEST']._serialized_end=1033
+  _globals['_DELETERESPONSE']._serialized_start=1035
+  _globals['_DELETERESPONSE']._serialized_end=1088
+  _globals['_INFOREQUEST']._serialized_start=1090
+  _globals['_INFOREQUEST']._serialized_end=1103
+  _globals['_INFORESPONSE']._serialized_start=1106
+  _globals['_INFORESPONSE']._serialized_end=1446
+  _globals['_FINDSIMILARREQUEST']._serialized_start=1449
+  _globals['_FINDSIMILARREQUEST']._serialized_end=1672
+  _globals['_MATCH']._serialized_start=1674
+  _globals['_MATCH']._serialized_end=1730
+  _globals['_FINDSIMILARRESPONSE']._serialized_start=1733
+  _globals['_FINDSIMILARRESPONSE']._serialized_end=1875
+  _globals['_NEARDUP']._serialized_start=2083
+  _globals['_NEARDUP']._serialized_end=2495
 # @@protoc_insertion_point(module_scope)

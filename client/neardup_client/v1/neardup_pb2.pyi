@@ -12,6 +12,7 @@ class Metric(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     METRIC_UNSPECIFIED: _ClassVar[Metric]
     METRIC_CONTAINMENT: _ClassVar[Metric]
     METRIC_JACCARD: _ClassVar[Metric]
+    METRIC_HAMMING: _ClassVar[Metric]
 
 class Grouping(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -22,13 +23,14 @@ class Grouping(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
 METRIC_UNSPECIFIED: Metric
 METRIC_CONTAINMENT: Metric
 METRIC_JACCARD: Metric
+METRIC_HAMMING: Metric
 GROUPING_UNSPECIFIED: Grouping
 GROUPING_GREEDY: Grouping
 GROUPING_COMPONENTS: Grouping
 GROUPING_COMPLETE: Grouping
 
 class SketchConfig(_message.Message):
-    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version")
+    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version", "kind")
     UNIT_FIELD_NUMBER: _ClassVar[int]
     K_FIELD_NUMBER: _ClassVar[int]
     MIN_WORD_LEN_FIELD_NUMBER: _ClassVar[int]
@@ -36,6 +38,7 @@ class SketchConfig(_message.Message):
     HASH_FIELD_NUMBER: _ClassVar[int]
     STOPLIST_DIGEST_FIELD_NUMBER: _ClassVar[int]
     SKETCHER_VERSION_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
     unit: str
     k: int
     min_word_len: int
@@ -43,7 +46,8 @@ class SketchConfig(_message.Message):
     hash: str
     stoplist_digest: str
     sketcher_version: int
-    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ...) -> None: ...
+    kind: str
+    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ..., kind: _Optional[str] = ...) -> None: ...
 
 class Document(_message.Message):
     __slots__ = ("id", "text", "sketch", "lang")

@@ -14,6 +14,11 @@
  *    are found, or once they can no longer be);
  *  - greedy compares j only with kept candidates (a bitwise AND of two rows), components skips pairs that
  *    are already in one component.
+ *
+ * SimHash result sets (dedup_simhash) share the candidate matrix and the three groupings: each sketch is one
+ * 64-bit fingerprint, the matrix marks every pair of present fingerprints within the maximum Hamming distance
+ * (one popcount of a ^ b per pair), and is_duplicate decides a pair by that same popcount
+ * (reference.dedup_simhash is the specification).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -59,7 +64,15 @@ static uint64_t hash_multiplier;
 #if defined(__GNUC__) || defined(__clang__)
 #define LOWEST_BIT(word) ((unsigned)__builtin_ctzll(word))
 #define PREFETCH(address) __builtin_prefetch(address, 1)
+#define POPCOUNT(word) ((int)__builtin_popcountll(word))
 #else
+static int POPCOUNT(uint64_t word)
+{
+    word = word - ((word >> 1) & 0x5555555555555555ull);
+    word = (word & 0x3333333333333333ull) + ((word >> 2) & 0x3333333333333333ull);
+    word = (word + (word >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (int)((word * 0x0101010101010101ull) >> 56);
+}
 static unsigned LOWEST_BIT(uint64_t word)
 {
     unsigned bit = 0;
@@ -81,6 +94,8 @@ typedef struct {
     double threshold;
     const uint8_t *counts;     /* shared values per pair (pair_index), or NULL: merge every pair */
     const uint64_t *uncounted; /* triangular bit matrix of the pairs whose count is not to be trusted */
+    const uint64_t *fingerprints; /* SimHash sets: one fingerprint per result (the fields above unused), else NULL */
+    int max_distance;             /* SimHash sets: the largest Hamming distance of a duplicate pair */
 } result_set;
 
 /* ---- pair matrices ---- */
@@ -133,6 +148,12 @@ static double score(size_t shared, size_t len_a, size_t len_b, size_t floor, int
         return (double)shared / (double)(most > floor ? most : floor);
     }
     return (double)shared / (double)(len_a + len_b - shared);
+}
+
+/* reference.hamming_similarity: (64 - distance) / 64, exact in a double. */
+static double hamming_similarity(int distance)
+{
+    return (double)(64 - distance) / 64.0;
 }
 
 /* reference.min_shared, with the same double arithmetic. Thresholds outside (0, 1] are settled first:
@@ -198,6 +219,14 @@ static long counted_shared(const result_set *set, size_t a, size_t b)
  * for its exact similarity (greedy reports that very pair). */
 static int is_duplicate(const result_set *set, size_t a, size_t b, double *similarity)
 {
+    if (set->fingerprints) {
+        int distance = POPCOUNT(set->fingerprints[a] ^ set->fingerprints[b]);
+        if (distance > set->max_distance)
+            return 0;
+        if (similarity)
+            *similarity = hamming_similarity(distance);
+        return 1;
+    }
     size_t len_a, len_b, floor;
     compared_lengths(set, a, b, &len_a, &len_b, &floor);
     size_t needed = min_shared(len_a, len_b, floor, set->metric, set->threshold);
@@ -230,6 +259,8 @@ static int is_duplicate(const result_set *set, size_t a, size_t b, double *simil
 /* reference.similarity for a < b; the merge count equals the set intersection for ascending sketches. */
 static double pair_similarity(const result_set *set, size_t a, size_t b)
 {
+    if (set->fingerprints)
+        return hamming_similarity(POPCOUNT(set->fingerprints[a] ^ set->fingerprints[b]));
     size_t len_a, len_b, floor;
     compared_lengths(set, a, b, &len_a, &len_b, &floor);
     long counted = counted_shared(set, a, b);
@@ -491,7 +522,7 @@ static int check_parameters(Py_ssize_t k, double threshold, int metric)
 /* Everything one call needs beyond the input, carved from two blocks (one zeroed) that are always freed. */
 typedef struct {
     uint32_t *values, *start, *long_chains;
-    uint64_t *cap, *matrix, *uncounted, *bitset;
+    uint64_t *cap, *matrix, *uncounted, *bitset, *fingerprints, *present;
     uint8_t *counts;
     int32_t *slots;
     int32_t *next, *owner, *depth, *parent, *duplicate_of, *group;
@@ -507,8 +538,8 @@ static void *carve(char *block, size_t *used, size_t count, size_t size)
     return at;
 }
 
-/* Returns 0, or -1 with MemoryError set. */
-static int allocate(buffers *b, size_t n, size_t total, size_t slots, int counted)
+/* Returns 0, or -1 with MemoryError set. A SimHash set (fingerprints) needs no value table. */
+static int allocate(buffers *b, size_t n, size_t total, size_t slots, int counted, int fingerprints)
 {
     for (int pass = 0; pass < 2; pass++) {
         size_t used = 0, zeroed = 0;
@@ -525,9 +556,11 @@ static int allocate(buffers *b, size_t n, size_t total, size_t slots, int counte
         b->similarity = carve(b->block, &used, n + 1, sizeof *b->similarity);
         b->slots = carve(b->zeroed_block, &zeroed, slots, sizeof *b->slots);
         b->matrix = carve(b->zeroed_block, &zeroed, row_offset(n) + 1, sizeof *b->matrix);
-        b->uncounted = carve(b->zeroed_block, &zeroed, row_offset(n) + 1, sizeof *b->uncounted);
+        b->uncounted = carve(b->zeroed_block, &zeroed, fingerprints ? 1 : row_offset(n) + 1, sizeof *b->uncounted);
         b->counts = counted ? carve(b->zeroed_block, &zeroed, n * (n - 1) / 2 + 1, sizeof *b->counts) : NULL;
         b->bitset = carve(b->zeroed_block, &zeroed, n / 64 + 1, sizeof *b->bitset);
+        b->fingerprints = fingerprints ? carve(b->block, &used, n + 1, sizeof *b->fingerprints) : NULL;
+        b->present = fingerprints ? carve(b->zeroed_block, &zeroed, n / 64 + 1, sizeof *b->present) : NULL;
         if (pass == 0) {
             b->block = PyMem_RawMalloc(used);
             b->zeroed_block = PyMem_RawCalloc(zeroed, 1);
@@ -620,7 +653,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     while (((size_t)1 << bits) < TABLE_SLOTS_PER_VALUE * total)
         bits++;
     int counted = n <= COUNTED_MAX_RESULTS;
-    if (allocate(&b, n, total, (size_t)1 << bits, counted) < 0)
+    if (allocate(&b, n, total, (size_t)1 << bits, counted, 0) < 0)
         goto done;
 
     Py_BEGIN_ALLOW_THREADS
@@ -633,7 +666,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
         b.start[s + 1] = b.start[s] + (uint32_t)length;
         b.cap[s] = length && length >= (size_t)k ? b.values[b.start[s] + length - 1] : UNCAPPED;
     }
-    result_set set = {b.values, b.start, b.cap, metric, threshold, b.counts, b.uncounted};
+    result_set set = {b.values, b.start, b.cap, metric, threshold, b.counts, b.uncounted, NULL, 0};
     value_table table = {b.slots, bits, b.values, b.next, b.owner, b.depth};
     size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.counts, b.long_chains);
     mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.uncounted, b.bitset);
@@ -664,7 +697,7 @@ static result_set pair_set(uint32_t *values, uint32_t start[3], uint64_t cap[2],
     start[2] = (uint32_t)(len_a + len_b);
     cap[0] = len_a && len_a >= (size_t)k ? values[len_a - 1] : UNCAPPED;
     cap[1] = len_b && len_b >= (size_t)k ? values[len_a + len_b - 1] : UNCAPPED;
-    result_set set = {values, start, cap, metric, threshold, NULL, NULL};
+    result_set set = {values, start, cap, metric, threshold, NULL, NULL, NULL, 0};
     return set;
 }
 
@@ -750,16 +783,192 @@ fail:
     return NULL;
 }
 
+/* ---- SimHash result sets ---- */
+
+/* The fingerprint of one SimHash sketch: 1 (present, stored in *fingerprint), 0 (None or empty: a result
+ * without a sketch) or -1 with TypeError/ValueError set. */
+static int simhash_fingerprint(PyObject *sketch, Py_ssize_t position, uint64_t *fingerprint)
+{
+    if (sketch == Py_None)
+        return 0;
+    if (!PyBytes_Check(sketch)) {
+        PyErr_Format(PyExc_TypeError, "sketch %zd must be bytes or None, not %.100s", position,
+                     Py_TYPE(sketch)->tp_name);
+        return -1;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(sketch);
+    if (size == 0)
+        return 0;
+    if (size != 8) {
+        PyErr_Format(PyExc_ValueError,
+                     "sketch %zd is %zd bytes long; a SimHash sketch is 8 (a little-endian uint64) or empty",
+                     position, size);
+        return -1;
+    }
+    const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(sketch);
+    uint64_t value = 0;
+    for (int i = 7; i >= 0; i--)
+        value = value << 8 | bytes[i];
+    *fingerprint = value;
+    return 1;
+}
+
+static int check_max_distance(int max_distance)
+{
+    if (max_distance < -1 || max_distance > 64) {
+        PyErr_Format(PyExc_ValueError, "max_distance must be in -1..64, got %d", max_distance);
+        return -1;
+    }
+    return 0;
+}
+
+/* Marks every pair of present fingerprints within max_distance: one popcount per pair, rows packed as for
+ * the bottom-K matrix, so the groupings read it unchanged. */
+static void mark_simhash_pairs(const uint64_t *fingerprints, const uint64_t *present, size_t n, int max_distance,
+                               uint64_t *matrix)
+{
+    for (size_t j = 1; j < n; j++) {
+        if (!((present[j >> 6] >> (j & 63)) & 1))
+            continue;
+        uint64_t fingerprint = fingerprints[j];
+        size_t row_start = row_offset(j);
+        for (size_t w = 0; w <= j >> 6; w++) {
+            uint64_t bits = present[w], word = 0;
+            if (w == j >> 6)
+                bits &= ((uint64_t)1 << (j & 63)) - 1;
+            while (bits) {
+                unsigned bit = LOWEST_BIT(bits);
+                bits &= bits - 1;
+                if (POPCOUNT(fingerprint ^ fingerprints[(w << 6) + bit]) <= max_distance)
+                    word |= (uint64_t)1 << bit;
+            }
+            matrix[row_start + w] = word;
+        }
+    }
+}
+
+PyDoc_STRVAR(dedup_simhash_doc,
+             "dedup_simhash(sketches, max_distance, grouping_code) -> (duplicate_of, similarity, group)\n\n"
+             "reference.dedup_simhash on 8-byte SimHash sketches (None or b'' for a result without one), a pair\n"
+             "being a duplicate when its Hamming distance is at most max_distance; use kernel.dedup_simhash.");
+
+static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
+{
+    PyObject *sequence;
+    int max_distance, grouping;
+    if (!PyArg_ParseTuple(args, "Oii:dedup_simhash", &sequence, &max_distance, &grouping))
+        return NULL;
+    if (check_max_distance(max_distance) < 0)
+        return NULL;
+    if (grouping != GREEDY && grouping != COMPONENTS && grouping != COMPLETE) {
+        PyErr_Format(PyExc_ValueError, "unknown grouping code %d", grouping);
+        return NULL;
+    }
+    PyObject *sketches = PySequence_Tuple(sequence);
+    if (!sketches)
+        return NULL;
+    size_t n = (size_t)PyTuple_GET_SIZE(sketches);
+    buffers b = {0};
+    PyObject *result = NULL;
+    if ((Py_ssize_t)n > MAX_RESULTS) {
+        PyErr_Format(PyExc_ValueError, "result set has %zd results, more than %zd", (Py_ssize_t)n, MAX_RESULTS);
+        goto done;
+    }
+    if (allocate(&b, n, 0, 1, 0, 1) < 0)
+        goto done;
+    uint64_t *present = b.present;
+    for (size_t s = 0; s < n; s++) {
+        int found = simhash_fingerprint(PyTuple_GET_ITEM(sketches, s), (Py_ssize_t)s, &b.fingerprints[s]);
+        if (found < 0)
+            goto done;
+        if (found)
+            present[s >> 6] |= (uint64_t)1 << (s & 63);
+    }
+
+    Py_BEGIN_ALLOW_THREADS
+    result_set set = {NULL, NULL, NULL, 0, 0.0, NULL, NULL, b.fingerprints, max_distance};
+    mark_simhash_pairs(b.fingerprints, present, n, max_distance, b.matrix);
+    if (grouping == GREEDY)
+        group_greedy(&set, b.matrix, b.bitset, n, b.duplicate_of, b.group, b.similarity);
+    else if (grouping == COMPLETE)
+        group_complete(&set, b.matrix, b.bitset, b.parent, n, b.duplicate_of, b.group, b.similarity);
+    else
+        group_components(&set, b.matrix, b.parent, n, b.duplicate_of, b.group, b.similarity);
+    Py_END_ALLOW_THREADS
+
+    result = build_result(&b, n);
+done:
+    PyMem_RawFree(b.block);
+    PyMem_RawFree(b.zeroed_block);
+    Py_DECREF(sketches);
+    return result;
+}
+
+PyDoc_STRVAR(similar_simhash_doc,
+             "similar_simhash(query, sketches, max_distance) -> [(position, similarity)]\n\n"
+             "The SimHash sketches within max_distance of the query's, in input order; use kernel.similar_simhash.");
+
+static PyObject *kernel_similar_simhash(PyObject *module, PyObject *args)
+{
+    PyObject *query, *sequence;
+    int max_distance;
+    if (!PyArg_ParseTuple(args, "SOi:similar_simhash", &query, &sequence, &max_distance))
+        return NULL;
+    if (check_max_distance(max_distance) < 0)
+        return NULL;
+    uint64_t query_fingerprint = 0;
+    int query_found = simhash_fingerprint(query, -1, &query_fingerprint);
+    if (query_found < 0)
+        return NULL;
+    PyObject *sketches = PySequence_Fast(sequence, "sketches must be a sequence of bytes");
+    if (!sketches)
+        return NULL;
+    PyObject *matches = PyList_New(0);
+    if (!matches)
+        goto fail;
+    for (Py_ssize_t s = 0; s < PySequence_Fast_GET_SIZE(sketches); s++) {
+        PyObject *sketch = PySequence_Fast_GET_ITEM(sketches, s);
+        uint64_t fingerprint;
+        if (sketch == Py_None) {
+            PyErr_Format(PyExc_TypeError, "sketch %zd must be bytes, not None", s);
+            goto fail;
+        }
+        int found = simhash_fingerprint(sketch, s, &fingerprint);
+        if (found < 0)
+            goto fail;
+        if (!query_found || !found)
+            continue;
+        int distance = POPCOUNT(query_fingerprint ^ fingerprint);
+        if (distance > max_distance)
+            continue;
+        PyObject *match = Py_BuildValue("(nd)", s, hamming_similarity(distance));
+        if (!match || PyList_Append(matches, match) < 0) {
+            Py_XDECREF(match);
+            goto fail;
+        }
+        Py_DECREF(match);
+    }
+    Py_DECREF(sketches);
+    return matches;
+fail:
+    Py_XDECREF(matches);
+    Py_DECREF(sketches);
+    return NULL;
+}
+
 static PyMethodDef kernel_methods[] = {
     {"dedup", kernel_dedup, METH_VARARGS, dedup_doc},
     {"similarity", kernel_similarity, METH_VARARGS, similarity_doc},
     {"similar", kernel_similar, METH_VARARGS, similar_doc},
+    {"dedup_simhash", kernel_dedup_simhash, METH_VARARGS, dedup_simhash_doc},
+    {"similar_simhash", kernel_similar_simhash, METH_VARARGS, similar_simhash_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef kernel_module = {
     PyModuleDef_HEAD_INIT, "neardup.core._kernel",
-    "Compiled pair kernel of neardup: candidate pairs by shared values, early-terminating merges, grouping.",
+    "Compiled pair kernel of neardup: candidate pairs by shared values, early-terminating merges, grouping;\n"
+    "SimHash sets by popcount.",
     -1, kernel_methods,
 };
 

@@ -1,5 +1,6 @@
 /* The sketcher's per-shingle loops, compiled: CRC-32 of every word n-gram of a text in one call
- * (sketch._ngram_hashes), and the K smallest values outside the stop-list as sketch bytes (Sketcher.sketch_hashes).
+ * (sketch._ngram_hashes), and the K smallest values outside the stop-list as sketch bytes (Sketcher.sketch_hashes),
+ * or their 64-bit SimHash fingerprint (reference.simhash is the specification; tests hold the two equal).
  *
  * The Python loop made one crcmod call and one bytes slice per n-gram, which cost more than the CRC itself.
  * Here the loop is crcmod's own (_crcfunext.c, _crc32r: crc = table[byte ^ (crc & 0xFF)] ^ (crc >> 8)) over
@@ -182,15 +183,81 @@ done:
     return result;
 }
 
+/* splitmix64 (Steele, Lea and Flood): a shingle's CRC-32 spread over 64 bits for SimHash. */
+static uint64_t splitmix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+PyDoc_STRVAR(simhash_doc,
+             "simhash(values, stoplist) -> bytes\n\n"
+             "Charikar's 64-bit SimHash of the distinct values of the iterable `values` that are not in the set\n"
+             "`stoplist`, each weighing 1: bit b is set when more than half of the values' splitmix64 hashes have\n"
+             "bit b set. 8 little-endian bytes, or b'' when no value is left. OverflowError for a value outside\n"
+             "[0, 2**32).");
+
+static PyObject *simhash(PyObject *module, PyObject *args)
+{
+    PyObject *values, *stoplist;
+    if (!PyArg_ParseTuple(args, "OO!:simhash", &values, &PyFrozenSet_Type, &stoplist))
+        return NULL;
+    PyObject *unique = PyAnySet_Check(values) ? (Py_INCREF(values), values) : PySet_New(values);
+    if (!unique)
+        return NULL;
+    PyObject *iterator = PyObject_GetIter(unique), *item, *result = NULL;
+    Py_ssize_t ones[64] = {0}, total = 0;
+    if (!iterator)
+        goto done;
+    while ((item = PyIter_Next(iterator))) {
+        int stopped = PySet_GET_SIZE(stoplist) ? PySet_Contains(stoplist, item) : 0;
+        unsigned long value = stopped ? 0 : PyLong_AsUnsignedLong(item);
+        Py_DECREF(item);
+        if (stopped < 0 || (value == (unsigned long)-1 && PyErr_Occurred()))
+            goto done;
+        if (stopped)
+            continue;
+        if (value > 0xFFFFFFFFul) {
+            PyErr_SetString(PyExc_OverflowError, "shingle hashes must fit in 32 bits");
+            goto done;
+        }
+        uint64_t hash = splitmix64((uint64_t)value);
+        for (int bit = 0; bit < 64; bit++)
+            ones[bit] += (Py_ssize_t)((hash >> bit) & 1);
+        total++;
+    }
+    if (PyErr_Occurred())
+        goto done;
+    if (!total) {
+        result = PyBytes_FromStringAndSize(NULL, 0);
+        goto done;
+    }
+    uint64_t fingerprint = 0;
+    for (int bit = 0; bit < 64; bit++)
+        fingerprint |= (uint64_t)(2 * ones[bit] > total) << bit;
+    unsigned char out[8];
+    for (int i = 0; i < 8; i++)
+        out[i] = (unsigned char)(fingerprint >> (8 * i));
+    result = PyBytes_FromStringAndSize((const char *)out, 8);
+done:
+    Py_XDECREF(iterator);
+    Py_DECREF(unique);
+    return result;
+}
+
 static PyMethodDef shingle_methods[] = {
     {"ngram_hashes", ngram_hashes, METH_VARARGS, ngram_hashes_doc},
     {"bottom_k", bottom_k, METH_VARARGS, bottom_k_doc},
+    {"simhash", simhash, METH_VARARGS, simhash_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef shingle_module = {
     PyModuleDef_HEAD_INIT, "neardup.core._shingle",
-    "Compiled word n-gram hashing of neardup's sketcher: crcmod's CRC-32 loop over every n-gram in one call.",
+    "Compiled word n-gram hashing of neardup's sketcher: crcmod's CRC-32 loop over every n-gram in one call;\n"
+    "the bottom-K cut and the SimHash fingerprint.",
     -1, shingle_methods,
 };
 

@@ -2,14 +2,17 @@
 
 _kernel.c finds the pairs that share a value through a hash table over the set's values, counting the shared
 values per pair on the way (which decides most pairs without a merge), merges the rest with early termination,
-and runs with the GIL released. Names are checked here, everything else in C.
+and runs with the GIL released. Names are checked here, everything else in C. SimHash sketches (8-byte
+fingerprints) go through dedup_simhash and similar_simhash: the same candidate matrix and groupings, each pair
+decided by one popcount; the threshold becomes a maximum Hamming distance here (reference.max_distance).
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from . import _kernel
-from .reference import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, JACCARD, MIN_EVIDENCE, Grouping
+from .reference import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, JACCARD, MIN_EVIDENCE, Grouping, max_distance
 
 if _kernel.MIN_EVIDENCE != MIN_EVIDENCE:
     raise ImportError(f"the compiled kernel divides containment by at least {_kernel.MIN_EVIDENCE} values, "
@@ -50,3 +53,28 @@ def similar(query: bytes, sketches: Sequence[bytes], k: int, threshold: float,
     """(position, similarity) of each sketch that reaches the threshold with the query, in input order: one
     call for a search's candidates, each merge stopping once the threshold can no longer be reached."""
     return _kernel.similar(query, sketches, k, threshold, _code(_METRIC_CODES, metric, "metric"))
+
+
+def _max_distance(threshold: float) -> int:
+    if not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ValueError("threshold must be a finite number")
+    return max_distance(threshold)
+
+
+def dedup_simhash(sketches: Sequence[bytes | None], threshold: float, grouping: str = GREEDY) -> Grouping:
+    """reference.dedup_simhash on 8-byte SimHash sketches; None or b"" stands for a result without a
+    fingerprint (never a duplicate). A pair is a duplicate when its Hamming distance is at most
+    reference.max_distance(threshold): 3 at 61/64, every pair at 0, none above 1.
+
+    Raises TypeError for a sketch that is not bytes or None, ValueError for bytes of another length than 8 or 0,
+    a threshold that is not finite, or an unknown grouping.
+    """
+    duplicate_of, similarity, group = _kernel.dedup_simhash(
+        sketches, _max_distance(threshold), _code(_GROUPING_CODES, grouping, "grouping"))
+    return Grouping(duplicate_of, similarity, group)
+
+
+def similar_simhash(query: bytes, sketches: Sequence[bytes], threshold: float) -> list[tuple[int, float]]:
+    """(position, similarity) of each SimHash sketch within the threshold's distance of the query, in input
+    order; an empty query or sketch matches nothing."""
+    return _kernel.similar_simhash(query, sketches, _max_distance(threshold))

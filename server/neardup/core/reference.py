@@ -2,8 +2,8 @@
 
 This is the specification the compiled kernel must equal (tests compare them on random and adversarial sets)
 and the pure-Python baseline of the benchmarks. Its functions are never called on the request path (kernel.py
-answers there), but its names are: the metric and grouping names, MIN_EVIDENCE and the Grouping answer type are
-the kernel's and the engine's.
+answers there), but its names are: the metric, grouping and sketch kind names, MIN_EVIDENCE, max_distance (the
+SimHash threshold rule) and the Grouping answer type are the kernel's and the engine's.
 
 Similarity of two bottom-K sketches a, b (sorted uint32 lists, at most K values each):
   * a sketch with fewer than K values holds every shingle of its document (it is complete); a full one is a
@@ -20,15 +20,38 @@ few of the short sketch's values in the comparison (a text 1/40 the length of th
 K = 128); 2 shared of 3 would read 0.67. Dividing by at least MIN_EVIDENCE values (never more than a sketch
 holds, so small complete sketches still compare exactly) keeps such a thin sample from claiming a whole text is
 contained: below MIN_EVIDENCE compared values the estimate is that of every missing value unshared.
+
+SimHash, the second sketch kind (a store's SketchConfig.kind: BOTTOMK, the default, or SIMHASH), after Charikar
+(STOC 2002) as Manku, Jain and Das Sarma use it for web pages (WWW 2007):
+  * the fingerprint of a document is 64 bits: each distinct shingle hash h outside the stop-list (the same
+    shingles, normalisation and stop-list as the bottom-K sketch) is spread over 64 bits by splitmix64(h) and
+    votes +1 for each bit set and -1 for each bit clear; bit b of the fingerprint is set when its votes sum
+    above 0. Every distinct shingle weighs 1: the indexer keeps each document's distinct hashes between its
+    two passes (the stop-list is learned in between), not their counts, and one edited word changes as many
+    3-gram shingles whether or not they repeat. A document without such shingles has no fingerprint (None;
+    an empty sketch), like an empty bottom-K sketch it is never a near-duplicate;
+  * similarity = 1 - hamming(a, b) / 64 (metric HAMMING, the only one for SimHash sketches), so the threshold
+    stays a similarity in [0, 1]: a pair is a near-duplicate when hamming(a, b) <= max_distance(threshold),
+    the largest d with (64 - d) / 64 >= threshold (distance <= 3 ⇔ threshold in (60/64, 61/64], 61/64 = 0.953125).
 """
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
-from typing import NamedTuple, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 CONTAINMENT = "containment"
 JACCARD = "jaccard"
-METRICS = (CONTAINMENT, JACCARD)
+HAMMING = "hamming"
+#: Sketch kinds (SketchConfig.kind) and the metrics each answers.
+BOTTOMK = "bottomk"
+SIMHASH = "simhash"
+KINDS = (BOTTOMK, SIMHASH)
+BOTTOMK_METRICS = (CONTAINMENT, JACCARD)
+SIMHASH_METRICS = (HAMMING,)
+KIND_METRICS = {BOTTOMK: BOTTOMK_METRICS, SIMHASH: SIMHASH_METRICS}
+#: Every metric name (the proto's Metric values, as neardup_client.enums names them).
+METRICS = BOTTOMK_METRICS + SIMHASH_METRICS
 GREEDY = "greedy"
 COMPONENTS = "components"
 COMPLETE = "complete"
@@ -112,14 +135,17 @@ def is_duplicate(a: Sequence[int], b: Sequence[int], k: int, metric: str, thresh
 def dedup(sketches: Sequence[Sequence[int] | None], k: int, threshold: float,
           metric: str = CONTAINMENT, grouping: str = GREEDY) -> Grouping:
     """Groups a result set given in rank order; None stands for a result without a sketch (never a duplicate)."""
-    n = len(sketches)
-    duplicate_of = [-1] * n
-    score = [0.0] * n
-
     def dup(i: int, j: int) -> bool:
         a, b = sketches[i], sketches[j]
         return a is not None and b is not None and is_duplicate(a, b, k, metric, threshold)
 
+    return _group(len(sketches), dup, lambda i, j: similarity(sketches[i], sketches[j], k, metric), grouping)
+
+
+def _group(n: int, dup: Callable[[int, int], bool], score: Callable[[int, int], float], grouping: str) -> Grouping:
+    """The three groupings over positions 0..n-1, given which pairs (i < j) are duplicates and their similarity."""
+    duplicate_of = [-1] * n
+    scores = [0.0] * n
     if grouping == GREEDY:
         kept: list[int] = []
         for j in range(n):
@@ -160,5 +186,65 @@ def dedup(sketches: Sequence[Sequence[int] | None], k: int, threshold: float,
         raise ValueError(f"unknown grouping {grouping!r}")
     for j, i in enumerate(duplicate_of):
         if i >= 0:
-            score[j] = similarity(sketches[i], sketches[j], k, metric)
-    return Grouping(duplicate_of, score, group)
+            scores[j] = score(i, j)
+    return Grouping(duplicate_of, scores, group)
+
+
+# ---- SimHash ----
+
+SIMHASH_BITS = 64
+_MASK64 = (1 << 64) - 1
+
+
+def splitmix64(x: int) -> int:
+    """splitmix64's output function (Steele, Lea and Flood 2014): a shingle's CRC-32 spread over 64 bits."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return x ^ (x >> 31)
+
+
+def simhash(hashes: Iterable[int], stoplist: Iterable[int] = ()) -> int | None:
+    """The 64-bit fingerprint of a document's distinct shingle hashes outside the stop-list, each weighing 1;
+    None when none is left."""
+    distinct = set(hashes) - set(stoplist)
+    if not distinct:
+        return None
+    votes = [0] * SIMHASH_BITS
+    for value in distinct:
+        spread = splitmix64(value)
+        for bit in range(SIMHASH_BITS):
+            votes[bit] += 1 if spread >> bit & 1 else -1
+    return sum(1 << bit for bit in range(SIMHASH_BITS) if votes[bit] > 0)
+
+
+def hamming(a: int, b: int) -> int:
+    return bin(a ^ b).count("1")
+
+
+def hamming_similarity(a: int, b: int) -> float:
+    """1 - hamming(a, b) / 64, as (64 - distance) / 64 (exact in a double)."""
+    return (SIMHASH_BITS - hamming(a, b)) / SIMHASH_BITS
+
+
+def max_distance(threshold: float) -> int:
+    """The largest Hamming distance d whose similarity (64 - d) / 64 reaches the threshold: 64 at or below 0
+    (every pair), -1 above 1 (none). 64 * threshold is exact in a double, so this is exact too."""
+    if threshold > 1.0:
+        return -1
+    if threshold <= 0.0:
+        return SIMHASH_BITS
+    return SIMHASH_BITS - math.ceil(SIMHASH_BITS * threshold)
+
+
+def dedup_simhash(fingerprints: Sequence[int | None], threshold: float, grouping: str = GREEDY) -> Grouping:
+    """dedup for SimHash fingerprints: a pair is a duplicate when both are present and within
+    max_distance(threshold); its similarity is hamming_similarity."""
+    most = max_distance(threshold)
+
+    def dup(i: int, j: int) -> bool:
+        a, b = fingerprints[i], fingerprints[j]
+        return a is not None and b is not None and hamming(a, b) <= most
+
+    return _group(len(fingerprints), dup, lambda i, j: hamming_similarity(fingerprints[i], fingerprints[j]),
+                  grouping)

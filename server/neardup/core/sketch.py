@@ -3,6 +3,10 @@
 The K smallest values are a consistent sample (bottom-K): two documents keep the same shingles whenever
 both have them below their cut, so two sketches compare by a linear merge (see kernel.py).
 A sketch travels and is stored as bytes: little-endian uint32 values, ascending.
+
+A store of the second kind (SketchConfig.kind "simhash") keeps instead the 64-bit SimHash fingerprint of the same
+shingle hashes (reference.simhash: every distinct shingle outside the stop-list weighs 1), as 8 little-endian
+bytes, or no bytes for a text without shingles.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import crcmod.predefined
 
 from ..errors import ConfigMismatch, InvalidArgument
 from . import _shingle
+from .reference import BOTTOMK, KINDS, SIMHASH
 
 #: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
 CRC32_IS_COMPILED: bool = importlib.import_module("crcmod.crcmod")._usingExtension
@@ -79,6 +84,9 @@ _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 SENTENCE, PARA_SENTENCE = "sentence", "para-sentence"
 _UNIT = re.compile(rf"^({SENTENCE}|{PARA_SENTENCE}|word:([1-9][0-9]?))$")
 MAX_K = 4096
+DEFAULT_K = 128
+#: Bytes of a SimHash sketch: one little-endian uint64.
+SIMHASH_BYTES = 8
 #: The version of the sketching rules (tokenization, sentence splitting, stemming, normalization, hashing) whose
 #: sketches this code makes. Bump it whenever any sketch value for the same text and configuration could change
 #: (tests/test_sketch_golden.py fails then): a store records it, and one made by another version is refused.
@@ -102,15 +110,24 @@ class SketchConfig:
     # edits spread over every sentence, texts without sentence punctuation and short texts, where one edited word
     # breaks a whole sentence shingle. The card's recipe stays available: unit="sentence", min_word_len=3.
     unit: str = "word:3"
-    k: int = 128
+    #: The bottom-K sketch's size; a simhash configuration keeps the default, which it does not use.
+    k: int = DEFAULT_K
     min_word_len: int = 1
     lang: str = "english"
     hash: str = "crc32"
     stoplist_digest: str = ""
     #: Which sketching rules made the sketches; they compare only under equal versions (see SKETCHER_VERSION).
     sketcher_version: int = SKETCHER_VERSION
+    #: "bottomk" (the K smallest shingle hashes) or "simhash" (one 64-bit fingerprint of them); a configuration
+    #: saved before kinds existed is bottomk.
+    kind: str = BOTTOMK
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise InvalidArgument(f"unknown sketch kind {self.kind!r}; use {' or '.join(map(repr, KINDS))}")
+        if self.kind == SIMHASH and self.k != DEFAULT_K:
+            raise InvalidArgument(f"k sets the size of a bottom-K sketch; a simhash sketch is one 64-bit "
+                                  f"fingerprint: leave k at its default ({DEFAULT_K})")
         if not _UNIT.match(self.unit):
             raise InvalidArgument(f"unknown shingle unit {self.unit!r}; use 'sentence', 'para-sentence' or "
                                   "'word:N' (N in 1..99)")
@@ -136,7 +153,8 @@ class SketchConfig:
     @classmethod
     def from_dict(cls, values: dict) -> "SketchConfig":
         """The configuration saved as to_dict() had it. One saved before sketcher versions existed (no
-        sketcher_version key) was made by version 1's rules, never by the current version's."""
+        sketcher_version key) was made by version 1's rules, never by the current version's; one saved before
+        sketch kinds existed (no kind key) is bottomk."""
         unknown = set(values) - set(cls.__dataclass_fields__)
         if unknown:
             raise InvalidArgument(f"unknown sketch configuration fields: {', '.join(sorted(unknown))}")
@@ -330,6 +348,21 @@ def decode_sketch(sketch: bytes) -> list[int]:
     return list(struct.unpack(f"<{len(sketch) // 4}I", sketch))
 
 
+def check_sketch(sketch: bytes, config: SketchConfig) -> bytes:
+    """The sketch bytes as the store and the kernel take them under config, checked for its kind."""
+    if config.kind == SIMHASH:
+        return validate_simhash(sketch)
+    return validate_sketch(sketch, config.k)
+
+
+def validate_simhash(sketch: bytes) -> bytes:
+    """A SimHash sketch: 8 bytes (a little-endian uint64 fingerprint), or none for a text without shingles."""
+    if len(sketch) not in (0, SIMHASH_BYTES):
+        raise InvalidArgument(f"a simhash sketch is {SIMHASH_BYTES} bytes (a little-endian uint64 fingerprint), or "
+                              f"empty for a text without shingles; got {len(sketch)} bytes")
+    return bytes(sketch)
+
+
 def validate_sketch(sketch: bytes, k: int) -> bytes:
     """Checks what the kernel relies on: whole uint32 values, strictly ascending, at most K of them."""
     values = decode_sketch(sketch)
@@ -399,7 +432,10 @@ class Sketcher:
         return _ngram_hashes(self._words(text, canonical_lang(lang) if lang else self.config.lang), n)
 
     def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
-        """Drops stop-listed values and keeps the K smallest, ascending."""
+        """Drops stop-listed values and keeps the K smallest, ascending; for a simhash configuration, the 64-bit
+        fingerprint of the distinct values left, each weighing 1 (reference.simhash), b"" when none is left."""
+        if self.config.kind == SIMHASH:
+            return _shingle.simhash(hashes, self.stoplist)
         return _shingle.bottom_k(hashes, self.stoplist, self.config.k)
 
     def sketch(self, text: str, lang: str | None = None) -> bytes:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from neardup_client.enums import GROUPING_NAMES, GROUPING_VALUES, METRIC_NAMES, METRIC_VALUES
 from neardup_client.v1 import neardup_pb2 as pb
 
+from ..core.reference import BOTTOMK
 from ..core.similar import DEFAULT_TOP_K
 from ..core.sketch import SketchConfig
 from ..engine import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
@@ -85,10 +86,11 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
 
 def sketch_config(message: pb.SketchConfig) -> SketchConfig:
     """A sketcher_version of 0 (unset) comes from a client made before sketcher versions existed: its sketches
-    follow version 1's rules, as a stored configuration without the field does (SketchConfig.from_dict)."""
+    follow version 1's rules, as a stored configuration without the field does (SketchConfig.from_dict); an
+    empty kind, from a client made before sketch kinds existed, is bottomk."""
     return SketchConfig(unit=message.unit, k=message.k, min_word_len=message.min_word_len, lang=message.lang,
                         hash=message.hash, stoplist_digest=message.stoplist_digest,
-                        sketcher_version=message.sketcher_version or 1)
+                        sketcher_version=message.sketcher_version or 1, kind=message.kind or BOTTOMK)
 
 
 def sketch_config_message(config: SketchConfig) -> pb.SketchConfig:

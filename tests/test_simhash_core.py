@@ -1,0 +1,334 @@
+"""SimHash, the second sketch kind, in the core: the sketcher's fingerprints (golden properties and values, the
+compiled loop equal to reference.simhash), the threshold ↔ distance rule, the compiled popcount kernel equal to
+reference.dedup_simhash on random fingerprints, and the permutation-table index values and candidates."""
+from __future__ import annotations
+
+import math
+import random
+import statistics
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import textgen
+from neardup.core import _shingle, kernel, reference, similar
+from neardup.core.reference import BOTTOMK, GROUPINGS, HAMMING, SIMHASH
+from neardup.core.similar import Postings
+from neardup.core.sketch import (SketchConfig, Sketcher, check_sketch, encode_sketch, stoplist_digest,
+                                 validate_simhash)
+from neardup.errors import ConfigMismatch, InvalidArgument
+
+SIMHASH_CONFIG = SketchConfig(kind=SIMHASH)
+
+
+def fingerprint(sketch: bytes) -> int | None:
+    return int.from_bytes(sketch, "little") if sketch else None
+
+
+def encode(value: int | None) -> bytes | None:
+    return None if value is None else value.to_bytes(8, "little")
+
+
+def article(seed: int, sentences: int = 14) -> str:
+    return textgen.text(textgen.article(seed, sentences))
+
+
+def edited(text: str, seed: int, words: int = 1) -> str:
+    """The text with `words` of its words replaced by a word of no article."""
+    rng = random.Random(seed)
+    tokens = text.split()
+    for position in rng.sample(range(len(tokens)), words):
+        tokens[position] = f"edited{rng.randrange(10**6)}"
+    return " ".join(tokens)
+
+
+# ---- the sketcher ----------------------------------------------------------------------------------------------
+
+def test_a_simhash_sketch_is_8_little_endian_bytes_and_identical_texts_have_identical_ones():
+    sketcher = Sketcher(SIMHASH_CONFIG)
+    sketch = sketcher.sketch(article(1))
+    assert len(sketch) == 8
+    assert Sketcher(SIMHASH_CONFIG).sketch(article(1)) == sketch
+    assert sketcher.sketch(article(1).upper().replace(".", " !")) == sketch  # same normalised shingles
+
+
+def test_an_edited_copy_is_near_and_unrelated_texts_are_far():
+    sketcher = Sketcher(SIMHASH_CONFIG)
+    one_word, five_words, unrelated = [], [], []
+    for seed in range(40):
+        original = fingerprint(sketcher.sketch(article(seed, 30)))
+        one_word.append(reference.hamming(original, fingerprint(sketcher.sketch(edited(article(seed, 30), seed)))))
+        five_words.append(reference.hamming(original, fingerprint(sketcher.sketch(
+            edited(article(seed, 30), seed, 5)))))
+        unrelated.append(reference.hamming(original, fingerprint(sketcher.sketch(article(1000 + seed, 30)))))
+    # ~400 word 3-grams: one word changes 3 of them (cosine ~0.99, ~3 % of the bits expected to differ)
+    assert statistics.mean(one_word) < 3 and sum(d <= 3 for d in one_word) >= 30
+    assert statistics.mean(one_word) < statistics.mean(five_words) < 12
+    assert 24 < statistics.mean(unrelated) < 40 and min(unrelated) > 12
+
+
+@pytest.mark.parametrize("unit", ["word:3", "word:1", "sentence", "para-sentence"])
+def test_the_fingerprint_is_reference_simhash_of_the_texts_hashes(unit):
+    config = SketchConfig(unit=unit, kind=SIMHASH)
+    sketcher = Sketcher(config)
+    for seed in range(5):
+        hashes = sketcher.hashes(article(seed))
+        assert fingerprint(sketcher.sketch(article(seed))) == reference.simhash(hashes)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sets(st.integers(0, 2**32 - 1), max_size=300), st.sets(st.integers(0, 2**32 - 1), max_size=30))
+def test_compiled_simhash_equals_the_reference(values, stoplist):
+    values |= set(list(stoplist)[: len(stoplist) // 2])  # some stop-listed values are in the document
+    got = _shingle.simhash(values, frozenset(stoplist))
+    assert fingerprint(got) == reference.simhash(values, stoplist)
+    assert got == _shingle.simhash(list(values) * 2, frozenset(stoplist))  # repeats weigh nothing
+    assert len(got) in (0, 8)
+
+
+def test_the_stop_list_is_respected():
+    sketcher = Sketcher(SIMHASH_CONFIG)
+    document = sketcher.hashes(article(3))
+    boilerplate = sketcher.hashes(article(4, 30))
+    stoplist = frozenset(boilerplate)
+    with_stoplist = Sketcher(SketchConfig(kind=SIMHASH, stoplist_digest=stoplist_digest(stoplist)), stoplist)
+    # stop-listed shingles weigh 0: the fingerprint is that of the document's own shingles
+    assert with_stoplist.sketch_hashes(document | boilerplate) == sketcher.sketch_hashes(document)
+    assert sketcher.sketch_hashes(document | boilerplate) != sketcher.sketch_hashes(document)
+    assert with_stoplist.sketch_hashes(boilerplate) == b""  # nothing left: no fingerprint
+
+
+def test_a_text_without_shingles_has_an_empty_sketch():
+    sketcher = Sketcher(SIMHASH_CONFIG)
+    assert sketcher.sketch("") == sketcher.sketch("... !!! ---") == b""
+    assert len(sketcher.sketch("one")) == 8
+
+
+def test_a_value_over_32_bits_is_refused():
+    with pytest.raises(OverflowError):
+        _shingle.simhash({2**32}, frozenset())
+
+
+#: Fingerprints of fixed texts: a change of the SimHash rules (hash spreading, votes, byte order) fails here, as
+#: test_sketch_golden.py fails for bottom-K values; a simhash store made by other rules would compare wrongly.
+GOLDEN = {
+    ("word:3", 1): "7e9c0e3057d3a9e6",
+    ("word:3", 2): "6786dd7a211d4ed4",
+    ("sentence", 1): "b2836067ef125700",
+    ("word:1", 1): "5e378454bf00ee6f",
+}
+
+
+@pytest.mark.parametrize("unit, seed", list(GOLDEN))
+def test_golden_fingerprints(unit, seed):
+    assert Sketcher(SketchConfig(unit=unit, kind=SIMHASH)).sketch(article(seed)).hex() == GOLDEN[unit, seed]
+
+
+def test_splitmix64_is_the_published_function():
+    """splitmix64 seeded with 0 (the state before the first increment) yields 0xE220A8397B1DCDAF first."""
+    assert reference.splitmix64(0) == 0xE220A8397B1DCDAF
+
+
+# ---- configuration and sketch checks -----------------------------------------------------------------------------
+
+def test_the_kind_is_part_of_the_configuration():
+    assert SketchConfig().kind == BOTTOMK
+    saved = {key: value for key, value in SketchConfig().to_dict().items() if key != "kind"}
+    assert SketchConfig.from_dict(saved) == SketchConfig()  # a store made before kinds existed: bottom-K
+    assert SketchConfig.from_dict(SIMHASH_CONFIG.to_dict()) == SIMHASH_CONFIG
+    with pytest.raises(ConfigMismatch, match=r"kind='simhash' \(store: 'bottomk'\)"):
+        SketchConfig().require_equal(SIMHASH_CONFIG)
+    with pytest.raises(InvalidArgument, match="unknown sketch kind 'minhash'; use 'bottomk' or 'simhash'"):
+        SketchConfig(kind="minhash")
+    with pytest.raises(InvalidArgument, match="a simhash sketch is one 64-bit fingerprint: leave k at its default"):
+        SketchConfig(kind=SIMHASH, k=64)
+
+
+def test_sketch_bytes_are_checked_per_kind():
+    assert check_sketch(bytes(8), SIMHASH_CONFIG) == bytes(8)
+    assert check_sketch(b"", SIMHASH_CONFIG) == b""
+    for bad in (bytes(4), bytes(7), bytes(16)):
+        with pytest.raises(InvalidArgument, match=f"a simhash sketch is 8 bytes .* got {len(bad)} bytes"):
+            validate_simhash(bad)
+    assert check_sketch(encode_sketch([1, 2]), SketchConfig()) == encode_sketch([1, 2])
+    with pytest.raises(InvalidArgument, match="strictly ascending"):
+        check_sketch(encode_sketch([2, 1]), SketchConfig())
+
+
+# ---- threshold ↔ distance -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("threshold, distance", [
+    (61 / 64, 3), (0.95, 3), (0.953125, 3), (0.9532, 2), (60 / 64, 4), (1.0, 0), (0.99, 0), (0.0, 64), (-1.0, 64),
+    (1e-300, 63), (1.01, -1), (0.5, 32)])
+def test_max_distance(threshold, distance):
+    assert reference.max_distance(threshold) == distance
+
+
+@given(st.floats(-0.5, 1.5))
+def test_max_distance_is_the_largest_distance_whose_similarity_reaches_the_threshold(threshold):
+    most = reference.max_distance(threshold)
+    for d in range(65):
+        assert ((64 - d) / 64 >= threshold) == (d <= most)
+
+
+# ---- the kernel against the reference -------------------------------------------------------------------------
+
+@st.composite
+def fingerprint_sets(draw):
+    """Ranked sets of fingerprints: copies of a few bases with a few bits flipped, unrelated ones, and results
+    without a fingerprint (None, or an empty sketch)."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    n = draw(st.integers(0, 150))
+    bases = [rng.getrandbits(64) for _ in range(draw(st.integers(1, 6)))]
+    fingerprints: list[int | None] = []
+    for _ in range(n):
+        roll = rng.random()
+        if roll < 0.08:
+            fingerprints.append(None)
+        elif roll < 0.2:
+            fingerprints.append(rng.getrandbits(64))
+        else:
+            value = rng.choice(bases)
+            for bit in rng.sample(range(64), rng.choice([0, 1, 2, 3, 3, 4, 5, 8, 20])):
+                value ^= 1 << bit
+            fingerprints.append(value)
+    return fingerprints
+
+
+thresholds = st.one_of(st.sampled_from([-0.5, 0.0, 0.5, 0.8, 0.9, 60 / 64, 61 / 64, 0.95, 62 / 64, 1.0, 1.5]),
+                       st.floats(0.0, 1.0))
+
+
+def assert_same(fingerprints, threshold, grouping):
+    expected = reference.dedup_simhash(fingerprints, threshold, grouping)
+    sketches = [encode(f) if f is not None or position % 2 else b"" for position, f in enumerate(fingerprints)]
+    got = kernel.dedup_simhash(sketches, threshold, grouping)
+    assert got == expected
+    assert all(type(value) is float for value in got.similarity)
+    return got
+
+
+@settings(max_examples=300, deadline=None)
+@given(fingerprint_sets(), thresholds, st.sampled_from(GROUPINGS))
+def test_kernel_equals_reference_on_random_fingerprints(fingerprints, threshold, grouping):
+    assert_same(fingerprints, threshold, grouping)
+
+
+@pytest.mark.parametrize("grouping", GROUPINGS)
+def test_two_thousand_results_cross_many_matrix_words(grouping):
+    rng = random.Random(7)
+    bases = [rng.getrandbits(64) for _ in range(300)]
+    fingerprints = [rng.choice(bases) ^ (1 << rng.randrange(64)) if rng.random() < 0.7 else rng.getrandbits(64)
+                    for _ in range(2000)]
+    got = assert_same(fingerprints, 61 / 64, grouping)
+    assert sum(d >= 0 for d in got.duplicate_of) > 500
+
+
+def test_similarity_is_one_minus_distance_over_64():
+    a = 0
+    got = kernel.dedup_simhash([encode(a), encode(0b111), encode(0b1111), encode(2**64 - 1)], 0.0, "greedy")
+    assert got.duplicate_of == [-1, 0, 0, 0]
+    assert got.similarity == [0.0, 61 / 64, 60 / 64, 0.0]
+    assert kernel.dedup_simhash([encode(a), encode(0b1111)], 61 / 64, "greedy").duplicate_of == [-1, -1]
+
+
+def test_the_groupings_differ_on_a_chain():
+    """A ~ B (3 bits), B ~ C (3 bits), A ≁ C (6 bits): greedy keeps C (B is dropped), components chains all
+    three, complete keeps C in a group of its own."""
+    a, b, c = 0, 0b111, 0b111111
+    sketches = [encode(a), encode(b), encode(c)]
+    assert kernel.dedup_simhash(sketches, 61 / 64, "greedy").duplicate_of == [-1, 0, -1]
+    assert kernel.dedup_simhash(sketches, 61 / 64, "components").duplicate_of == [-1, 0, 0]
+    assert kernel.dedup_simhash(sketches, 61 / 64, "complete").duplicate_of == [-1, 0, -1]
+
+
+def test_results_without_a_fingerprint_are_never_duplicates():
+    got = kernel.dedup_simhash([None, b"", encode(5), b"", encode(5), None], 0.0, "components")
+    assert got.duplicate_of == [-1, -1, -1, -1, 2, -1]
+
+
+@pytest.mark.parametrize("bad, error, message", [
+    ([bytes(4)], ValueError, "sketch 0 is 4 bytes long; a SimHash sketch is 8"),
+    ([encode(1), "x"], TypeError, "sketch 1 must be bytes or None"),
+])
+def test_malformed_sketches_are_refused(bad, error, message):
+    with pytest.raises(error, match=message):
+        kernel.dedup_simhash(bad, 0.9, "greedy")
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError, match="finite"):
+        kernel.dedup_simhash([], math.nan, "greedy")
+    with pytest.raises(ValueError, match="unknown grouping 'best'"):
+        kernel.dedup_simhash([], 0.9, "best")
+    with pytest.raises(ValueError, match="max_distance must be in -1..64"):
+        kernel._kernel.dedup_simhash([], 65, 0)
+
+
+def test_similar_simhash_equals_a_scan():
+    rng = random.Random(3)
+    query = rng.getrandbits(64)
+    others = [query ^ sum(1 << bit for bit in rng.sample(range(64), rng.randrange(12))) for _ in range(300)]
+    sketches = [encode(value) for value in others] + [b""]
+    for threshold in (0.0, 0.8, 61 / 64, 1.0, 1.5):
+        expected = [(position, reference.hamming_similarity(query, value)) for position, value in enumerate(others)
+                    if reference.hamming(query, value) <= reference.max_distance(threshold)]
+        assert kernel.similar_simhash(encode(query), sketches, threshold) == expected
+    assert kernel.similar_simhash(b"", sketches, 0.0) == []
+
+
+# ---- permutation tables ----------------------------------------------------------------------------------------
+
+def test_index_values_per_kind():
+    bottom = similar.index_values([encode_sketch([1, 5, 9]), b"", encode_sketch(range(20))], BOTTOMK)
+    assert bottom.values.tolist() == [1, 5, 9, *range(20)]
+    assert bottom.lengths.tolist() == [3, 0, 20] and bottom.short.tolist() == [True, True, False]
+    value = 0x1234_5678_9ABC_DEF0
+    keys = similar.index_values([encode(value), b"", encode(0)], SIMHASH)
+    assert keys.values.tolist() == [0xDEF0, 1 << 16 | 0x9ABC, 2 << 16 | 0x5678, 3 << 16 | 0x1234, 0, 1 << 16,
+                                    2 << 16, 3 << 16]
+    assert keys.lengths.tolist() == [4, 0, 4] and not keys.short.any()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.lists(st.integers(0, 63), max_size=3, unique=True))
+def test_fingerprints_within_3_bits_share_an_index_value(value, bits):
+    other = value ^ sum(1 << bit for bit in bits)
+    keys = similar.index_values([encode(value), encode(other)], SIMHASH).values
+    assert set(keys[:4].tolist()) & set(keys[4:].tolist())
+
+
+def postings_of(query: int, stored: list[int]) -> Postings:
+    """The postings a store would read for query, over stored fingerprints numbered 0.. (exhaustively)."""
+    keys = similar.index_values([encode(value) for value in stored], SIMHASH).values.reshape(-1, 4)
+    query_keys = similar.index_values([encode(query)], SIMHASH).values
+    value_index, docno = np.nonzero(keys.T == query_keys[:, None])
+    return Postings(value_index, docno.astype(np.uint32), np.zeros(len(docno), bool))
+
+
+def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_cannot():
+    rng = random.Random(5)
+    query = rng.getrandbits(64)
+    stored = [query ^ sum(1 << bit for bit in rng.sample(range(64), rng.randrange(10))) for _ in range(2000)]
+    postings = postings_of(query, stored)
+    for threshold, exact in ((61 / 64, True), (62 / 64, True), (1.0, True), (60 / 64, False), (0.5, False)):
+        found = similar.simhash_candidates(postings, threshold)
+        within = {docno for docno, value in enumerate(stored)
+                  if reference.hamming(query, value) <= reference.max_distance(threshold)}
+        assert found.exact == exact
+        if exact:
+            assert within <= set(found.docnos.tolist())
+        # an article agreeing on c blocks differs in at least 4 - c bits: the bound drops nothing it should keep
+        assert {d for d in within if d in set(postings.docno.tolist())} <= set(found.docnos.tolist())
+    found = similar.simhash_candidates(postings, 61 / 64, max_candidates=10)
+    assert not found.exact and len(found.docnos) == 10
+    assert similar.simhash_candidates(postings, 61 / 64, exclude=int(found.docnos[0])).docnos.tolist().count(
+        int(found.docnos[0])) == 0
+    assert (similar.simhash_candidates(postings, 61 / 64, above=1000).docnos > 1000).all()
+
+
+def test_hamming_is_a_metric_of_simhash_stores_only():
+    assert reference.KIND_METRICS == {BOTTOMK: ("containment", "jaccard"), SIMHASH: (HAMMING,)}
+    assert set(reference.METRICS) == {"containment", "jaccard", HAMMING}
