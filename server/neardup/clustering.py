@@ -22,9 +22,9 @@ from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
 
 from .cmdline import at_least, checked, fraction, progress
 from .core import clusters
-from .core.defaults import DEFAULT_METRIC, DEFAULT_THRESHOLD
 from .core.reference import METRICS
 from .core.similar import DEFAULT_MAX_CANDIDATES
+from .engine import Deduplicator
 from .store import default_store_path, open_store
 
 DEFAULT_METHOD = clusters.COMPLETE
@@ -50,14 +50,20 @@ class ClusterSummary:
                 f"kept, {self.new:,} new, {self.changed:,} articles changed cluster; {self.elapsed:.1f} s")
 
 
-def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: float = DEFAULT_THRESHOLD,
-                  metric: str = DEFAULT_METRIC, workers: int = 1, pairs_file: str | None = None,
+def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: float | None = None,
+                  metric: str | None = None, workers: int = 1, pairs_file: str | None = None,
                   max_candidates: int = DEFAULT_MAX_CANDIDATES, show_progress: bool = False) -> ClusterSummary:
-    """Clusters every stored article and stores the ids (one atomic batch)."""
+    """Clusters every stored article and stores the ids (one atomic batch); threshold and metric default to the
+    store's (by its sketch kind)."""
     from .pairs import find_pairs
 
     started = time.monotonic()
     summary = ClusterSummary(method)
+    with open_store(store_path, readonly=True) as store:
+        engine = Deduplicator(store)
+        threshold = engine.defaults.threshold if threshold is None else threshold
+        metric = metric or engine.defaults.metric
+        engine.check_metric(metric)
     with tempfile.TemporaryFile() as found:
         if pairs_file is None:
             searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
@@ -149,9 +155,12 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", choices=clusters.METHODS, default=DEFAULT_METHOD,
                         help="components: connected components (chains); complete: complete linkage, every two "
                              "members near-duplicates; communities: Leiden, splits weakly linked groups")
-    parser.add_argument("--threshold", type=checked(float, fraction), default=DEFAULT_THRESHOLD,
-                        help="a pair's similarity must reach this, in [0, 1]")
-    parser.add_argument("--metric", choices=METRICS, default=DEFAULT_METRIC, help="similarity measure")
+    parser.add_argument("--threshold", type=checked(float, fraction),
+                        help="a pair's similarity must reach this, in [0, 1] (default: the store's: 0.52, or "
+                             "0.953125 = 61/64 for a simhash store)")
+    parser.add_argument("--metric", choices=METRICS,
+                        help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
+                             "simhash store (default: the store's)")
     parser.add_argument("--workers", type=at_least(1), default=1, help="processes finding the pairs")
     parser.add_argument("--pairs", metavar="FILE",
                         help="read the pairs from `neardup pairs` output instead of finding them (pairs below "

@@ -9,11 +9,11 @@ from dataclasses import dataclass
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 from . import __version__
-from .core import kernel, similar
+from .core import defaults, kernel, similar
 from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
-from .core.reference import GROUPINGS, METRICS, Grouping
-from .core.sketch import SketchConfig, Sketcher, validate_sketch
-from .errors import InvalidArgument, NotFound, TooLarge
+from .core.reference import GROUPINGS, KIND_METRICS, METRICS, SIMHASH, Grouping
+from .core.sketch import SketchConfig, Sketcher, check_sketch
+from .errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
 from .store.base import SketchStore, Snapshot, check_ids, encode_id
 
 DEFAULT_MAX_RESULT_SET = 2_000
@@ -39,6 +39,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class DedupParams:
+    """What a Dedup applies; the defaults here are a bottom-K store's (Deduplicator.defaults: the store's own)."""
+
     threshold: float = DEFAULT_THRESHOLD
     metric: str = DEFAULT_METRIC
     grouping: str = DEFAULT_GROUPING
@@ -73,7 +75,9 @@ class Match(NamedTuple):
 
 class SimilarOutcome(NamedTuple):
     matches: list[Match]  # best first: similarity descending, then id
-    exact: bool           # False only when more candidates passed than Limits.max_candidates
+    # False when more candidates passed than Limits.max_candidates, and on a simhash store when the threshold allows
+    # a Hamming distance over similar.SIMHASH_EXACT_DISTANCE (3), which the permutation tables cannot guarantee
+    exact: bool
 
 
 class DedupOutcome(NamedTuple):
@@ -88,18 +92,37 @@ ReadSketches = Callable[[Sequence[str]], "list[bytes | None]"]
 
 
 class Deduplicator:
-    """Store + sketcher + kernel: the whole request path after decoding."""
+    """Store + sketcher + kernel: the whole request path after decoding. A simhash store's sketches go through the
+    kernel's popcount path and its corpus search through the permutation tables; its only metric is hamming."""
 
     def __init__(self, store: SketchStore, limits: Limits = Limits()):
         self.store = store
         self.limits = limits
         self.config: SketchConfig = store.config
         self.sketcher = Sketcher(store.config, store.stoplist)
+        #: The threshold, metric and grouping this store is served with unless a request says (by sketch kind).
+        self.defaults = DedupParams(*defaults.for_kind(store.config.kind))
 
     def check_config(self, config: SketchConfig | None) -> None:
         """A client that sends sketches it made itself says with what; they must match the store's."""
         if config is not None:
             self.config.require_equal(config, "the request's sketch")
+
+    def check_metric(self, metric: str) -> None:
+        """The metric must be one of the store's sketch kind: containment or jaccard for bottom-K sketches,
+        hamming for SimHash fingerprints (ConfigMismatch, naming the fix, otherwise)."""
+        kind = self.config.kind
+        if metric not in KIND_METRICS[kind]:
+            raise ConfigMismatch(
+                f"metric {metric} does not apply to this store's {kind} sketches: use "
+                f"{' or '.join(KIND_METRICS[kind])}, or leave the metric unset for the store's default "
+                f"({self.defaults.metric} at {self.defaults.threshold:g})")
+
+    def _dedup(self, sketches: list[bytes | None], params: DedupParams) -> Grouping:
+        """The kernel of the store's sketch kind (the metric already checked)."""
+        if self.config.kind == SIMHASH:
+            return kernel.dedup_simhash(sketches, params.threshold, params.grouping)
+        return kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
 
     def _check_size(self, count: int) -> None:
         if count > self.limits.max_result_set:
@@ -108,7 +131,7 @@ class Deduplicator:
 
     def _inline_sketch(self, doc: Document) -> bytes:
         if doc.sketch is not None:
-            return validate_sketch(doc.sketch, self.config.k)
+            return check_sketch(doc.sketch, self.config)
         size = len(doc.text.encode("utf-8", "surrogatepass"))
         if size > self.limits.max_text_bytes:
             raise TooLarge(f"text of {doc.id!r} is {size} bytes, over the limit of {self.limits.max_text_bytes}")
@@ -118,9 +141,10 @@ class Deduplicator:
         """The fast path: every result is a stored article. `read` defaults to the store itself."""
         self._check_size(len(ids))
         check_ids(ids)
+        self.check_metric(params.metric)
         sketches = (read or self.store.get_many)(ids)
         missing = [position for position, sketch in enumerate(sketches) if sketch is None]
-        grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
+        grouping = self._dedup(sketches, params)
         return DedupOutcome(grouping, missing, ids, self._clusters(ids))
 
     def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
@@ -128,6 +152,7 @@ class Deduplicator:
         """A result set that may carry texts or sketches inline; documents with only an id are read from the store."""
         self._check_size(len(documents))
         check_ids([doc.id for doc in documents])
+        self.check_metric(params.metric)
         stored_positions = []
         sketches: list[bytes | None] = []
         for position, doc in enumerate(documents):
@@ -142,7 +167,7 @@ class Deduplicator:
             sketches[position] = sketch
             if sketch is None:
                 missing.append(position)
-        grouping = kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
+        grouping = self._dedup(sketches, params)
         clusters = self._clusters([doc.id for doc in documents])
         return DedupOutcome(grouping, missing, stored_ids if clusters is None else [d.id for d in documents],
                             clusters)
@@ -156,6 +181,7 @@ class Deduplicator:
         the query itself."""
         if params.top_k > self.limits.max_result_set:
             raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}")
+        self.check_metric(params.metric)
         if isinstance(query, Document):
             if query.text is None and query.sketch is None:
                 raise InvalidArgument("a document to search with needs text or a sketch (or search by its id)")
@@ -177,6 +203,7 @@ class Deduplicator:
         """Each stored article numbered start ≤ docno < stop with every article of a larger number it reaches the
         threshold with: every near-duplicate pair of the store exactly once over all ranges."""
         params = SimilarParams(threshold=threshold, metric=metric)
+        self.check_metric(metric)
         with self.store.snapshot() as snapshot:
             for docno, doc_id, sketch in snapshot.scan(start, stop):
                 yield doc_id, self._search(snapshot, sketch, params, above=docno)
@@ -212,11 +239,18 @@ class Deduplicator:
     def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
                 above: int = -1) -> SimilarOutcome:
         """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs)."""
-        found = similar.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold, params.metric,
-                                   exclude=exclude, above=above, max_candidates=self.limits.max_candidates)
-        articles = snapshot.articles(found.docnos.tolist())
-        verified = kernel.similar(sketch, [article for _, article in articles], self.config.k, params.threshold,
-                                  params.metric)
+        if self.config.kind == SIMHASH:
+            found = similar.simhash_candidates(snapshot.postings(sketch), params.threshold, exclude=exclude,
+                                               above=above, max_candidates=self.limits.max_candidates)
+            articles = snapshot.articles(found.docnos.tolist())
+            verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
+        else:
+            found = similar.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
+                                       params.metric, exclude=exclude, above=above,
+                                       max_candidates=self.limits.max_candidates)
+            articles = snapshot.articles(found.docnos.tolist())
+            verified = kernel.similar(sketch, [article for _, article in articles], self.config.k,
+                                      params.threshold, params.metric)
         matches = sorted((Match(articles[position][0], score) for position, score in verified),
                          key=lambda match: (-match.similarity, match.id))
         if above < 0:
@@ -254,9 +288,9 @@ class Deduplicator:
             "generation": self.store.generation(),
             "stoplist_size": len(self.store.stoplist),
             "max_result_set": self.limits.max_result_set,
-            "default_threshold": DEFAULT_THRESHOLD,
-            "default_metric": DEFAULT_METRIC,
-            "default_grouping": DEFAULT_GROUPING,
+            "default_threshold": self.defaults.threshold,
+            "default_metric": self.defaults.metric,
+            "default_grouping": self.defaults.grouping,
             "store": self.store.backend,
             "indexed": self.store.indexed,
         }

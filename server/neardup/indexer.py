@@ -6,6 +6,10 @@ counting after the cut would miss it); pass 2 removes the stop-list, keeps the K
 batches. Nothing is written before every line was read, so --strict aborts with the store untouched, and a
 process killed during pass 2 leaves whole batches only. Pass 1 keeps 4 bytes per distinct shingle in memory
 (for an existing store only the final sketch, at most 4·K bytes per document).
+
+`--sketch simhash` makes a store of 64-bit SimHash fingerprints of the same shingles instead of bottom-K sketches
+(8 bytes per article). Pass 1 keeps each document's distinct shingle hashes, not their counts, so every distinct
+shingle weighs 1 in the fingerprint (reference.simhash).
 """
 from __future__ import annotations
 
@@ -21,10 +25,11 @@ from itertools import islice
 from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
-from neardup_client.cli import EXIT_OK, EXIT_PARTIAL
+from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, UsageError
 from .cmdline import at_least, checked, fraction, progress, warn
 from .core.sketch import (SketchConfig, Sketcher, canonical_lang, decode_sketch, encode_sketch, load_nltk,
                           stoplist_digest)
+from .core.reference import KINDS, SIMHASH
 from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
 from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
@@ -153,8 +158,9 @@ class IndexSummary:
         stoplist = (f"{self.stoplist_size:,} (learned; removed {self.stoplisted_occurrences:,} occurrences)"
                     if self.stoplist_learned else f"{self.stoplist_size:,} (the store's)")
         config = self.config
+        size = "sketch=simhash" if config.kind == SIMHASH else f"k={config.k}"
         return "\n".join([
-            f"indexed into {self.store} (unit={config.unit} k={config.k} lang={config.lang} "
+            f"indexed into {self.store} (unit={config.unit} {size} lang={config.lang} "
             f"min_word_len={config.min_word_len})",
             f"  documents:            {self.documents:,}",
             f"  skipped lines:        {self.skipped:,}",
@@ -168,13 +174,15 @@ class IndexSummary:
 
 
 def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: int | None = None,
-                 lang: str | None = None, min_word_len: int | None = None, workers: int = 1, strict: bool = False,
+                 lang: str | None = None, min_word_len: int | None = None, sketch: str | None = None,
+                 workers: int = 1, strict: bool = False,
                  stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
                  learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True) -> IndexSummary:
     """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
 
     Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
-    option that differs from an existing store's raises ConfigMismatch. `learn` and the stop_* cuts apply only
+    option that differs from an existing store's raises ConfigMismatch (`sketch`, the kind: "bottomk" or
+    "simhash", included). `learn` and the stop_* cuts apply only
     to a new store: an existing store's stop-list is what its sketches were made with. `postings=False` creates a
     store without postings (smaller, faster to write, no corpus search); an existing store that keeps postings
     refuses it (ConfigMismatch), since they cannot be dropped.
@@ -186,13 +194,17 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                               "and --stop-fraction in [0, 1]")
     started = time.monotonic()
     requested = {name: value for name, value in
-                 (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len)) if value is not None}
+                 (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len), ("kind", sketch))
+                 if value is not None}
     existing = _existing_store(store_path)
     if existing is not None:
         config, stoplist, indexed = existing
         if indexed and not postings:
             raise ConfigMismatch(f"store {store_path} keeps postings; --no-postings applies only when a store is "
                                  "created: leave it out, or index into a new --store")
+        if requested.get("kind", config.kind) != config.kind:
+            raise ConfigMismatch(f"store {store_path} holds {config.kind} sketches, not {requested['kind']}: leave "
+                                 "--sketch out to use the store's, or index into a new --store")
         try:
             config.require_equal(dataclasses.replace(config, **requested), "the command line's sketch")
         except ConfigMismatch as error:
@@ -286,8 +298,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--unit", type=checked(str, lambda unit: SketchConfig(unit=unit)),
                         help=f"shingle unit: sentence, para-sentence or word:N "
                              f"(default: the store's; for a new store {defaults.unit})")
+    parser.add_argument("--sketch", choices=KINDS,
+                        help=f"sketch kind: bottomk (the K smallest shingle hashes) or simhash (one 64-bit SimHash "
+                             f"fingerprint of them, 8 bytes; Dedup and search by Hamming distance) "
+                             f"(default: the store's; for a new store {defaults.kind})")
     parser.add_argument("-k", type=checked(int, lambda k: SketchConfig(k=k)),
-                        help=f"sketch size: the K smallest shingle hashes "
+                        help=f"sketch size of --sketch bottomk: the K smallest shingle hashes "
                              f"(default: the store's; for a new store {defaults.k})")
     parser.add_argument("--min-word-len", type=checked(int, lambda length: SketchConfig(min_word_len=length)),
                         help=f"shorter words are dropped "
@@ -311,9 +327,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.sketch == SIMHASH and args.k is not None:
+        raise UsageError("-k sets the size of a bottom-K sketch; --sketch simhash makes one 64-bit fingerprint: "
+                         "leave -k out")
     summary = index_corpus(
         args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
-        workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
+        sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
         stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size, postings=args.postings)
     print(summary.format())
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

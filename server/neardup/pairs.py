@@ -24,9 +24,8 @@ from typing import BinaryIO, Iterator, NamedTuple
 from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
 
 from .cmdline import at_least, checked, fraction, progress
-from .core.defaults import DEFAULT_METRIC, DEFAULT_THRESHOLD
-from .core.reference import METRICS
-from .core.similar import DEFAULT_MAX_CANDIDATES
+from .core.reference import HAMMING, METRICS, max_distance
+from .core.similar import DEFAULT_MAX_CANDIDATES, SIMHASH_EXACT_DISTANCE
 from .engine import Deduplicator, Limits
 from .errors import NearDupError
 from .store import SketchStore, default_store_path, open_store
@@ -66,9 +65,15 @@ class PairsSummary:
                 f"{'s' if self.workers > 1 else ''})")
 
     def inexact_warning(self) -> str:
-        return (f"neardup: {self.inexact:,} article{'s' if self.inexact != 1 else ''} had more than "
-                f"{self.max_candidates:,} candidates: only the {self.max_candidates:,} sharing the most values "
-                "were verified, so pairs may be missing (raise --max-candidates)")
+        articles = f"{self.inexact:,} article{'s' if self.inexact != 1 else ''}"
+        if self.metric == HAMMING and max_distance(self.threshold) > SIMHASH_EXACT_DISTANCE:
+            return (f"neardup: {articles} searched at a Hamming distance of up to {max_distance(self.threshold)} "
+                    f"bits; a simhash store's permutation tables find every pair only up to "
+                    f"{SIMHASH_EXACT_DISTANCE} bits (--threshold {(64 - SIMHASH_EXACT_DISTANCE) / 64} or above), so "
+                    "pairs may be missing")
+        return (f"neardup: {articles} had more than {self.max_candidates:,} candidates: only the "
+                f"{self.max_candidates:,} sharing the most values were verified, so pairs may be missing (raise "
+                "--max-candidates)")
 
 
 def _batches(store: SketchStore, threshold: float, metric: str, max_candidates: int, start: int,
@@ -129,15 +134,20 @@ def _ranges(limit: int, workers: int) -> list[tuple[int, int | None]]:
     return [(start, stop) for start, stop in zip(bounds, bounds[1:] + [None])]
 
 
-def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float = DEFAULT_THRESHOLD,
-               metric: str = DEFAULT_METRIC, workers: int = 1, max_candidates: int = DEFAULT_MAX_CANDIDATES,
+def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float | None = None,
+               metric: str | None = None, workers: int = 1, max_candidates: int = DEFAULT_MAX_CANDIDATES,
                show_progress: bool = False) -> PairsSummary:
-    """Writes every near-duplicate pair of the store to `out` as JSON Lines; a store without postings raises
+    """Writes every near-duplicate pair of the store to `out` as JSON Lines; threshold and metric default to the
+    store's (by its sketch kind). A store without postings, or a metric of another sketch kind, raises
     ConfigMismatch before anything is written."""
     started = time.monotonic()
-    summary = PairsSummary(threshold, metric, max_candidates)
     with open_store(store_path, readonly=True) as store:
-        limit = Deduplicator(store).docno_limit()  # ConfigMismatch when the store keeps no postings
+        engine = Deduplicator(store)
+        threshold = engine.defaults.threshold if threshold is None else threshold
+        metric = metric or engine.defaults.metric
+        engine.check_metric(metric)
+        summary = PairsSummary(threshold, metric, max_candidates)
+        limit = engine.docno_limit()  # ConfigMismatch when the store keeps no postings
         total = store.count()
         summary.workers = max(1, min(workers, limit))
         if summary.workers == 1:
@@ -228,12 +238,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Write every near-duplicate pair of the store as JSON Lines: {\"a\": id, \"b\": id, \"similarity\": x}, "
         "each pair once, a being the article stored first. Needs a store with postings (the default of `neardup "
         "index`). A summary goes to stderr. Exit code 3 when some article had more candidates than "
-        "--max-candidates (its pairs may be incomplete).")
+        "--max-candidates, or on a simhash store below --threshold 0.953125 (a Hamming distance over 3 bits, which "
+        "its permutation tables do not guarantee): pairs may be missing.")
     parser.add_argument("--store", default=default_store_path(),
                         help="store directory; $NEARDUP_STORE overrides the default")
-    parser.add_argument("--threshold", type=checked(float, fraction), default=DEFAULT_THRESHOLD,
-                        help="a pair's similarity must reach this, in [0, 1]")
-    parser.add_argument("--metric", choices=METRICS, default=DEFAULT_METRIC, help="similarity measure")
+    parser.add_argument("--threshold", type=checked(float, fraction),
+                        help="a pair's similarity must reach this, in [0, 1] (default: the store's: 0.52, or "
+                             "0.953125 = 61/64, a Hamming distance of 3 bits, for a simhash store)")
+    parser.add_argument("--metric", choices=METRICS,
+                        help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
+                             "simhash store (default: the store's: containment, or hamming)")
     parser.add_argument("--workers", type=at_least(1), default=1,
                         help="search processes, each over a contiguous range of the store's articles")
     parser.add_argument("--output", metavar="FILE",

@@ -9,7 +9,7 @@ import abc
 from typing import Iterator, Sequence
 
 from ..core.similar import Postings
-from ..core.sketch import SKETCHER_VERSION, SketchConfig, validate_sketch
+from ..core.sketch import SKETCHER_VERSION, SketchConfig, check_sketch
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 
 #: LMDB's largest key; other backends keep the same limit so a store can move between them.
@@ -89,7 +89,7 @@ class SketchStore(abc.ABC):
         for doc_id, sketch in items:
             if not isinstance(sketch, (bytes, bytearray, memoryview)):
                 raise InvalidArgument(f"sketch of {doc_id!r} must be bytes, got {type(sketch).__name__}")
-            checked.append((encode_id(doc_id), validate_sketch(bytes(sketch), self._config.k)))
+            checked.append((encode_id(doc_id), check_sketch(bytes(sketch), self._config)))
         return checked
 
     @abc.abstractmethod
@@ -158,7 +158,8 @@ class Snapshot(abc.ABC):
 
     @abc.abstractmethod
     def postings(self, query: bytes) -> Postings:
-        """Every stored article holding each value of the query sketch."""
+        """Every stored article indexed under each of the query sketch's index values (core.similar.index_values:
+        its own values for bottom-K, its four permutation-table keys for SimHash)."""
 
     @abc.abstractmethod
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:

@@ -10,10 +10,13 @@ generation, the change log's floor and size, whether postings are kept, the next
 transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`, and
 `clusters` (id → cluster id, written by `neardup cluster` and for each new article once the store is clustered).
 
-Postings: value → the articles whose sketch holds it, grouped in buckets by the value's low BUCKET_BITS bits.
+Postings: value → the articles indexed under it, grouped in buckets by the value's low BUCKET_BITS bits.
 One LMDB entry per (value, article) would cost ~18 bytes of node overhead for 4 bytes of article number, since
 most values of a corpus are held by one article; a bucket entry is 6 bytes: the value's other 12 bits and a
 flag (uint16), the article number (uint32). Buckets average ~120 entries at a million articles of 128 values.
+What an article is indexed under is core.similar.index_values' rule: a bottom-K sketch's own values; for a
+simhash store the four permutation-table keys of its fingerprint (each below 2**18, so a bucket is one key):
+4 entries, 24 bytes, per article.
 """
 from __future__ import annotations
 
@@ -31,8 +34,7 @@ import lmdb
 
 import numpy as np
 
-from ..core.reference import MIN_EVIDENCE
-from ..core.similar import Postings
+from ..core.similar import Postings, index_values
 from ..core.sketch import SketchConfig, decode_sketch, encode_sketch, stoplist_digest
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from .base import SketchStore, Snapshot, encode_id
@@ -295,12 +297,12 @@ class LmdbStore(SketchStore):
             if sketch is not None:
                 new.append((sketch, docno))
         txn.put(_NEXT_DOCNO, _int(next_docno), db=self._meta)
-        old_values, old_docnos = _flatten(old)
-        new_values, new_docnos = _flatten(new)
+        kind = self.config.kind
+        old_values, old_docnos, _ = _flatten(old, kind)
+        new_values, new_docnos, short = _flatten(new, kind)
         dropped = (old_values & _BUCKET_MASK).astype(np.uint64) << np.uint64(32) | old_docnos
         new_buckets = new_values & _BUCKET_MASK
-        short = np.repeat([len(sketch) // 4 < MIN_EVIDENCE for sketch, _ in new],
-                          [len(sketch) // 4 for sketch, _ in new]).astype(np.uint16)
+        short = short.astype(np.uint16)
         added = np.empty(len(new_values), _ENTRY)
         added["tag"] = (new_values >> BUCKET_BITS).astype(np.uint16) | short * np.uint16(_SHORT)
         added["docno"] = new_docnos
@@ -380,7 +382,7 @@ class LmdbSnapshot(Snapshot):
         return struct.unpack("<I", self._txn.get(key, db=self._store._docnos))[0], sketch
 
     def postings(self, query: bytes) -> Postings:
-        values = np.frombuffer(query, "<u4")
+        values = index_values([query], self._store.config.kind).values
         raw_keys = (values & _BUCKET_MASK).astype(">u4").tobytes()
         keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
         found = dict(self._txn.cursor(db=self._store._postings).getmulti(keys))
@@ -429,12 +431,12 @@ def _docno_key(docno: int) -> bytes:
     return struct.pack(">I", docno)
 
 
-def _flatten(sketches: list[tuple[bytes, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """The values of (sketch, docno) pairs, and the docno of each value."""
-    values = np.frombuffer(b"".join(sketch for sketch, _ in sketches), "<u4")
-    docnos = np.repeat(np.array([docno for _, docno in sketches], np.uint64),
-                       [len(sketch) // 4 for sketch, _ in sketches])
-    return values, docnos
+def _flatten(sketches: list[tuple[bytes, int]], kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The index values of (sketch, docno) pairs (core.similar.index_values), and the docno and short flag of
+    each value."""
+    indexed = index_values([sketch for sketch, _ in sketches], kind)
+    docnos = np.repeat(np.array([docno for _, docno in sketches], np.uint64), indexed.lengths)
+    return indexed.values, docnos, np.repeat(indexed.short, indexed.lengths)
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
