@@ -141,7 +141,9 @@ class SimilarResult:
     """The answer of find_similar, with the parameters the server applied."""
 
     matches: list[Match]  # best first: similarity descending, then id
-    exact: bool           # False: only the candidates sharing the most values were compared; a match may be missing
+    # False: only the candidates sharing the most values were compared, or a simhash store was searched below
+    # threshold 61/64 (over 3 bits), which its tables do not guarantee; a match may be missing
+    exact: bool
     threshold: float
     metric: str
     top_k: int
@@ -219,7 +221,7 @@ def _info(response: pb.InfoResponse) -> Info:
         articles=response.articles,
         sketch_config={"unit": config.unit, "k": config.k, "min_word_len": config.min_word_len,
                        "lang": config.lang, "hash": config.hash, "stoplist_digest": config.stoplist_digest,
-                       "sketcher_version": config.sketcher_version},
+                       "sketcher_version": config.sketcher_version, "kind": config.kind or "bottomk"},
         version=response.version, format_version=response.format_version, generation=response.generation,
         stoplist_size=response.stoplist_size, max_result_set=response.max_result_set,
         default_threshold=response.default_threshold,
@@ -345,8 +347,9 @@ class NearDupClient(_Settings):
             results: the result set in rank order: stored ids (str), or Documents carrying text or a sketch made
                 with the store's configuration (a Document with only an id is read from the store), mixed freely.
             threshold: the similarity in [0, 1] from which a result is a duplicate; None: the server's default.
-            metric: "containment" or "jaccard"; None: the server's default.
-            grouping: "greedy" or "components"; None: the server's default.
+            metric: "containment" or "jaccard" (a bottom-K store), "hamming" (a simhash store); None: the
+                server's default.
+            grouping: "greedy", "components" or "complete"; None: the server's default.
             timeout: seconds for this call; None: the client's timeout.
 
         Returns:
@@ -359,7 +362,9 @@ class NearDupClient(_Settings):
                 bytes, malformed sketch bytes);
                 RESOURCE_EXHAUSTED over a limit (more results than the server's --max-result-set, a message over
                 --max-message-bytes, a text over 10 MiB);
-                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
+                FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K), or a
+                metric of the other sketch kind (hamming on a bottom-K store, containment or jaccard on a simhash
+                store);
                 UNAVAILABLE when the server cannot be reached after the retries (about a second), or cannot read
                 its store;
                 DEADLINE_EXCEEDED when the timeout passes first;
@@ -473,7 +478,8 @@ class NearDupClient(_Settings):
                 configuration; its id may be "", and when it names a stored article that one is left out.
             top_k: the most matches to answer; None: the server's default (10).
             threshold: the similarity in [0, 1] a match reaches; None: the server's default.
-            metric: "containment" or "jaccard"; None: the server's default.
+            metric: "containment" or "jaccard" (a bottom-K store), "hamming" (a simhash store); None: the
+                server's default.
             timeout: seconds for this call; None: the client's timeout.
 
         Returns:
@@ -489,8 +495,9 @@ class NearDupClient(_Settings):
                 bytes, a document without text or sketch, malformed sketch bytes, an unknown language);
                 RESOURCE_EXHAUSTED over a limit (top_k over the server's --max-result-set, a message over
                 --max-message-bytes, a text over 10 MiB);
-                FAILED_PRECONDITION when the store keeps no postings to search (Info.indexed is False), or for a
-                sketch of another sketch configuration (longer than the store's K);
+                FAILED_PRECONDITION when the store keeps no postings to search (Info.indexed is False), for a
+                sketch of another sketch configuration (longer than the store's K), or a metric of the other
+                sketch kind (as for dedup());
                 UNAVAILABLE when the server cannot be reached after the retries, or cannot read its store;
                 DEADLINE_EXCEEDED when the timeout passes first;
                 UNAUTHENTICATED without the server's token (`token=`).

@@ -183,7 +183,8 @@ def _add_dedup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=float,
                         help="similarity in [0, 1] from which a result is a duplicate (default: the server's)")
     parser.add_argument("--metric", choices=METRICS,
-                        help="containment: shared shingles over the shorter text's; jaccard: over the union "
+                        help="containment: shared shingles over the shorter text's; jaccard: over the union; "
+                             "hamming: 1 - differing bits / 64 of a simhash store's fingerprints, its only metric "
                              "(default: the server's)")
     parser.add_argument("--grouping", choices=GROUPINGS,
                         help="greedy: drop a result only as a duplicate of a kept one; components: transitive "
@@ -203,7 +204,8 @@ def _add_similar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=float,
                         help="similarity in [0, 1] a match reaches (default: the server's)")
     parser.add_argument("--metric", choices=METRICS,
-                        help="containment: shared shingles over the shorter text's; jaccard: over the union "
+                        help="containment: shared shingles over the shorter text's; jaccard: over the union; "
+                             "hamming: 1 - differing bits / 64 of a simhash store's fingerprints, its only metric "
                              "(default: the server's)")
     parser.set_defaults(func=_similar)
 

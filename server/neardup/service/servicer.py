@@ -51,11 +51,12 @@ def _decode(message_type, request_bytes: bytes):
 
 
 class NearDupServicer:
-    def __init__(self, engine: Deduplicator, view: LiveView, defaults: DedupParams = DedupParams(),
+    def __init__(self, engine: Deduplicator, view: LiveView, defaults: DedupParams | None = None,
                  max_streams: int = DEFAULT_MAX_STREAMS):
         self.engine = engine
         self.view = view
-        self.defaults = defaults
+        #: What a request leaves unset gets: the store's defaults (by its sketch kind), as Info reports them.
+        self.defaults = defaults or engine.defaults
         self.streams = StreamSlots(max_streams)
         #: Told (status code name, seconds) for each DedupStream message answered (metrics set it).
         self.observe_stream_message: Callable[[str, float], None] | None = None
