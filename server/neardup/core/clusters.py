@@ -7,8 +7,10 @@ Input: n articles numbered 0..n-1 and the pairs that reached the threshold, (a, 
     the cluster count over cut heights, seed 002) within WINDOW of 1 - threshold; every two members of a
     cluster are then within the cut. A component too large for a dense distance matrix is split by communities
     first.
-  * communities: Leiden on the similarity-weighted graph (igraph), which splits components that a few weak
-    links chained together (seed 003).
+  * communities: Leiden on the similarity-weighted graph (igraph) with the constant Potts model (CPM), which
+    splits components that a few weak links chained together (seed 003). CPM splits two parts when their links
+    weigh less than RESOLUTION × |part 1| × |part 2|, whatever the size of the rest of the store; modularity's
+    test depends on the whole graph's weight, so on a large store it stops splitting anything.
 Labels are 0..clusters-1, numbered in order of each cluster's smallest article (deterministic for equal input).
 """
 from __future__ import annotations
@@ -23,8 +25,9 @@ METHODS = (COMPONENTS, COMPLETE, COMMUNITIES)
 WINDOW = 0.05
 #: The largest component complete linkage runs on directly (its distance matrix: m²/2 doubles, 32 MB here).
 MAX_LINKAGE = 2_000
-#: Leiden's resolution on modularity: 1 is the textbook objective; higher splits more.
-RESOLUTION = 1.0
+#: CPM's resolution: the least mean link weight a cluster keeps. Chosen on the development corpus's tune split
+#: (0.3–0.4 is a plateau of pairwise F1; benchmarks/evaluate_clusters.py --split tune), reported on test.
+RESOLUTION = 0.35
 
 
 class Pairs(NamedTuple):
@@ -55,7 +58,7 @@ def communities(n: int, pairs: Pairs, resolution: float = RESOLUTION, seed: int 
 
     random.seed(seed)  # igraph's Leiden draws from Python's random module: same input, same clusters
     graph = igraph.Graph(n=n, edges=np.column_stack([pairs.a, pairs.b]).tolist())
-    partition = graph.community_leiden(objective_function="modularity", weights=pairs.similarity.tolist(),
+    partition = graph.community_leiden(objective_function="CPM", weights=pairs.similarity.tolist(),
                                        resolution=resolution, n_iterations=-1)
     return renumber(np.asarray(partition.membership))
 
