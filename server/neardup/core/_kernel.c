@@ -64,15 +64,7 @@ static uint64_t hash_multiplier;
 #if defined(__GNUC__) || defined(__clang__)
 #define LOWEST_BIT(word) ((unsigned)__builtin_ctzll(word))
 #define PREFETCH(address) __builtin_prefetch(address, 1)
-#define POPCOUNT(word) ((int)__builtin_popcountll(word))
 #else
-static int POPCOUNT(uint64_t word)
-{
-    word = word - ((word >> 1) & 0x5555555555555555ull);
-    word = (word & 0x3333333333333333ull) + ((word >> 2) & 0x3333333333333333ull);
-    word = (word + (word >> 4)) & 0x0F0F0F0F0F0F0F0Full;
-    return (int)((word * 0x0101010101010101ull) >> 56);
-}
 static unsigned LOWEST_BIT(uint64_t word)
 {
     unsigned bit = 0;
@@ -84,6 +76,16 @@ static unsigned LOWEST_BIT(uint64_t word)
 }
 #define PREFETCH(address) ((void)(address))
 #endif
+
+/* Bits set in a word, inline: a compiler's builtin without -mpopcnt calls a library function, which cost more
+ * than the rest of a SimHash pair's work. */
+static inline int POPCOUNT(uint64_t word)
+{
+    word = word - ((word >> 1) & 0x5555555555555555ull);
+    word = (word & 0x3333333333333333ull) + ((word >> 2) & 0x3333333333333333ull);
+    word = (word + (word >> 4)) & 0x0F0F0F0F0F0F0F0Full;
+    return (int)((word * 0x0101010101010101ull) >> 56);
+}
 
 /* One result set, decoded: sketch s holds values[start[s] .. start[s + 1]). */
 typedef struct {
@@ -786,9 +788,10 @@ fail:
 /* ---- SimHash result sets ---- */
 
 /* The fingerprint of one SimHash sketch: 1 (present, stored in *fingerprint), 0 (None or empty: a result
- * without a sketch) or -1 with TypeError/ValueError set. */
+ * without a sketch; *fingerprint is then 0) or -1 with TypeError/ValueError set. */
 static int simhash_fingerprint(PyObject *sketch, Py_ssize_t position, uint64_t *fingerprint)
 {
+    *fingerprint = 0;
     if (sketch == Py_None)
         return 0;
     if (!PyBytes_Check(sketch)) {
@@ -822,8 +825,8 @@ static int check_max_distance(int max_distance)
     return 0;
 }
 
-/* Marks every pair of present fingerprints within max_distance: one popcount per pair, rows packed as for
- * the bottom-K matrix, so the groupings read it unchanged. */
+/* Marks every pair of present fingerprints within max_distance: one popcount per pair, without branches (the
+ * outcomes are unpredictable), rows packed as for the bottom-K matrix, so the groupings read it unchanged. */
 static void mark_simhash_pairs(const uint64_t *fingerprints, const uint64_t *present, size_t n, int max_distance,
                                uint64_t *matrix)
 {
@@ -833,16 +836,12 @@ static void mark_simhash_pairs(const uint64_t *fingerprints, const uint64_t *pre
         uint64_t fingerprint = fingerprints[j];
         size_t row_start = row_offset(j);
         for (size_t w = 0; w <= j >> 6; w++) {
-            uint64_t bits = present[w], word = 0;
-            if (w == j >> 6)
-                bits &= ((uint64_t)1 << (j & 63)) - 1;
-            while (bits) {
-                unsigned bit = LOWEST_BIT(bits);
-                bits &= bits - 1;
-                if (POPCOUNT(fingerprint ^ fingerprints[(w << 6) + bit]) <= max_distance)
-                    word |= (uint64_t)1 << bit;
-            }
-            matrix[row_start + w] = word;
+            const uint64_t *block = fingerprints + (w << 6);
+            size_t count = w == j >> 6 ? (j & 63) : 64;
+            uint64_t word = 0;
+            for (size_t bit = 0; bit < count; bit++)
+                word |= (uint64_t)(POPCOUNT(fingerprint ^ block[bit]) <= max_distance) << bit;
+            matrix[row_start + w] = word & present[w];
         }
     }
 }
