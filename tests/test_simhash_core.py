@@ -284,12 +284,12 @@ def test_similar_simhash_equals_a_scan():
 def test_index_values_per_kind():
     bottom = similar.index_values([encode_sketch([1, 5, 9]), b"", encode_sketch(range(20))], BOTTOMK)
     assert bottom.values.tolist() == [1, 5, 9, *range(20)]
-    assert bottom.lengths.tolist() == [3, 0, 20] and bottom.short.tolist() == [True, True, False]
+    assert bottom.lengths.tolist() == [3, 0, 20] and bottom.length_class.tolist() == [3, 0, 0]
     value = 0x1234_5678_9ABC_DEF0
     keys = similar.index_values([encode(value), b"", encode(0)], SIMHASH)
     assert keys.values.tolist() == [0xDEF0, 1 << 16 | 0x9ABC, 2 << 16 | 0x5678, 3 << 16 | 0x1234, 0, 1 << 16,
                                     2 << 16, 3 << 16]
-    assert keys.lengths.tolist() == [4, 0, 4] and not keys.short.any()
+    assert keys.lengths.tolist() == [4, 0, 4] and not keys.length_class.any()
 
 
 @settings(max_examples=200, deadline=None)
@@ -305,7 +305,7 @@ def postings_of(query: int, stored: list[int]) -> Postings:
     keys = similar.index_values([encode(value) for value in stored], SIMHASH).values.reshape(-1, 4)
     query_keys = similar.index_values([encode(query)], SIMHASH).values
     value_index, docno = np.nonzero(keys.T == query_keys[:, None])
-    return Postings(value_index, docno.astype(np.uint32), np.zeros(len(docno), bool))
+    return Postings(value_index, docno.astype(np.uint32), np.zeros(len(docno), np.uint8))
 
 
 def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_cannot():

@@ -30,7 +30,8 @@ def random_sketch(rng: random.Random) -> bytes:
 
 
 def read_index(path) -> tuple[dict[bytes, int], dict[int, bytes], set[tuple[int, int, bool]]]:
-    """The raw index of a store: id → docno, docno → id, and every posting as (value, docno, short)."""
+    """The raw index of a store: id → docno, docno → id, and every posting as (value, docno, the article's
+    length when it is under MIN_EVIDENCE values, else 0)."""
     with lmdb.open(str(path), readonly=True, max_dbs=6, lock=False) as env:
         dbs = {name: env.open_db(name, create=False) for name in (b"docnos", b"ids", b"postings")}
         with env.begin() as txn:
@@ -42,8 +43,7 @@ def read_index(path) -> tuple[dict[bytes, int], dict[int, bytes], set[tuple[int,
                 bucket = struct.unpack(">I", key)[0]
                 for at in range(0, len(value), 6):
                     tag, docno = struct.unpack("<HI", value[at:at + 6])
-                    value_bits = tag & ((1 << (32 - BUCKET_BITS)) - 1)
-                    posting = (value_bits << BUCKET_BITS | bucket, docno, bool(tag >> (32 - BUCKET_BITS)))
+                    posting = ((tag >> 4) << BUCKET_BITS | bucket, docno, tag & 15)
                     assert posting not in postings, "a posting written twice"
                     postings.add(posting)
     return docnos, ids, postings
@@ -56,7 +56,7 @@ def assert_index_matches_sketches(path) -> dict[bytes, int]:
         sketches = dict(txn.cursor(db=store._sketches))
     assert set(docnos) == set(sketches), "docnos and sketches hold other ids"
     assert {docno: key for key, docno in docnos.items()} == ids, "ids is not the inverse of docnos"
-    rebuilt = {(value, docnos[key], len(sketch) // 4 < MIN_EVIDENCE)
+    rebuilt = {(value, docnos[key], len(sketch) // 4 if len(sketch) // 4 < MIN_EVIDENCE else 0)
                for key, sketch in sketches.items() for value in struct.unpack(f"<{len(sketch) // 4}I", sketch)}
     assert postings == rebuilt
     return docnos

@@ -239,14 +239,19 @@ class Deduplicator:
     def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
                 above: int = -1) -> SimilarOutcome:
         """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs)."""
+
+        def read_unread(value_indices):
+            return snapshot.unread_postings(sketch, value_indices)
+
         if self.config.kind == SIMHASH:
-            found = similar.simhash_candidates(snapshot.postings(sketch), params.threshold, exclude=exclude,
-                                               above=above, max_candidates=self.limits.max_candidates)
+            found = similar.simhash_candidates(snapshot.postings(sketch), params.threshold,
+                                               read_unread=read_unread, exclude=exclude, above=above,
+                                               max_candidates=self.limits.max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
         else:
             found = similar.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
-                                       params.metric, exclude=exclude, above=above,
+                                       params.metric, read_unread=read_unread, exclude=exclude, above=above,
                                        max_candidates=self.limits.max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = kernel.similar(sketch, [article for _, article in articles], self.config.k,

@@ -1,16 +1,17 @@
 """Corpus search: which stored articles can reach a threshold with a query sketch, decided from the postings of
 the query's values (value → articles whose sketch holds it) before any sketch is read, and exactly.
 
-Two bounds do the work, both from reference.py's definitions:
-  * jaccard: every compared value of the query is in the union sample, so jaccard <= shared / |query|;
-  * containment: an article of at least MIN_EVIDENCE values is divided by at least min(MIN_EVIDENCE, |query|)
-    values (the floor), so containment <= shared / that floor. A short article (fewer values) has no such
-    bound: it is always verified.
-Hence (1) the postings of hot values (shared by more than HOT_POSTINGS articles) may be left unread as long as
-an article sharing only those values stays below the threshold; their short articles are still taken, and
-(2) an article whose shared values, plus every skipped value, stay below the threshold is dropped unread.
-What is left is verified by the compiled kernel's early-terminating merge. The answer is exact unless more
-than max_candidates articles pass, a bound on the tail latency the caller chooses.
+Bounds from reference.py's definitions do the work. For an article sharing c values with a query q:
+  * jaccard <= c / |q| (every compared value of the query is in the union sample);
+  * containment <= c / min(MIN_EVIDENCE, |q|) for a long article (at least MIN_EVIDENCE values), and
+    c / min(|q|, L) for a short one of L values: the denominator is at least the floor min(MIN_EVIDENCE, |q|, L).
+Postings say which articles are short and how long (the store keeps L beside each entry), so
+(1) the postings of hot values (more than HOT_POSTINGS long articles) may be left unread as long as a long
+article sharing only those values stays below the threshold; short articles' entries are always read, so
+their c is exact; (2) an article whose bound stays below the threshold (counting every skipped value as shared,
+for long ones) is dropped without reading its sketch. What is left is verified by the compiled kernel's
+early-terminating merge. The answer is exact unless more than max_candidates articles pass, a bound on the tail
+latency the caller chooses.
 
 SimHash stores search by the permutation-table method of Manku, Jain and Das Sarma (WWW 2007): the 64 bits are
 cut into SIMHASH_BLOCKS blocks of 16 bits, and two fingerprints within distance SIMHASH_BLOCKS - 1 = 3 agree
@@ -23,7 +24,7 @@ store calls it when it writes postings and when it reads a query's. A threshold 
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -45,11 +46,22 @@ SIMHASH_EXACT_DISTANCE = SIMHASH_BLOCKS - 1
 
 class Postings(NamedTuple):
     """The postings of a query's values, flattened: entry i says article `docno[i]` holds query value
-    `value_index[i]`; `short[i]` says that article has fewer than MIN_EVIDENCE values."""
+    `value_index[i]`; `length[i]` is that article's number of values when it is short (under MIN_EVIDENCE), 0
+    for a long one. The long articles' entries of the query values in `unread` were left out by the store (their
+    postings are hot: `unread_lengths` entries each); read_unread fetches them when a search needs them."""
 
     value_index: np.ndarray  # intp
     docno: np.ndarray        # uint32
-    short: np.ndarray        # bool
+    length: np.ndarray       # uint8
+    unread: np.ndarray = np.empty(0, np.intp)
+    unread_lengths: np.ndarray = np.empty(0, np.int64)
+
+    def joined(self, other: "Postings") -> "Postings":
+        return Postings(*(np.concatenate([mine, theirs]) for mine, theirs in zip(self[:3], other[:3])))
+
+
+#: The long articles' entries of some query values (by index), which Postings.unread left out.
+ReadUnread = Callable[[np.ndarray], Postings]
 
 
 class Candidates(NamedTuple):
@@ -64,46 +76,54 @@ def bound_divisor(query_length: int, metric: str) -> int:
 
 
 def candidates(query_length: int, postings: Postings, threshold: float, metric: str, *,
-               exclude: int = -1, above: int = -1, max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
-    """The articles that may reach the threshold with a query of query_length values, given its postings.
-    `exclude` is the query's own docno; with `above`, only articles of a larger docno are considered."""
-    if query_length == 0 or len(postings.docno) == 0:
+               read_unread: ReadUnread | None = None, exclude: int = -1, above: int = -1,
+               max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
+    """The articles that may reach the threshold with a query of query_length values, given its postings
+    (read_unread fetches what they left out). `exclude` is the query's own docno; with `above`, only articles
+    of a larger docno are considered."""
+    if query_length == 0:
         return Candidates(np.empty(0, np.uint32), True, 0)
     divisor = bound_divisor(query_length, metric)
-    lengths = np.bincount(postings.value_index, minlength=query_length)
-    hottest = np.argsort(-lengths, kind="stable")
+    hottest = postings.unread[np.argsort(-postings.unread_lengths, kind="stable")]
     skipped = 0
-    while skipped < query_length and lengths[hottest[skipped]] > HOT_POSTINGS \
-            and (skipped + 1) / divisor < threshold:
+    while skipped < len(hottest) and (skipped + 1) / divisor < threshold:
         skipped += 1
+    if skipped < len(hottest):  # the bound cannot spare these: their long articles are read after all
+        postings = postings.joined(_read(read_unread, hottest[skipped:]))
     keep = np.ones(len(postings.docno), bool)
-    if skipped:
-        keep = ~np.isin(postings.value_index, hottest[:skipped])
-        if metric != JACCARD:
-            keep |= postings.short
     if exclude >= 0:
         keep &= postings.docno != exclude
     if above >= 0:
         keep &= postings.docno > above
     docnos, first, shared = np.unique(postings.docno[keep], return_index=True, return_counts=True)
-    # an article sharing `shared` read values and at most every skipped one stays below: dropped unread
-    possible = (shared + skipped) / divisor >= threshold
-    if metric != JACCARD:
-        possible |= postings.short[keep][first]
+    length = postings.length[keep][first].astype(np.int64)
+    # the bound of each article, every skipped value counted as shared by a long one: below it, dropped unread
+    if metric == JACCARD:
+        bound = (shared + np.where(length > 0, 0, skipped)) / divisor
+    else:
+        bound = np.where(length > 0, shared / np.minimum(query_length, np.maximum(length, 1)),
+                         (shared + skipped) / divisor)
+    possible = bound >= threshold
     docnos, shared = docnos[possible], shared[possible]
     order = np.argsort(-shared, kind="stable")
     exact = len(order) <= max_candidates
     return Candidates(docnos[order[:max_candidates]], exact, skipped)
 
 
+def _read(read_unread: ReadUnread | None, value_indices: np.ndarray) -> Postings:
+    if read_unread is None:
+        raise ValueError("the postings left hot values unread and no read_unread was given")
+    return read_unread(value_indices)
+
+
 class IndexValues(NamedTuple):
     """What articles are indexed under in the postings: `values` of every article, concatenated (uint32);
-    `lengths[i]` of them are article i's; `short[i]`: article i has fewer than MIN_EVIDENCE sketch values (a
-    bottom-K bound needs it; never for SimHash)."""
+    `lengths[i]` of them are article i's; `length_class[i]`: article i's number of sketch values when under
+    MIN_EVIDENCE, else 0 (the containment bound of a short article needs it; 0 for every SimHash article)."""
 
-    values: np.ndarray   # uint32
-    lengths: np.ndarray  # int64
-    short: np.ndarray    # bool
+    values: np.ndarray        # uint32
+    lengths: np.ndarray       # int64
+    length_class: np.ndarray  # uint8
 
 
 def index_values(sketches: Sequence[bytes], kind: str) -> IndexValues:
@@ -117,18 +137,22 @@ def index_values(sketches: Sequence[bytes], kind: str) -> IndexValues:
         blocks = (fingerprints[:, None] >> shifts) & np.uint64((1 << SIMHASH_BLOCK_BITS) - 1)
         values = (np.arange(SIMHASH_BLOCKS, dtype=np.uint64) << np.uint64(SIMHASH_BLOCK_BITS)) | blocks
         lengths = np.array([SIMHASH_BLOCKS if sketch else 0 for sketch in sketches], np.int64)
-        return IndexValues(values.astype(np.uint32).ravel(), lengths, np.zeros(len(sketches), bool))
+        return IndexValues(values.astype(np.uint32).ravel(), lengths, np.zeros(len(sketches), np.uint8))
     lengths = np.array([len(sketch) // 4 for sketch in sketches], np.int64)
-    return IndexValues(np.frombuffer(b"".join(sketches), "<u4"), lengths, lengths < MIN_EVIDENCE)
+    return IndexValues(np.frombuffer(b"".join(sketches), "<u4"), lengths,
+                       np.where(lengths < MIN_EVIDENCE, lengths, 0).astype(np.uint8))
 
 
-def simhash_candidates(postings: Postings, threshold: float, *, exclude: int = -1, above: int = -1,
-                       max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
+def simhash_candidates(postings: Postings, threshold: float, *, read_unread: ReadUnread | None = None,
+                       exclude: int = -1, above: int = -1, max_candidates: int = DEFAULT_MAX_CANDIDATES
+                       ) -> Candidates:
     """The articles that may be within the threshold's distance of a SimHash query, given the postings of its
     index_values: those agreeing on enough blocks (one differing bit per disagreeing block at least), the most
     agreeing blocks first. Exact when the distance is at most SIMHASH_EXACT_DISTANCE and no more than
     max_candidates pass; `exclude` and `above` as for candidates."""
     distance = max_distance(threshold)
+    if len(postings.unread):  # every table is needed for the guarantee: hot blocks are read too
+        postings = postings.joined(_read(read_unread, postings.unread))
     keep = np.ones(len(postings.docno), bool)
     if exclude >= 0:
         keep &= postings.docno != exclude

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib
+import operator
 import re
 import struct
 from dataclasses import asdict, dataclass, field
@@ -369,7 +370,7 @@ def validate_sketch(sketch: bytes, k: int) -> bytes:
     if len(values) > k:
         raise ConfigMismatch(f"sketch has {len(values)} values but the store keeps K={k}; "
                              "it was made with another configuration")
-    if any(a >= b for a, b in zip(values, values[1:])):
+    if not all(map(operator.lt, values, values[1:])):
         raise InvalidArgument("sketch values must be strictly ascending (sorted, no repeats)")
     return bytes(sketch)
 

@@ -159,7 +159,12 @@ class Snapshot(abc.ABC):
     @abc.abstractmethod
     def postings(self, query: bytes) -> Postings:
         """Every stored article indexed under each of the query sketch's index values (core.similar.index_values:
-        its own values for bottom-K, its four permutation-table keys for SimHash)."""
+        its own values for bottom-K, its four permutation-table keys for SimHash); a hot value's long articles
+        may be left out (Postings.unread)."""
+
+    @abc.abstractmethod
+    def unread_postings(self, query: bytes, value_indices) -> Postings:
+        """The long articles that postings(query) left out for these query values."""
 
     @abc.abstractmethod
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:

@@ -12,8 +12,11 @@ transaction as the sketches, `docnos` (id → article number), `ids` (number →
 
 Postings: value → the articles indexed under it, grouped in buckets by the value's low BUCKET_BITS bits.
 One LMDB entry per (value, article) would cost ~18 bytes of node overhead for 4 bytes of article number, since
-most values of a corpus are held by one article; a bucket entry is 6 bytes: the value's other 12 bits and a
-flag (uint16), the article number (uint32). Buckets average ~120 entries at a million articles of 128 values.
+most values of a corpus are held by one article; a bucket entry is 6 bytes: a tag (uint16: the value's other 12
+bits, then 4 bits of the article's length when it is short, core.similar's bound needs it) and the article
+number (uint32). Buckets average ~120 entries at a million articles of 128 values. A write appends to a bucket
+and decodes it only to drop entries (a replaced or deleted article), so a batch costs what it adds, not what
+the buckets hold; a search decodes small buckets together and picks a hot value's entries out of its own.
 What an article is indexed under is core.similar.index_values' rule: a bottom-K sketch's own values; for a
 simhash store the four permutation-table keys of its fingerprint (each below 2**18, so a bucket is one key):
 4 entries, 24 bytes, per article.
@@ -34,6 +37,7 @@ import lmdb
 
 import numpy as np
 
+from ..core import similar
 from ..core.similar import Postings, index_values
 from ..core.sketch import SketchConfig, decode_sketch, encode_sketch, stoplist_digest
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
@@ -55,8 +59,8 @@ _INDEXED, _NEXT_DOCNO, _CLUSTERING = b"indexed", b"next_docno", b"clustering"
 BUCKET_BITS = 20
 _BUCKET_MASK = (1 << BUCKET_BITS) - 1
 _ENTRY = np.dtype([("tag", "<u2"), ("docno", "<u4")])  # packed: 6 bytes
-_HIGH_MASK = (1 << (32 - BUCKET_BITS)) - 1  # the value's bits a tag holds
-_SHORT = 1 << (32 - BUCKET_BITS)            # tag flag: the article has fewer than MIN_EVIDENCE values
+_LENGTH_BITS = 4  # the low bits of a tag: a short article's length (< MIN_EVIDENCE = 16), 0 for a long one
+_LENGTH_MASK = (1 << _LENGTH_BITS) - 1
 
 
 def _int(value: int) -> bytes:
@@ -299,33 +303,35 @@ class LmdbStore(SketchStore):
         txn.put(_NEXT_DOCNO, _int(next_docno), db=self._meta)
         kind = self.config.kind
         old_values, old_docnos, _ = _flatten(old, kind)
-        new_values, new_docnos, short = _flatten(new, kind)
-        dropped = (old_values & _BUCKET_MASK).astype(np.uint64) << np.uint64(32) | old_docnos
-        new_buckets = new_values & _BUCKET_MASK
-        short = short.astype(np.uint16)
+        new_values, new_docnos, length_class = _flatten(new, kind)
         added = np.empty(len(new_values), _ENTRY)
-        added["tag"] = (new_values >> BUCKET_BITS).astype(np.uint16) | short * np.uint16(_SHORT)
+        added["tag"] = _tags(new_values, length_class)
         added["docno"] = new_docnos
+        new_buckets = new_values & _BUCKET_MASK
+        order = np.argsort(new_buckets, kind="stable")
+        new_buckets, added = new_buckets[order], added[order].tobytes()
         touched = _distinct(np.concatenate([old_values & _BUCKET_MASK, new_buckets]))
+        ends = (np.searchsorted(new_buckets, touched, side="right") * _ENTRY.itemsize).tolist()
+        starts = [0] + ends[:-1]
         raw_keys = touched.astype(">u4").tobytes()
         keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
         stored = dict(txn.cursor(db=self._postings).getmulti(keys))
-        held = list(map(stored.get, keys, itertools.repeat(b"")))
-        entries = np.frombuffer(b"".join(held), _ENTRY)
-        buckets = np.repeat(touched, np.fromiter(map(len, held), np.int64, len(held)) // _ENTRY.itemsize)
-        if len(dropped):
-            kept = ~np.isin(buckets.astype(np.uint64) << np.uint64(32) | entries["docno"], dropped)
-            buckets, entries = buckets[kept], entries[kept]
-        buckets = np.concatenate([buckets, new_buckets])
-        order = np.argsort(buckets, kind="stable")
-        data = np.concatenate([entries, added])[order].tobytes()
-        ends = (np.searchsorted(buckets[order], touched, side="right") * _ENTRY.itemsize).tolist()
-        starts = [0] + ends[:-1]
-        writes = [(key, data[start:end]) for key, start, end in zip(keys, starts, ends) if end > start]
-        if len(writes) < len(keys):
-            for key, start, end in zip(keys, starts, ends):
-                if end == start and key in stored:
-                    txn.delete(key, db=self._postings)
+        # an old article's entries leave every bucket of its old values: only those buckets are decoded
+        dropping = {}
+        for bucket, docnos in _grouped(old_values & _BUCKET_MASK, old_docnos):
+            key = struct.pack(">I", bucket)
+            entries = np.frombuffer(stored.get(key, b""), _ENTRY)
+            dropping[key] = entries[~np.isin(entries["docno"], docnos)].tobytes()
+        writes, deletes = [], []
+        for key, start, end in zip(keys, starts, ends):
+            value = dropping[key] if key in dropping else stored.get(key, b"")
+            value += added[start:end]
+            if value:
+                writes.append((key, value))
+            elif key in stored:
+                deletes.append(key)
+        for key in deletes:
+            txn.delete(key, db=self._postings)
         txn.cursor(db=self._postings).putmulti(writes)
 
     def _write(self, change, ids: list[str]) -> tuple:
@@ -373,6 +379,7 @@ class LmdbSnapshot(Snapshot):
     def __init__(self, store: LmdbStore):
         self._store = store
         self._txn = store._env.begin()
+        self._held: tuple[bytes, list[bytes]] = (b"", [])  # the latest query's buckets, for unread_postings
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
         key = encode_id(doc_id)
@@ -382,16 +389,47 @@ class LmdbSnapshot(Snapshot):
         return struct.unpack("<I", self._txn.get(key, db=self._store._docnos))[0], sketch
 
     def postings(self, query: bytes) -> Postings:
+        """The query values' entries: small buckets decoded together, each large one on its own, where a value
+        holding more than similar.HOT_POSTINGS long articles leaves them out (Postings.unread) until asked."""
         values = index_values([query], self._store.config.kind).values
         raw_keys = (values & _BUCKET_MASK).astype(">u4").tobytes()
         keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
         found = dict(self._txn.cursor(db=self._store._postings).getmulti(keys))
         held = list(map(found.get, keys, itertools.repeat(b"")))
-        entries = np.frombuffer(b"".join(held), _ENTRY)
-        value_index = np.repeat(np.arange(len(values)), [len(value) // _ENTRY.itemsize for value in held])
+        self._held = (query, held)
+        sizes = np.fromiter(map(len, held), np.int64, len(held)) // _ENTRY.itemsize
+        large = sizes > similar.HOT_POSTINGS
+        small = np.flatnonzero(~large)
+        entries = np.frombuffer(b"".join([held[i] for i in small.tolist()]), _ENTRY)
+        value_index = np.repeat(small, sizes[small])
         tags = entries["tag"]
-        match = (tags & _HIGH_MASK) == (values >> BUCKET_BITS)[value_index]
-        return Postings(value_index[match], entries["docno"][match], (tags[match] & _SHORT) != 0)
+        match = (tags >> _LENGTH_BITS) == (values >> BUCKET_BITS)[value_index]
+        parts = [(value_index[match], entries["docno"][match], (tags[match] & _LENGTH_MASK).astype(np.uint8))]
+        unread, unread_lengths = [], []
+        for index in np.flatnonzero(large).tolist():
+            entries = _value_entries(held[index], int(values[index]))
+            long = (entries["tag"] & _LENGTH_MASK) == 0
+            if long.sum() > similar.HOT_POSTINGS:
+                unread.append(index)
+                unread_lengths.append(int(long.sum()))
+                entries = entries[~long]
+            parts.append((np.full(len(entries), index), entries["docno"],
+                          (entries["tag"] & _LENGTH_MASK).astype(np.uint8)))
+        return Postings(*(np.concatenate(column) for column in zip(*parts)), np.array(unread, np.intp),
+                        np.array(unread_lengths, np.int64))
+
+    def unread_postings(self, query: bytes, value_indices: np.ndarray) -> Postings:
+        """The long articles' entries that postings(query) left out for these query values (Postings.unread)."""
+        values = index_values([query], self._store.config.kind).values
+        held = self._held[1] if self._held[0] == query else [
+            self._txn.get(struct.pack(">I", int(value) & _BUCKET_MASK), b"", db=self._store._postings)
+            for value in values]
+        parts = [(np.empty(0, np.intp), np.empty(0, np.uint32), np.empty(0, np.uint8))]
+        for index in np.asarray(value_indices).tolist():
+            entries = _value_entries(held[index], int(values[index]))
+            entries = entries[(entries["tag"] & _LENGTH_MASK) == 0]
+            parts.append((np.full(len(entries), index), entries["docno"], np.zeros(len(entries), np.uint8)))
+        return Postings(*(np.concatenate(column) for column in zip(*parts)))
 
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
         get, ids, sketches = self._txn.get, self._store._ids, self._store._sketches
@@ -432,11 +470,30 @@ def _docno_key(docno: int) -> bytes:
 
 
 def _flatten(sketches: list[tuple[bytes, int]], kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The index values of (sketch, docno) pairs (core.similar.index_values), and the docno and short flag of
+    """The index values of (sketch, docno) pairs (core.similar.index_values), and the docno and length class of
     each value."""
     indexed = index_values([sketch for sketch, _ in sketches], kind)
     docnos = np.repeat(np.array([docno for _, docno in sketches], np.uint64), indexed.lengths)
-    return indexed.values, docnos, np.repeat(indexed.short, indexed.lengths)
+    return indexed.values, docnos, np.repeat(indexed.length_class, indexed.lengths)
+
+
+def _tags(values: np.ndarray, length_class: np.ndarray) -> np.ndarray:
+    """An entry's tag: the value's bits above the bucket's, then the article's length class."""
+    return ((values >> BUCKET_BITS).astype(np.uint16) << _LENGTH_BITS) | length_class.astype(np.uint16)
+
+
+def _value_entries(bucket: bytes, value: int) -> np.ndarray:
+    """The entries of one value in its bucket."""
+    entries = np.frombuffer(bucket, _ENTRY)
+    return entries[(entries["tag"] >> _LENGTH_BITS) == value >> BUCKET_BITS]
+
+
+def _grouped(buckets: np.ndarray, docnos: np.ndarray):
+    """(bucket, the docnos of its entries) per distinct bucket."""
+    order = np.argsort(buckets, kind="stable")
+    buckets, docnos = buckets[order], docnos[order]
+    cuts = np.flatnonzero(np.diff(buckets)) + 1
+    return zip(buckets[np.concatenate([[0], cuts])].tolist() if len(buckets) else [], np.split(docnos, cuts))
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
