@@ -3,7 +3,10 @@
 Result sets look like search results: 100 documents of 30..400 shingles (so most sketches are full K=64
 samples, a few short ones complete), 20-40 % of them near-duplicates of an earlier one (edited copies and
 excerpts). The machine may be noisy, so the baseline runs in the same process and the ratios are the figure
-to trust. Usage: python benchmarks/bench_kernel.py [--quick]; writes benchmarks/out/kernel.json.
+to trust. The same documents as 64-bit SimHash fingerprints (a simhash store's sketch, 8 bytes) go through the
+kernel's popcount path, timed in turns with the bottom-K kernel on the same sets (measure.interleaved_us), and
+against reference.dedup_simhash. Usage: python benchmarks/bench_kernel.py [--quick]; writes
+benchmarks/out/kernel.json.
 """
 from __future__ import annotations
 
@@ -18,13 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from measure import summary_us, time_calls  # noqa: E402
-from neardup.core import kernel, reference  # noqa: E402
+from measure import interleaved_us, summary_us, time_calls  # noqa: E402
+from neardup.core import _shingle, kernel, reference  # noqa: E402
 from neardup.core.sketch import encode_sketch  # noqa: E402
 
 K = 64
 RESULTS = 100
 THRESHOLD = 0.7
+SIMHASH_THRESHOLD = 61 / 64  # a simhash store's default: at most 3 differing bits
 SEED = 20240601
 OUT = ROOT / "benchmarks" / "out" / "kernel.json"
 
@@ -42,8 +46,8 @@ def _near_duplicate(rng: random.Random, original: set[int]) -> set[int]:
     return set(shingles[edits:]) | {rng.getrandbits(32) for _ in range(edits)}
 
 
-def result_set(rng: random.Random) -> list[list[int]]:
-    """One ranked result set as decoded sketches; each near-duplicate copies an earlier document."""
+def result_documents(rng: random.Random) -> list[set[int]]:
+    """One ranked result set as documents (their shingle hashes); each near-duplicate copies an earlier one."""
     share = rng.uniform(0.2, 0.4)
     documents: list[set[int]] = []
     for _ in range(RESULTS):
@@ -51,7 +55,47 @@ def result_set(rng: random.Random) -> list[list[int]]:
             documents.append(_near_duplicate(rng, rng.choice(documents)))
         else:
             documents.append(_document(rng))
-    return [sorted(doc)[:K] for doc in documents]
+    return documents
+
+
+def result_set(rng: random.Random) -> list[list[int]]:
+    """One ranked result set as decoded bottom-K sketches."""
+    return [sorted(doc)[:K] for doc in result_documents(rng)]
+
+
+def simhash_rows(documents: list[list[set[int]]], quick: bool) -> list[dict]:
+    """SimHash Dedup of the same result sets, per grouping, in turns with bottom-K (containment, THRESHOLD) on the
+    same sets; and against reference.dedup_simhash."""
+    fingerprints = [[_shingle.simhash(doc, frozenset()) for doc in docs] for docs in documents]
+    sketches = [[encode_sketch(sorted(doc)[:K]) for doc in docs] for docs in documents]
+    baseline_sets = fingerprints[: 3 if quick else 10]
+    rows = []
+    for grouping in reference.GROUPINGS:
+        for blobs in baseline_sets:
+            assert kernel.dedup_simhash(blobs, SIMHASH_THRESHOLD, grouping) == reference.dedup_simhash(
+                [int.from_bytes(b, "little") for b in blobs], SIMHASH_THRESHOLD, grouping)
+        timed = interleaved_us({
+            "simhash": (kernel.dedup_simhash, [(f, SIMHASH_THRESHOLD, grouping) for f in fingerprints]),
+            "bottomk": (kernel.dedup, [(b, K, THRESHOLD, reference.CONTAINMENT, grouping) for b in sketches]),
+        }, 20 if quick else 200)
+        baseline = summary_us(time_calls(
+            reference.dedup_simhash,
+            [([int.from_bytes(b, "little") for b in f], SIMHASH_THRESHOLD, grouping) for f in baseline_sets], 1))
+        compiled_on_baseline_sets = summary_us(time_calls(
+            kernel.dedup_simhash, [(f, SIMHASH_THRESHOLD, grouping) for f in baseline_sets], 20 if quick else 200))
+        rows.append({
+            "grouping": grouping, "threshold": SIMHASH_THRESHOLD,
+            "duplicates_per_set": statistics.mean(
+                sum(d >= 0 for d in kernel.dedup_simhash(f, SIMHASH_THRESHOLD, grouping).duplicate_of)
+                for f in fingerprints),
+            "bottomk_duplicates_per_set": statistics.mean(
+                sum(d >= 0 for d in kernel.dedup(b, K, THRESHOLD, reference.CONTAINMENT, grouping).duplicate_of)
+                for b in sketches),
+            "kernel": timed["simhash"], "bottomk_kernel_same_rounds": timed["bottomk"], "reference": baseline,
+            "speedup_median": baseline["median_us"] / compiled_on_baseline_sets["median_us"],
+            "bytes_per_article": statistics.mean(len(b) for f in fingerprints for b in f),
+            "bottomk_bytes_per_article": statistics.mean(len(b) for s in sketches for b in s)})
+    return rows
 
 
 def main() -> None:
@@ -59,12 +103,13 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer sets and rounds (a smoke run)")
     quick = parser.parse_args().quick
     rng = random.Random(SEED)
-    sets = [result_set(rng) for _ in range(20 if quick else 100)]
+    documents = [result_documents(rng) for _ in range(20 if quick else 100)]
+    sets = [[sorted(doc)[:K] for doc in docs] for docs in documents]
     encoded = [[encode_sketch(s) for s in sketches] for sketches in sets]
     baseline_sets = sets[: 3 if quick else 10]
 
     rows = []
-    for metric in reference.METRICS:
+    for metric in reference.BOTTOMK_METRICS:
         for grouping in reference.GROUPINGS:
             for sketches, blobs in zip(baseline_sets, encoded):
                 assert kernel.dedup(blobs, K, THRESHOLD, metric, grouping) == \
@@ -84,9 +129,10 @@ def main() -> None:
                          "kernel_on_reference_sets": compiled_on_baseline_sets,
                          "speedup_median": baseline["median_us"] / compiled_on_baseline_sets["median_us"]})
 
+    simhash = simhash_rows(documents, quick)
     report = {"results_per_set": RESULTS, "k": K, "threshold": THRESHOLD, "seed": SEED, "quick": quick,
               "sets": len(sets), "reference_sets": len(baseline_sets), "python": platform.python_version(),
-              "machine": platform.machine(), "rows": rows}
+              "machine": platform.machine(), "rows": rows, "simhash_rows": simhash}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(report, indent=2) + "\n")
 
@@ -97,6 +143,18 @@ def main() -> None:
     for row in rows:
         print(f"| {row['metric']} | {row['grouping']} | {row['duplicates_per_set']:.1f} "
               f"| {row['kernel']['median_us']:.1f} | {row['kernel']['p99_us']:.1f} "
+              f"| {row['reference']['median_us']:.0f} | {row['speedup_median']:.0f}x |")
+    print(f"\nThe same documents as SimHash fingerprints, hamming {SIMHASH_THRESHOLD} (at most 3 bits), timed in "
+          f"turns with bottom-K (K={K}, containment {THRESHOLD}) on the same sets; µs per set\n")
+    print("| grouping | bytes/article (bottom-K) | dups/set (bottom-K) | SimHash median | SimHash p99 "
+          "| bottom-K median, same rounds | bottom-K / SimHash | reference median | speedup (medians) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in simhash:
+        print(f"| {row['grouping']} | {row['bytes_per_article']:.0f} ({row['bottomk_bytes_per_article']:.0f}) "
+              f"| {row['duplicates_per_set']:.1f} ({row['bottomk_duplicates_per_set']:.1f}) "
+              f"| {row['kernel']['median_us']:.1f} | {row['kernel']['p99_us']:.1f} "
+              f"| {row['bottomk_kernel_same_rounds']['median_us']:.1f} "
+              f"| {row['bottomk_kernel_same_rounds']['median_us'] / row['kernel']['median_us']:.1f}x "
               f"| {row['reference']['median_us']:.0f} | {row['speedup_median']:.0f}x |")
     print(f"\nwrote {OUT.relative_to(ROOT)}")
 

@@ -12,7 +12,9 @@ are left out of F1 and the share grouped is reported apart, as separating them n
 Baselines see the same grouping: datasketch MinHash (128 permutations over word 5-grams, its Jaccard
 estimate), exact word 5-gram Jaccard and containment, and 64-bit SimHash (restated below; PyPI `simhash`
 breaks under numpy 2). neardup's stop-list is learned over the whole split with core/stoplist.py, as
-`neardup index` does.
+`neardup index` does. neardup's own SimHash (a store made by `neardup index --sketch simhash`: the default
+configuration's word 3-gram shingles and stop-list, one 64-bit fingerprint, metric hamming) sits beside them at
+its best threshold, and is also reported at a simhash store's default, 61/64 (at most 3 differing bits).
 
     python benchmarks/evaluate.py [--split test|tune] [--quick] [--explore]
 writes benchmarks/out/quality-SPLIT.md (also printed), quality-SPLIT.json and quality-SPLIT_pr.png.
@@ -26,7 +28,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -46,7 +48,7 @@ except ImportError:
         return reference.similarity(decode_sketch(a), decode_sketch(b), k, metric)
 
 OUT = Path(__file__).resolve().parent / "out"
-THRESHOLDS = np.union1d(np.round(np.arange(1, 100) / 100, 2), [defaults.DEFAULT_THRESHOLD])
+THRESHOLDS = np.union1d(np.round(np.arange(1, 100) / 100, 2), [defaults.DEFAULT_THRESHOLD, defaults.SIMHASH_THRESHOLD])
 _WORD = re.compile(r"[^\W_]+")
 _NEGATIVE_KINDS = ("template", "site", "topic", "quote")  # Doc fields: hard negatives share one of them
 #: Pairs of these kinds are left out of precision, recall and F1 (reported apart).
@@ -136,6 +138,28 @@ class NeardupMethods:
                              lambda a, b: _sketch_similarity(a, b, config.k, config.metric))
 
         return Method(config.label, pair_matrix, default_threshold)
+
+    def simhash_method(self) -> Method:
+        """neardup's SimHash sketch: a simhash store's fingerprints (the default unit and min_word_len, the
+        stop-list learned as for bottom-K), similarity 1 - hamming / 64; a text without a fingerprint is similar
+        to nothing."""
+        hashes = self.hashes(DEFAULT_CONFIG.unit, DEFAULT_CONFIG.min_word_len)
+        bottom_k = self.sketcher(DEFAULT_CONFIG)
+        sketcher = Sketcher(replace(bottom_k.config, kind=reference.SIMHASH), bottom_k.stoplist)
+        fingerprints: dict[int, bytes] = {}
+
+        def pair_matrix(indexes: list[int]) -> np.ndarray:
+            for i in indexes:
+                if i not in fingerprints:
+                    fingerprints[i] = sketcher.sketch_hashes(hashes[i])
+            blobs = [fingerprints[i] for i in indexes]
+            values = np.array([int.from_bytes(b, "little") for b in blobs], dtype=np.uint64)
+            present = np.array([bool(b) for b in blobs])
+            similarity = 1.0 - np.bitwise_count(values[:, None] ^ values[None, :]) / 64.0
+            return np.where(present[:, None] & present[None, :], similarity, 0.0)
+
+        return Method(f"neardup SimHash {DEFAULT_CONFIG.unit} 64-bit hamming", pair_matrix,
+                      defaults.SIMHASH_THRESHOLD)
 
 
 def word_ngrams(text: str, n: int = 5) -> list[str]:
@@ -327,7 +351,9 @@ def summary(method: Method, counts: dict[str, Counts]) -> dict:
                   for scope, c in counts.items() if scope != "overall"}
     return {"name": method.name, "default": figures(at), "best": figures(best), "scope_best": scope_best,
             "curve": {"threshold": THRESHOLDS.tolist(), "precision": overall.precision().tolist(),
-                      "recall": overall.recall().tolist(), "f1": overall.f1().tolist()}}
+                      "recall": overall.recall().tolist(), "f1": overall.f1().tolist()},
+            "negatives_grouped_curve": {kind: (overall.negatives_grouped[kind] / max(1, overall.negatives[kind])
+                                               ).tolist() for kind in _NEGATIVE_KINDS}}
 
 
 def margins(default: dict, baselines: list[dict], oracle: bool = True) -> dict[str, float]:
@@ -343,7 +369,10 @@ def margins(default: dict, baselines: list[dict], oracle: bool = True) -> dict[s
     return result
 
 
-def markdown(default: dict, baselines: list[dict], explored: list[dict], command: str, corpus_note: str) -> str:
+def markdown(default: dict, baselines: list[dict], explored: list[dict], command: str, corpus_note: str,
+             simhash: dict | None = None) -> str:
+    """The report; `simhash`, neardup's SimHash sketch, is shown beside the baselines (at its best threshold, and
+    per distance in a table of its own) but is no baseline: the margins are over the baselines only."""
     lines = [f"Measured with `{command}` ({corpus_note}).", "",
              "**Overall** (mixed result sets): neardup at its default threshold; each baseline at its own best "
              "threshold. *Grouped*: the share of hard-negative pairs put in one group — template variants (left "
@@ -351,7 +380,8 @@ def markdown(default: dict, baselines: list[dict], explored: list[dict], command
              "quotes a passage of it.", "",
              "| method | threshold | precision | recall | F1 | grouped: template | site | topic | quote |",
              "|---|---|---|---|---|---|---|---|---|"]
-    for row, figures in [(default, default["default"])] + [(b, b["best"]) for b in baselines]:
+    others = baselines + ([simhash] if simhash else [])
+    for row, figures in [(default, default["default"])] + [(b, b["best"]) for b in others]:
         neg = figures["negatives_grouped"]
         lines.append(f"| {row['name']} | {figures['threshold']:.2f} | {figures['precision']:.3f} | "
                      f"{figures['recall']:.3f} | **{figures['f1']:.3f}** | {neg['template']:.1%} | "
@@ -361,11 +391,11 @@ def markdown(default: dict, baselines: list[dict], explored: list[dict], command
               "length of the original or language; hard negatives included). neardup at its one default "
               "threshold; each baseline at *that scope's own* best threshold (an oracle no service has), shown as "
               "F1@threshold.", "",
-              "| scope | " + " | ".join([default["name"]] + [b["name"] for b in baselines]) + " | margin |",
-              "|---|" + "---|" * (len(baselines) + 2)]
+              "| scope | " + " | ".join([default["name"]] + [b["name"] for b in others]) + " | margin |",
+              "|---|" + "---|" * (len(others) + 2)]
     for scope in default["default"]["scopes"]:
         lines.append(f"| {scope} | **{default['default']['scopes'][scope]:.3f}** | " + " | ".join(
-            f"{b['scope_best'][scope]['f1']:.3f}@{b['scope_best'][scope]['threshold']:.2f}" for b in baselines)
+            f"{b['scope_best'][scope]['f1']:.3f}@{b['scope_best'][scope]['threshold']:.2f}" for b in others)
             + f" | {margin[scope]:+.3f} |")
     worst = min(margin, key=margin.get)
     served = margins(default, baselines, oracle=False)
@@ -373,6 +403,29 @@ def markdown(default: dict, baselines: list[dict], explored: list[dict], command
     lines += ["", f"Overall margin over the best baseline's best threshold: {margin['overall']:+.3f}; smallest "
               f"margin: {worst} {margin[worst]:+.3f} (baselines at each scope's own best threshold), "
               f"{served_worst} {served[served_worst]:+.3f} (baselines at their one best overall threshold)."]
+    if simhash:
+        lines += ["", f"**{simhash['name']}** — a store made by `neardup index --sketch simhash` (the default's "
+                  "shingles and stop-list, one 64-bit fingerprint per text): overall, per Hamming distance allowed "
+                  "(threshold t allows 64 − ⌈64 t⌉ bits; a simhash store's default 61/64 allows 3, the most its "
+                  "corpus search finds exactly), and per scope at its one best overall threshold. It sits beside the "
+                  "baselines above but is none: the margins are over the baselines only.", "",
+                  "| max distance (bits) | threshold | precision | recall | F1 | grouped: template | site | topic | "
+                  "quote |", "|---|---|---|---|---|---|---|---|---|"]
+        curve, best = simhash["curve"], simhash["best"]
+        for distance in sorted({0, 1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, reference.max_distance(best["threshold"])}):
+            at = [i for i, t in enumerate(THRESHOLDS) if reference.max_distance(float(t)) == distance]
+            if not at:
+                continue
+            i = max(at)
+            neg = simhash["negatives_grouped_curve"]
+            mark = " (default)" if distance == reference.max_distance(defaults.SIMHASH_THRESHOLD) else \
+                " (best)" if distance == reference.max_distance(best["threshold"]) else ""
+            lines.append(f"| {distance}{mark} | {(64 - distance) / 64:.4f} | {curve['precision'][i]:.3f} | "
+                         f"{curve['recall'][i]:.3f} | **{curve['f1'][i]:.3f}** | {neg['template'][i]:.1%} | "
+                         f"{neg['site'][i]:.1%} | {neg['topic'][i]:.1%} | {neg['quote'][i]:.1%} |")
+        scopes = best["scopes"]
+        lines += ["", "Per scope at its best threshold: " + ", ".join(f"{scope} {f1:.3f}"
+                                                                       for scope, f1 in scopes.items()) + "."]
     if explored:
         lines += ["", "**neardup configurations explored** (each at its own best overall threshold; the worst "
                   "scope's F1 at that same threshold, and the worst margin over the baselines' per-scope best if "
@@ -443,9 +496,10 @@ def main(argv: list[str] | None = None) -> None:
     default.name = f"neardup default ({DEFAULT_CONFIG.label.removeprefix('neardup ')})"
     baselines = [minhash_method(docs), exact_method(docs, reference.JACCARD),
                  exact_method(docs, reference.CONTAINMENT), simhash_method(docs)]
+    neardup_simhash = neardup.simhash_method()
     explored = [neardup.method(c) for c in EXPLORED if c != DEFAULT_CONFIG] if args.explore else []
     rows = {}
-    for method in [default, *baselines, *explored]:
+    for method in [default, *baselines, neardup_simhash, *explored]:
         rows[method.name] = summary(method, evaluate(method, sets))
         print(f"  {method.name}: best F1 {rows[method.name]['best']['f1']:.3f} "
               f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
@@ -455,14 +509,15 @@ def main(argv: list[str] | None = None) -> None:
                    f"{sum(len(s) for s in sets.values())} result sets of ~100, Python {sys.version.split()[0]}")
     table = markdown(rows[default.name], [rows[b.name] for b in baselines],
                      [rows[default.name]] + [rows[m.name] for m in explored] if explored else [],
-                     command, corpus_note)
+                     command, corpus_note, rows[neardup_simhash.name])
     args.out.mkdir(parents=True, exist_ok=True)
     stem = f"quality-{args.split}"
     (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
     (args.out / f"{stem}.json").write_text(json.dumps(
         {"command": command, "corpus": corpus_note, "thresholds": THRESHOLDS.tolist(), "methods": rows},
         indent=1), encoding="utf-8")
-    plot([rows[default.name]] + [rows[b.name] for b in baselines], args.out / f"{stem}_pr.png")
+    plot([rows[default.name]] + [rows[b.name] for b in baselines] + [rows[neardup_simhash.name]],
+         args.out / f"{stem}_pr.png")
     print(table)
 
 
