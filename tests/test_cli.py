@@ -123,7 +123,7 @@ def test_every_option_has_help_that_shows_its_default(neardup, monkeypatch, prog
     assert done.returncode == EXIT_OK and done.stderr == ""
     blocks = option_blocks(done.stdout)
     actions = [action for action in command_parser(parser, command)._actions if action.dest != "help"]
-    assert len(actions) >= 6  # the command's own parser, not its line in the list of commands
+    assert len(actions) >= 3  # the command's own parser (the list of commands gives a parser without options)
     for action in actions:
         name = action.option_strings[0] if action.option_strings else action.metavar
         block = blocks.get(name, "")
