@@ -407,14 +407,18 @@ class LmdbSnapshot(Snapshot):
         parts = [(value_index[match], entries["docno"][match], (tags[match] & _LENGTH_MASK).astype(np.uint8))]
         unread, unread_lengths = [], []
         for index in np.flatnonzero(large).tolist():
-            entries = _value_entries(held[index], int(values[index]))
-            long = (entries["tag"] & _LENGTH_MASK) == 0
-            if long.sum() > similar.HOT_POSTINGS:
+            words = np.frombuffer(held[index], "<u2")  # an entry is 3 words: tag, docno low, docno high
+            tags = words[0::3]
+            mine = (tags >> _LENGTH_BITS) == int(values[index]) >> BUCKET_BITS
+            length = tags & _LENGTH_MASK
+            long_count = int(np.count_nonzero(mine & (length == 0)))
+            if long_count > similar.HOT_POSTINGS:  # only the short articles' entries are decoded
                 unread.append(index)
-                unread_lengths.append(int(long.sum()))
-                entries = entries[~long]
-            parts.append((np.full(len(entries), index), entries["docno"],
-                          (entries["tag"] & _LENGTH_MASK).astype(np.uint8)))
+                unread_lengths.append(long_count)
+                mine &= length != 0
+            at = np.flatnonzero(mine) * 3
+            docnos = words[at + 1].astype(np.uint32) | words[at + 2].astype(np.uint32) << np.uint32(16)
+            parts.append((np.full(len(at), index), docnos, length[mine].astype(np.uint8)))
         return Postings(*(np.concatenate(column) for column in zip(*parts)), np.array(unread, np.intp),
                         np.array(unread_lengths, np.int64))
 
