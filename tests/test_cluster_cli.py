@@ -176,3 +176,21 @@ def test_an_inexact_pair_search_still_clusters_and_exits_3(store):
     assert done.returncode == 3, done.stderr
     assert "--max-candidates" in done.stderr and "Traceback" not in done.stderr
     assert -1 not in exported(path).values()
+
+
+def test_neardup_index_into_a_clustered_store_gives_each_new_article_a_cluster(store, tmp_path):
+    from serverproc import write_jsonl
+
+    path, _ = store
+    cluster(path, "--method", "components")
+    text = ("The harbour authority said on Tuesday that the new container terminal would open in the spring, "
+            "after two years of dredging and a dispute over the contract with the builders. ") * 3
+    corpus = write_jsonl(tmp_path / "more.jsonl", [
+        {"id": "wire-1", "text": text}, {"id": "wire-2", "text": text + " Updated at noon."},
+        {"id": "other", "text": "A recipe for bread: flour, water, salt and a long, slow rise overnight in the cold."}])
+    done = run_neardup("index", str(corpus), "--store", str(path))
+    assert done.returncode == 0, done.stderr
+    ids = exported(path)
+    assert ids["wire-1"] == ids["wire-2"] != ids["other"]
+    assert min(ids["wire-1"], ids["other"]) >= 0
+    assert ids["wire-1"] not in {ids[doc_id] for doc_id in ids if doc_id not in ("wire-1", "wire-2")}
