@@ -73,14 +73,29 @@ def complete(n: int, pairs: Pairs, threshold: float) -> np.ndarray:
         sizes = np.bincount(parts)
     members = np.argsort(parts, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(sizes)])
-    position = np.empty(n, np.int64)
+    position = np.empty(n, np.int64)  # each article's place in its part
+    position[members] = np.arange(n) - np.repeat(bounds[:-1], sizes)
+    # the pairs inside each part, grouped by part once (not searched for per part)
+    inside = parts[pairs.a] == parts[pairs.b]
+    pair_part = parts[pairs.a[inside]]
+    order = np.argsort(pair_part, kind="stable")
+    a, b = pairs.a[inside][order], pairs.b[inside][order]
+    distance = 1.0 - pairs.similarity[inside][order]
+    pair_bounds = np.searchsorted(pair_part[order], np.arange(len(sizes) + 1))
+    # a part of two articles has one pair and one merge, at that pair's distance: no tree needed
+    twos = np.flatnonzero(sizes == 2)
     trees = []
-    for part in np.flatnonzero(sizes > 1):
+    for part in np.flatnonzero(sizes > 2).tolist():
         group = members[bounds[part]:bounds[part + 1]]
-        position[group] = np.arange(len(group))
-        trees.append((group, linkage(_distances(group, pairs, position, parts, part), method="complete")))
-    cut = _cut_height(trees, n, threshold)
-    labels = np.arange(n) + n  # singletons keep labels of their own
+        span = slice(pair_bounds[part], pair_bounds[part + 1])
+        trees.append((group, linkage(_distances(len(group), position[a[span]], position[b[span]], distance[span]),
+                                     method="complete")))
+    heights = np.concatenate([distance[pair_bounds[twos]]] + [tree[:, 2] for _, tree in trees])
+    cut = _cut_height(heights, n, threshold)
+    labels = np.arange(n) + n  # articles alone keep labels of their own
+    first, second = members[bounds[twos]], members[bounds[twos] + 1]
+    joined = distance[pair_bounds[twos]] <= cut
+    labels[second[joined]] = labels[first[joined]]
     for group, tree in trees:
         labels[group] = _flat(fcluster(tree, cut, criterion="distance"), group)
     return renumber(labels)
@@ -93,23 +108,21 @@ def _flat(cluster_of: np.ndarray, group: np.ndarray) -> np.ndarray:
     return smallest[cluster_of]
 
 
-def _distances(group: np.ndarray, pairs: Pairs, position: np.ndarray, parts: np.ndarray, part: int) -> np.ndarray:
-    """The condensed distance matrix of one group: 1 - similarity, 1 where no pair reached the threshold."""
-    m = len(group)
-    inside = (parts[pairs.a] == part) & (parts[pairs.b] == part)
-    i, j = position[pairs.a[inside]], position[pairs.b[inside]]
+def _distances(m: int, i: np.ndarray, j: np.ndarray, distance: np.ndarray) -> np.ndarray:
+    """The condensed distance matrix of m articles given their pairs (positions i, j): 1 where no pair reached
+    the threshold."""
     i, j = np.minimum(i, j), np.maximum(i, j)
     condensed = np.ones(m * (m - 1) // 2)
-    condensed[m * i - i * (i + 1) // 2 + (j - i - 1)] = 1.0 - pairs.similarity[inside]
+    condensed[m * i - i * (i + 1) // 2 + (j - i - 1)] = distance
     return condensed
 
 
-def _cut_height(trees, n: int, threshold: float) -> float:
+def _cut_height(heights: np.ndarray, n: int, threshold: float) -> float:
     """Where the count of clusters over cut heights bends most, within WINDOW of 1 - threshold."""
     target = 1.0 - threshold
-    if not trees:
+    if not len(heights):
         return target
-    heights = np.sort(np.concatenate([tree[:, 2] for _, tree in trees]))
+    heights = np.sort(heights)
     grid = np.linspace(max(0.0, target - WINDOW), min(1.0, target + WINDOW), 21)
     counts = n - np.searchsorted(heights, grid, side="right")
     bend = np.diff(counts.astype(float), 2)
