@@ -1,5 +1,6 @@
-"""Fixtures shared by the test modules: the command line run in this process, and stores indexed from a corpus.
-Plain helpers (real server processes, stores of given sketches) are in serverproc.py."""
+"""Fixtures shared by the test modules: the command line run in this process, stores indexed from a corpus, and a
+server (with a client) on the module's own `store` fixture. Plain helpers (real server processes, stores of given
+sketches) are in serverproc.py."""
 from __future__ import annotations
 
 import subprocess
@@ -10,7 +11,8 @@ from typing import Callable
 import pytest
 
 from neardup.cli import main
-from serverproc import write_jsonl
+from neardup_client import NearDupClient
+from serverproc import serving, write_jsonl
 
 
 @pytest.fixture
@@ -42,3 +44,16 @@ def indexed_store(tmp_path_factory) -> Callable[..., Path]:
         assert main(["index", str(corpus), "--store", str(root / "store"), *args]) == 0
         return root / "store"
     return make
+
+
+@pytest.fixture(scope="module")
+def server(store):
+    """`neardup serve` on the store the test module defines as its `store` fixture."""
+    with serving(store) as running:
+        yield running
+
+
+@pytest.fixture
+def client(server):
+    with NearDupClient(server.target, timeout=10) as connected:
+        yield connected

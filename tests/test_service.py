@@ -15,7 +15,7 @@ from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupC
 from neardup_client.cli import EXIT_FAILED
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, run_neardup, serving, write_jsonl
+from serverproc import Server, run_neardup, write_jsonl
 from textgen import article, text
 
 THRESHOLD = 0.5
@@ -41,18 +41,6 @@ def corpus() -> dict[str, str]:
 @pytest.fixture(scope="module")
 def store(indexed_store):
     return indexed_store("service", corpus())
-
-
-@pytest.fixture(scope="module")
-def server(store):
-    with serving(store) as running:
-        yield running
-
-
-@pytest.fixture
-def client(server):
-    with NearDupClient(server.target, timeout=10) as connected:
-        yield connected
 
 
 def test_near_duplicates_found_and_better_ranked_copy_kept(client):

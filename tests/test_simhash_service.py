@@ -48,18 +48,6 @@ def fingerprints(store) -> dict[str, int]:
         return {doc_id: int.from_bytes(sketch, "little") for doc_id, sketch in zip(ids, opened.get_many(ids))}
 
 
-@pytest.fixture(scope="module")
-def server(store):
-    with serving(store) as running:
-        yield running
-
-
-@pytest.fixture
-def client(server):
-    with NearDupClient(server.target, timeout=10) as connected:
-        yield connected
-
-
 def test_info_reports_the_kind_and_the_stores_defaults(client):
     info = client.info()
     assert info.sketch_config["kind"] == SIMHASH

@@ -102,18 +102,6 @@ def stored(store) -> tuple[dict[str, list[int]], int, Sketcher]:
                 Sketcher(opened.config, opened.stoplist))
 
 
-@pytest.fixture(scope="module")
-def server(store):
-    with serving(store) as running:
-        yield running
-
-
-@pytest.fixture
-def client(server):
-    with NearDupClient(server.target, timeout=10) as connected:
-        yield connected
-
-
 def stub_call(target: str, request, **kwargs):
     """FindSimilar through the generated stub; the status code name and the answer (or the details)."""
     with grpc.insecure_channel(target) as channel:

@@ -532,6 +532,17 @@ typedef struct {
     void *block, *zeroed_block;
 } buffers;
 
+/* The chosen grouping of a set whose candidate matrix is marked, into b's answer arrays. */
+static void group(const result_set *set, buffers *b, size_t n, int grouping)
+{
+    if (grouping == GREEDY)
+        group_greedy(set, b->matrix, b->bitset, n, b->duplicate_of, b->group, b->similarity);
+    else if (grouping == COMPLETE)
+        group_complete(set, b->matrix, b->bitset, b->parent, n, b->duplicate_of, b->group, b->similarity);
+    else
+        group_components(set, b->matrix, b->parent, n, b->duplicate_of, b->group, b->similarity);
+}
+
 /* Hands out `count` items of `size` bytes from a block at *used, 8-byte aligned; with block NULL it only counts. */
 static void *carve(char *block, size_t *used, size_t count, size_t size)
 {
@@ -672,12 +683,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     value_table table = {b.slots, bits, b.values, b.next, b.owner, b.depth};
     size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.counts, b.long_chains);
     mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.uncounted, b.bitset);
-    if (grouping == GREEDY)
-        group_greedy(&set, b.matrix, b.bitset, n, b.duplicate_of, b.group, b.similarity);
-    else if (grouping == COMPLETE)
-        group_complete(&set, b.matrix, b.bitset, b.parent, n, b.duplicate_of, b.group, b.similarity);
-    else
-        group_components(&set, b.matrix, b.parent, n, b.duplicate_of, b.group, b.similarity);
+    group(&set, &b, n, grouping);
     Py_END_ALLOW_THREADS
 
     result = build_result(&b, n);
@@ -887,12 +893,7 @@ static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     result_set set = {NULL, NULL, NULL, 0, 0.0, NULL, NULL, b.fingerprints, max_distance};
     mark_simhash_pairs(b.fingerprints, present, n, max_distance, b.matrix);
-    if (grouping == GREEDY)
-        group_greedy(&set, b.matrix, b.bitset, n, b.duplicate_of, b.group, b.similarity);
-    else if (grouping == COMPLETE)
-        group_complete(&set, b.matrix, b.bitset, b.parent, n, b.duplicate_of, b.group, b.similarity);
-    else
-        group_components(&set, b.matrix, b.parent, n, b.duplicate_of, b.group, b.similarity);
+    group(&set, &b, n, grouping);
     Py_END_ALLOW_THREADS
 
     result = build_result(&b, n);
