@@ -568,22 +568,10 @@ class AsyncNearDupClient(_Settings):
         not block). The stream opens at the first iteration; timeout=None (the default) sets no deadline.
 
         Yields:
-            DedupResult for each result set the server answered, or a NearDupClientError (yielded, not raised)
-            for one it refused (INVALID_ARGUMENT, RESOURCE_EXHAUSTED, FAILED_PRECONDITION, UNAVAILABLE, with the
-            server's message); the result sets after it are still answered.
+            as NearDupClient.dedup_stream: a DedupResult, or the NearDupClientError of a refused result set.
 
         Raises:
-            ValueError: an unknown metric or grouping name (raised by this call, before the stream opens).
-            NearDupClientError: the whole stream failed, while iterating; `code` says why:
-                RESOURCE_EXHAUSTED when the server's worker already serves its --max-streams streams, or for a
-                message over --max-message-bytes;
-                UNAVAILABLE when the server cannot be reached after the retries, or goes away;
-                DEADLINE_EXCEEDED when the timeout passes before the last answer;
-                UNAUTHENTICATED without the server's token (`token=`);
-                INTERNAL when an answer carries another tag than its result set's, or the stream ends before
-                every result set sent is answered (a server bug).
-            Exception: whatever iterating result_sets or converting one of them raises, once the result sets
-                before it are answered.
+            as NearDupClient.dedup_stream: the same exceptions, for the same causes.
         """
         stream = _DedupStream(threshold, metric, grouping)
         return self._dedup_stream(stream, result_sets, timeout)
