@@ -82,8 +82,7 @@ def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
             "sketch gather, in-memory view (warm)": (reading.get_many, [(i,) for i in ids]),
             "sketch gather, store.get_many (LMDB: a view miss)": (store.get_many, [(i,) for i in ids]),
             "kernel.dedup": (lambda s: kernel.dedup(s, store.config.k, params.threshold), [(s,) for s in sketches]),
-            "engine.dedup_ids (checks, gather, kernel)": (lambda i: uncached.engine.dedup_ids(i, params,
-                                                                                             reading.get_many),
+            "engine.dedup_ids (checks, gather, kernel)": (lambda i: uncached.engine.dedup_ids(i, params, reading),
                                                           [(i,) for i in ids]),
             "response encode (message, SerializeToString)":
                 (lambda o: converters.dedup_response(o, params).SerializeToString(), [(o,) for o in outcomes]),

@@ -98,3 +98,30 @@ def test_disabled_cache_stores_nothing(store):
     cache = SessionCache(feed, maxsize=0)
     cache.put("k", "v", frozenset(), feed.refresh())
     assert cache.get("k", feed.refresh()) is None and len(cache) == 0
+
+
+def set_clusters_from_another_process(store_path, assignments: dict[str, int], clustering: dict | None) -> None:
+    """A second process clusters, as `neardup cluster` would."""
+    code = textwrap.dedent(f"""
+        from neardup.store import open_store
+        with open_store({str(store_path)!r}) as store:
+            store.set_clusters(list({assignments!r}.items()), {clustering!r})
+    """)
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_cluster_ids_come_from_memory_and_follow_each_clustering_run(store, tmp_path):
+    loads = []
+    store_clusters = store.clusters
+    store.clusters = lambda ids: loads.append(list(ids)) or store_clusters(ids)  # counts the view's store reads
+    view = LiveView(store)
+    assert view.read().clusters(["a", "b"]) is None  # not clustered: answers carry no cluster ids
+    clustering = {"method": "components", "threshold": 0.5, "metric": "containment"}
+    set_clusters_from_another_process(tmp_path / "store", {"a": 5, "b": 5}, clustering)
+    reading = view.read()
+    assert reading.clusters(["a", "b", "c"]) == [5, 5, -1]
+    assert view.read().clusters(["b", "a"]) == [5, 5]
+    assert loads == [["a", "b", "c"]]  # the second read came from memory
+    set_clusters_from_another_process(tmp_path / "store", {"b": -2}, None)  # b gets a new cluster
+    assert view.read().clusters(["a", "b"]) == [5, store_clusters(["b"])[0]] != [5, 5]
+    assert loads[1:] == [["b"]]  # only the id the run changed is read again

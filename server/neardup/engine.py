@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Iterator, NamedTuple, Sequence
+from typing import Iterator, NamedTuple, Protocol, Sequence
 
 from . import __version__
 from .core import defaults, kernel, similar
@@ -87,8 +87,26 @@ class DedupOutcome(NamedTuple):
     clusters: list[int] | None = None  # per position, once the store is clustered (-1: none)
 
 
-#: How the engine reads stored sketches: SketchStore.get_many, or a view.Reading's (the request path).
-ReadSketches = Callable[[Sequence[str]], "list[bytes | None]"]
+class Reader(Protocol):
+    """What a result set reads from the store: the store itself (StoreReader), or a view.Reading on the request
+    path, which answers both from memory and stays exact by the change feed."""
+
+    def get_many(self, ids: Sequence[str]) -> "list[bytes | None]":
+        """Like SketchStore.get_many."""
+
+    def clusters(self, ids: Sequence[str]) -> "list[int] | None":
+        """The cluster id of each id (-1: none) once the store is clustered; None before."""
+
+
+class StoreReader:
+    """Reader straight from the store: two reads of its own per call (none memoized)."""
+
+    def __init__(self, store: SketchStore):
+        self.store = store
+        self.get_many = store.get_many
+
+    def clusters(self, ids: Sequence[str]) -> "list[int] | None":
+        return self.store.clusters(ids) if self.store.clustered() else None
 
 
 class Deduplicator:
@@ -97,6 +115,7 @@ class Deduplicator:
 
     def __init__(self, store: SketchStore, limits: Limits = Limits()):
         self.store = store
+        self.reader = StoreReader(store)
         self.limits = limits
         self.config: SketchConfig = store.config
         self.sketcher = Sketcher(store.config, store.stoplist)
@@ -137,18 +156,19 @@ class Deduplicator:
             raise TooLarge(f"text of {doc.id!r} is {size} bytes, over the limit of {self.limits.max_text_bytes}")
         return self.sketcher.sketch(doc.text, doc.lang or None)
 
-    def dedup_ids(self, ids: Sequence[str], params: DedupParams, read: ReadSketches | None = None) -> DedupOutcome:
-        """The fast path: every result is a stored article. `read` defaults to the store itself."""
+    def dedup_ids(self, ids: Sequence[str], params: DedupParams, reader: Reader | None = None) -> DedupOutcome:
+        """The fast path: every result is a stored article. `reader` defaults to the store itself."""
+        reader = reader or self.reader
         self._check_size(len(ids))
         check_ids(ids)
         self.check_metric(params.metric)
-        sketches = (read or self.store.get_many)(ids)
+        sketches = reader.get_many(ids)
         missing = [position for position, sketch in enumerate(sketches) if sketch is None]
         grouping = self._dedup(sketches, params)
-        return DedupOutcome(grouping, missing, ids, self._clusters(ids))
+        return DedupOutcome(grouping, missing, ids, reader.clusters(ids))
 
     def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
-                        read: ReadSketches | None = None) -> DedupOutcome:
+                        reader: Reader | None = None) -> DedupOutcome:
         """A result set that may carry texts or sketches inline; documents with only an id are read from the store."""
         self._check_size(len(documents))
         check_ids([doc.id for doc in documents])
@@ -163,18 +183,15 @@ class Deduplicator:
                 sketches.append(self._inline_sketch(doc))
         stored_ids = [documents[p].id for p in stored_positions]
         missing = []
-        for position, sketch in zip(stored_positions, (read or self.store.get_many)(stored_ids)):
+        reader = reader or self.reader
+        for position, sketch in zip(stored_positions, reader.get_many(stored_ids)):
             sketches[position] = sketch
             if sketch is None:
                 missing.append(position)
         grouping = self._dedup(sketches, params)
-        clusters = self._clusters([doc.id for doc in documents])
+        clusters = reader.clusters([doc.id for doc in documents])
         return DedupOutcome(grouping, missing, stored_ids if clusters is None else [d.id for d in documents],
                             clusters)
-
-    def _clusters(self, ids: Sequence[str]) -> list[int] | None:
-        """The cluster id of each id once the store is clustered; None before (answers stay as they were)."""
-        return self.store.clusters(ids) if self.store.indexed and self.store.clustering() else None
 
     def find_similar(self, query: str | Document, params: SimilarParams) -> SimilarOutcome:
         """Stored articles similar to a stored one (by id) or to a document (text or sketch), best first, never
@@ -260,7 +277,7 @@ class Deduplicator:
                          key=lambda match: (-match.similarity, match.id))
         if above < 0:
             matches = matches[:params.top_k]
-            clusters = self._clusters([match.id for match in matches])
+            clusters = self.reader.clusters([match.id for match in matches])
             if clusters is not None:
                 matches = [match._replace(cluster=cluster) for match, cluster in zip(matches, clusters)]
         return SimilarOutcome(matches, found.exact)

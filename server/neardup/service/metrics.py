@@ -123,13 +123,13 @@ class _MeasuredEngine:
     def __getattr__(self, name):
         return getattr(self._engine, name)
 
-    def dedup_ids(self, ids, params, read=None):
-        outcome = self._engine.dedup_ids(ids, params, read)
+    def dedup_ids(self, ids, params, reader=None):
+        outcome = self._engine.dedup_ids(ids, params, reader)
         self._observe(len(ids))
         return outcome
 
-    def dedup_documents(self, documents, params, read=None):
-        outcome = self._engine.dedup_documents(documents, params, read)
+    def dedup_documents(self, documents, params, reader=None):
+        outcome = self._engine.dedup_documents(documents, params, reader)
         self._observe(len(documents))
         return outcome
 

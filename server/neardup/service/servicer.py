@@ -101,9 +101,9 @@ class NearDupServicer:
         if request.documents:
             self.engine.check_config(converters.request_sketch_config(request))
             outcome = self.engine.dedup_documents([converters.document(d) for d in request.documents], params,
-                                                  reading.get_many)
+                                                  reading)
         else:
-            outcome = self.engine.dedup_ids(list(request.ids), params, reading.get_many)
+            outcome = self.engine.dedup_ids(list(request.ids), params, reading)
         answer = converters.dedup_response(outcome, params).SerializeToString()
         reading.remember(key, answer, outcome.read_ids)
         return answer

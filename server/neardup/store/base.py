@@ -124,6 +124,10 @@ class SketchStore(abc.ABC):
     def clustering(self) -> dict | None:
         """How the store was last clustered (method, threshold, metric, next_id), or None."""
 
+    def clustered(self) -> bool:
+        """Whether answers carry cluster ids: once `neardup cluster` ran on a store with postings."""
+        return self.indexed and bool(self.clustering())
+
     @abc.abstractmethod
     def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
         """Writes (id, cluster id) pairs in one atomic batch: a negative cluster id asks for a new one (each distinct
