@@ -125,3 +125,17 @@ def test_cluster_ids_come_from_memory_and_follow_each_clustering_run(store, tmp_
     set_clusters_from_another_process(tmp_path / "store", {"b": -2}, None)  # b gets a new cluster
     assert view.read().clusters(["a", "b"]) == [5, store_clusters(["b"])[0]] != [5, 5]
     assert loads[1:] == [["b"]]  # only the id the run changed is read again
+
+
+def test_the_generation_is_read_from_lmdbs_commit_id_and_follows_every_commit(store, tmp_path):
+    """LmdbStore.generation() skips its transaction while LMDB's last commit id (lock.mdb) is unchanged: on this
+    platform the id must be found, agree with LMDB's own, and move with every commit of any process."""
+    commits = store._commits
+    assert commits is not None and commits.last() == store._env.info()["last_txnid"]
+    before = store.generation()
+    assert store.generation() == before and store._seen == (commits.last(), before)
+    write_from_another_process(tmp_path / "store", {"d": [10]})
+    assert commits.last() == store._env.info()["last_txnid"] == store._seen[0] + 1
+    assert store.generation() == before + 1
+    store.put_many([("e", encode_sketch([11]))])  # this process's own commit too
+    assert store.generation() == before + 2
