@@ -144,7 +144,7 @@ def test_dedup_and_find_similar_answers_carry_cluster_ids_that_follow_each_run(s
 
     path, articles = store
     result_set = ["f1-0", "f1-1", "chain-a", "chain-c", "single-0", "not-stored"]
-    with serving(path, "--workers", "2") as server, NearDupClient(server.target) as client:
+    with serving(path, workers=2, port=free_port()) as server, NearDupClient(server.target) as client:
         before = client.dedup(result_set, threshold=0.5)
         assert before.clusters == () and "clusters" not in before.to_dict()  # not clustered: answers as before
         assert all(match.cluster == -1 for match in client.find_similar("f1-0", threshold=0.5).matches)

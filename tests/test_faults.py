@@ -10,6 +10,9 @@ import ctypes
 import os
 import random
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -174,3 +177,35 @@ def test_a_sigterm_that_reaches_a_grpc_thread_still_stops_the_server(tmp_path):
         if server.process.poll() is None:
             os.killpg(pid, signal.SIGKILL)
     assert "stopped" in server.log()
+
+
+def test_a_worker_whose_call_is_stuck_still_exits_after_grace_and_logs_where_it_hung(tmp_path):
+    """A handler blocked past --grace (here: an Upsert waiting for the store's write lock, which another process
+    holds) must not keep the worker alive: it exits within drain + grace + a margin, with every thread's
+    traceback in its log, and the store keeps every committed write."""
+    store_path = sketch_store(tmp_path / "store", {"a": random_sketch(random.Random(5))})
+    server = Server(store_path, "--grace", "1").wait_ready()
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, lmdb
+        env = lmdb.open({str(store_path)!r}, max_dbs=7)
+        with env.begin(write=True):
+            print("holding", flush=True)
+            sys.stdin.read()
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with NearDupClient(server.target, timeout=60) as client:
+            stuck = threading.Thread(target=lambda: pytest.raises(NearDupClientError, client.upsert,
+                                                                  [Document("b", sketch=encode_sketch([1, 2]))]))
+            stuck.start()
+            time.sleep(1)  # the Upsert is now waiting for the write lock
+            started = time.monotonic()
+            code = server.stop(timeout=40)
+            stuck.join(10)
+        assert code != 0 and time.monotonic() - started < 20
+        log = server.log()
+        assert "Timeout" in log and "Thread 0x" in log and "put_many" in log, log  # faulthandler's tracebacks
+    finally:
+        holder.communicate("", timeout=10)
+    with open_store(store_path, readonly=True) as store:
+        assert store.get_many(["a", "b"])[0] is not None and store.count() == 1

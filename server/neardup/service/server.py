@@ -8,12 +8,14 @@ With --metrics-port the parent also serves the Prometheus metrics of all workers
 """
 from __future__ import annotations
 
+import faulthandler
 import ipaddress
 import logging
 import os
 import signal
 import socket
 import ssl
+import sys
 import threading
 import time
 from concurrent import futures
@@ -41,6 +43,8 @@ DEFAULT_PORT = 50051
 DEFAULT_THREADS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 _QUICK_DEATH_SECONDS = 5.0
+#: How long past --drain + --grace a stopping worker may take before it is ended with its threads' tracebacks.
+_STUCK_MARGIN_SECONDS = 5.0
 _SIGNAL_CHECK_SECONDS = 0.2
 _QUICK_DEATHS_BEFORE_GIVING_UP = 3
 
@@ -201,6 +205,7 @@ def run_worker(options: ServeOptions, worker: int = 0) -> int:
         # only when the main thread runs, which a wait without a timeout never lets it do.
         while not stop.wait(_SIGNAL_CHECK_SECONDS):
             pass
+        _end_if_stuck(options.drain + options.grace + _STUCK_MARGIN_SECONDS, worker, options.workers)
         health_servicer.enter_graceful_shutdown()
         if options.drain:
             log.info("neardup serve: worker %d/%d pid %d draining for %g s", worker + 1, options.workers,
@@ -211,6 +216,16 @@ def run_worker(options: ServeOptions, worker: int = 0) -> int:
     finally:
         store.close()
     return 0
+
+
+def _end_if_stuck(seconds: float, worker: int, workers: int) -> None:
+    """A call still running past the grace period (a handler blocked in the store, say) keeps its thread, and
+    Python's exit waits for the threads of the call pool: the worker would never exit. So once it was told to
+    stop, it has `seconds`: past them faulthandler writes every thread's traceback to the log (where it hung)
+    and ends the process with exit code 1. Committed writes are safe: LMDB commits are atomic and durable."""
+    log.info("neardup serve: worker %d/%d pid %d stopping; if it has not stopped in %g s, the threads' tracebacks "
+             "follow a 'Timeout' line and it exits with 1", worker + 1, workers, os.getpid(), seconds)
+    faulthandler.dump_traceback_later(seconds, exit=True, file=sys.stderr)
 
 
 def _check_address(options: ServeOptions) -> None:
