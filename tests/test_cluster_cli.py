@@ -140,7 +140,7 @@ def test_errors_are_one_line(tmp_path, store):
 
 def test_dedup_and_find_similar_answers_carry_cluster_ids_that_follow_each_run(store):
     from neardup_client import Document as ClientDocument, NearDupClient
-    from serverproc import serving
+    from serverproc import free_port, serving
 
     path, articles = store
     result_set = ["f1-0", "f1-1", "chain-a", "chain-c", "single-0", "not-stored"]
