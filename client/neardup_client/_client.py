@@ -166,7 +166,7 @@ def _dedup_request(results: Sequence[str | Document], threshold: float | None, m
         request.metric = metric_value(metric)
     if grouping is not None:
         request.grouping = grouping_value(grouping)
-    if all(isinstance(r, str) for r in results):
+    if _all_ids(results):
         request.ids.extend(results)
     else:
         request.documents.extend(_document(r if isinstance(r, Document) else Document(r)) for r in results)
@@ -206,13 +206,22 @@ def _document(doc: Document) -> pb.Document:
     return message
 
 
+def _all_ids(results: Sequence[str | Document]) -> bool:
+    """Whether every result is a stored id (a str): by the set of their types first, twice as fast for 100."""
+    return set(map(type, results)) <= _STR or all(isinstance(r, str) for r in results)
+
+
+_STR = {str}
+
+
 def _dedup_result(results: Sequence[str | Document], response: pb.DedupResponse) -> DedupResult:
+    # tuple(field[:]): a slice of a repeated field is a list made in C, twice as fast to take as the field itself
     return DedupResult(
-        ids=tuple(r if isinstance(r, str) else r.id for r in results),
-        duplicate_of=tuple(response.duplicate_of), similarity=tuple(response.similarity),
-        group=tuple(response.group), missing_positions=tuple(response.missing), cached=response.cached,
+        ids=tuple(results) if _all_ids(results) else tuple(r if isinstance(r, str) else r.id for r in results),
+        duplicate_of=tuple(response.duplicate_of[:]), similarity=tuple(response.similarity[:]),
+        group=tuple(response.group[:]), missing_positions=tuple(response.missing[:]), cached=response.cached,
         threshold=response.threshold, metric=METRIC_NAMES.get(response.metric, "unspecified"),
-        grouping=GROUPING_NAMES.get(response.grouping, "unspecified"), clusters=tuple(response.cluster))
+        grouping=GROUPING_NAMES.get(response.grouping, "unspecified"), clusters=tuple(response.cluster[:]))
 
 
 def _info(response: pb.InfoResponse) -> Info:
