@@ -1,11 +1,14 @@
 """SimHash, the second sketch kind, in the core: the sketcher's fingerprints (golden properties and values, the
-compiled loop equal to reference.simhash), the threshold ↔ distance rule, the compiled popcount kernel equal to
-reference.dedup_simhash on random fingerprints, and the permutation-table index values and candidates."""
+compiled loops equal to reference.simhash under every shingle weighting, old stores' unweighted sketcher version),
+the threshold ↔ distance rule, the compiled popcount kernel equal to reference.dedup_simhash on random
+fingerprints, and the permutation-table index values and candidates."""
 from __future__ import annotations
 
+import array
 import math
 import random
 import statistics
+import zlib
 
 import numpy as np
 import pytest
@@ -14,13 +17,17 @@ from hypothesis import strategies as st
 
 import textgen
 from neardup.core import _shingle, kernel, reference, similar
-from neardup.core.reference import BOTTOMK, GROUPINGS, HAMMING, SIMHASH
+from neardup.core.reference import BOTTOMK, GROUPINGS, HAMMING, LOG_TF, SIMHASH, TF, UNIT, WEIGHTINGS
 from neardup.core.similar import Postings
-from neardup.core.sketch import (SketchConfig, Sketcher, check_sketch, encode_sketch, stoplist_digest,
-                                 validate_simhash)
+from neardup.core.sketch import (SKETCHER_VERSION, SketchConfig, Sketcher, ShingleCounts, check_sketch,
+                                 encode_sketch, stoplist_digest, validate_simhash)
 from neardup.errors import ConfigMismatch, InvalidArgument
+from neardup.store import create_store
+from test_sketch_golden import TEXTS
 
 SIMHASH_CONFIG = SketchConfig(kind=SIMHASH)
+#: A simhash store made before shingle weights: sketcher version 2, every distinct shingle weighing 1.
+UNWEIGHTED_CONFIG = SketchConfig(kind=SIMHASH, sketcher_version=2)
 
 
 def fingerprint(sketch: bytes) -> int | None:
@@ -69,13 +76,56 @@ def test_an_edited_copy_is_near_and_unrelated_texts_are_far():
     assert 24 < statistics.mean(unrelated) < 40 and min(unrelated) > 12
 
 
+def shingle_crcs(sketcher: Sketcher, text: str, lang: str | None = None) -> list[int]:
+    """The text's shingle hashes in text order, repeats included, hashed apart from the sketcher (zlib)."""
+    return [zlib.crc32(shingle.encode()) for shingle in sketcher.shingles(text, lang)]
+
+
+def repetitive(seed: int) -> str:
+    """An article whose sentences repeat unevenly (a chorus, a repeated dateline): shingles with counts 1 to 9."""
+    sentences = textgen.article(seed, 12)
+    rng = random.Random(seed)
+    return textgen.text([s for s in sentences for _ in range(rng.choice([1, 1, 1, 2, 3, 9]))])
+
+
 @pytest.mark.parametrize("unit", ["word:3", "word:1", "sentence", "para-sentence"])
-def test_the_fingerprint_is_reference_simhash_of_the_texts_hashes(unit):
-    config = SketchConfig(unit=unit, kind=SIMHASH)
-    sketcher = Sketcher(config)
-    for seed in range(5):
-        hashes = sketcher.hashes(article(seed))
-        assert fingerprint(sketcher.sketch(article(seed))) == reference.simhash(hashes)
+@pytest.mark.parametrize("config", [SIMHASH_CONFIG, UNWEIGHTED_CONFIG], ids=["current", "version-2"])
+def test_the_fingerprint_is_reference_simhash_of_the_texts_shingles(unit, config):
+    """Generated and real texts (several languages), with and without repeats: the sketcher's fingerprint is the
+    slow reference's of the shingle hashes (repeats included) under the configuration's weighting."""
+    sketcher = Sketcher(SketchConfig(unit=unit, kind=SIMHASH, sketcher_version=config.sketcher_version))
+    texts = [(article(seed), None) for seed in range(3)] + [(repetitive(seed), None) for seed in range(3)]
+    texts += [(text, lang) for lang, text in TEXTS.items()]
+    for text, lang in texts:
+        expected = reference.simhash(shingle_crcs(sketcher, text, lang), weighting=config.weighting)
+        assert fingerprint(sketcher.sketch(text, lang)) == expected
+
+
+def test_the_current_weighting_is_log_tf_and_version_2_is_unweighted():
+    assert (SIMHASH_CONFIG.sketcher_version, SIMHASH_CONFIG.weighting) == (3, LOG_TF)
+    assert (UNWEIGHTED_CONFIG.sketcher_version, UNWEIGHTED_CONFIG.weighting) == (2, UNIT)
+    assert SketchConfig().weighting is None and SketchConfig().sketcher_version == SKETCHER_VERSION == 2
+
+
+def test_a_repeated_sentence_moves_the_weighted_fingerprint_but_not_the_unweighted_one():
+    sentences = textgen.article(5, 20)
+    base = textgen.text(sentences)
+    repeated = textgen.text(sentences[:4] + [sentences[3]] * 4 + sentences[4:])  # sentence 3 five times in a row
+    # sentence shingles: both texts have the same distinct shingles, only one count differs
+    new, old = (SketchConfig(unit="sentence", kind=SIMHASH, sketcher_version=v) for v in (3, 2))
+    assert Sketcher(new).hashes(repeated) == Sketcher(new).hashes(base)
+    assert Sketcher(old).sketch(repeated) == Sketcher(old).sketch(base)
+    assert Sketcher(new).sketch(repeated) != Sketcher(new).sketch(base)
+    # word 3-grams: the repeats' counts move tf and log-tf fingerprints; weight 1 sees only the distinct shingles
+    sketcher = Sketcher(SIMHASH_CONFIG)
+    counts = sketcher.hash_counts(repeated)
+    once = ShingleCounts(counts.hashes, array.array("I", [1] * (len(counts.counts) // 4)).tobytes())
+    assert max(count for _, count in counts.items()) == 5
+    assert sketcher.sketch_counts(counts, UNIT) == sketcher.sketch_counts(once, UNIT) == \
+        Sketcher(UNWEIGHTED_CONFIG).sketch(repeated)
+    for weighting in (TF, LOG_TF):
+        assert sketcher.sketch_counts(counts, weighting) != sketcher.sketch_counts(once, weighting)
+    assert sketcher.sketch(repeated) == sketcher.sketch_counts(counts, LOG_TF)
 
 
 @settings(max_examples=200, deadline=None)
@@ -83,9 +133,66 @@ def test_the_fingerprint_is_reference_simhash_of_the_texts_hashes(unit):
 def test_compiled_simhash_equals_the_reference(values, stoplist):
     values |= set(list(stoplist)[: len(stoplist) // 2])  # some stop-listed values are in the document
     got = _shingle.simhash(values, frozenset(stoplist))
-    assert fingerprint(got) == reference.simhash(values, stoplist)
+    for weighting in WEIGHTINGS:  # each value once: every weighting gives the same fingerprint
+        assert fingerprint(got) == reference.simhash(values, stoplist, weighting=weighting)
     assert got == _shingle.simhash(list(values) * 2, frozenset(stoplist))  # repeats weigh nothing
     assert len(got) in (0, 8)
+
+
+def stop_array(stoplist) -> bytes:
+    return array.array("I", sorted(stoplist)).tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=200), st.data())
+def test_compiled_weighted_simhash_equals_the_reference(distinct, data):
+    """Random hashes with random repeats (counts up to 2**32 - 1) and a stop-list, under every weighting."""
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    shingles = [value for value in distinct for _ in range(rng.choice([1, 1, 1, 2, 3, 7, 40]))]
+    stoplist = set(rng.sample(distinct, min(len(distinct), rng.randrange(4)))) | {rng.getrandbits(32)}
+    counts = ShingleCounts.of(shingles)
+    assert dict(counts.items()) == {value: shingles.count(value) for value in set(shingles)}
+    for code, weighting in enumerate(WEIGHTINGS):
+        got = _shingle.simhash_counts(counts.hashes, counts.counts, stop_array(stoplist), code)
+        assert fingerprint(got) == reference.simhash(shingles, stoplist, weighting=weighting)
+        assert len(got) in (0, 8)
+    if distinct:  # huge counts: weights without overflow, the same as the reference's
+        huge = array.array("I", [rng.choice([1, 2**31, 2**32 - 1, rng.getrandbits(32) or 1])
+                                 for _ in counts.items()])
+        pairs = dict(zip(array.array("I", counts.hashes), huge))
+        for code, weighting in enumerate(WEIGHTINGS):
+            votes = [0] * 64
+            for value, count in pairs.items():
+                spread, weight = reference.splitmix64(value), reference.shingle_weight(count, weighting)
+                for bit in range(64):
+                    votes[bit] += weight if spread >> bit & 1 else -weight
+            expected = sum(1 << bit for bit in range(64) if votes[bit] > 0)
+            assert fingerprint(_shingle.simhash_counts(counts.hashes, huge.tobytes(), b"", code)) == expected
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 4, 5, 7, 10, 99, 1000, 65535, 2**20 + 1, 2**31, 2**32 - 1])
+def test_the_log_tf_weight_is_1_plus_ln_count_in_16_bit_fixed_point(count):
+    weight = reference.shingle_weight(count, LOG_TF)
+    assert abs(weight / reference.WEIGHT_ONE - (1 + math.log(count))) < 2**-14
+    assert reference.shingle_weight(count, TF) == count and reference.shingle_weight(count, UNIT) == 1
+
+
+def test_log_tf_weights_grow_with_the_count():
+    weights = [reference.shingle_weight(count, LOG_TF) for count in range(1, 5000)]
+    assert weights[0] == reference.WEIGHT_ONE and all(a < b for a, b in zip(weights, weights[1:]))
+
+
+def test_the_compiled_weighted_simhash_refuses_malformed_input():
+    counts = ShingleCounts.of([5, 6, 6])
+    with pytest.raises(ValueError, match="strictly ascending"):
+        _shingle.simhash_counts(counts.hashes[::-1], counts.counts, b"", 0)
+    with pytest.raises(ValueError, match="counts at least 1"):
+        _shingle.simhash_counts(counts.hashes, bytes(len(counts.counts)), b"", 0)
+    with pytest.raises(ValueError, match="one per hash"):
+        _shingle.simhash_counts(counts.hashes, counts.counts[:4], b"", 0)
+    with pytest.raises(ValueError, match="weighting must be"):
+        _shingle.simhash_counts(counts.hashes, counts.counts, b"", 3)
+    assert _shingle.simhash_counts(b"", b"", b"", 2) == b""
 
 
 def test_the_stop_list_is_respected():
@@ -98,6 +205,12 @@ def test_the_stop_list_is_respected():
     assert with_stoplist.sketch_hashes(document | boilerplate) == sketcher.sketch_hashes(document)
     assert sketcher.sketch_hashes(document | boilerplate) != sketcher.sketch_hashes(document)
     assert with_stoplist.sketch_hashes(boilerplate) == b""  # nothing left: no fingerprint
+    # and weighted, from the text: a repeated boilerplate paragraph weighs nothing either
+    text, footer = repetitive(3), article(4, 30)
+    assert with_stoplist.sketch(text + " " + footer + " " + footer) == \
+        with_stoplist.sketch_counts(ShingleCounts.of(v for v in shingle_crcs(sketcher, text + " " + footer)
+                                                     if v not in stoplist))
+    assert with_stoplist.sketch(footer) == b""
 
 
 def test_a_text_without_shingles_has_an_empty_sketch():
@@ -111,19 +224,26 @@ def test_a_value_over_32_bits_is_refused():
         _shingle.simhash({2**32}, frozenset())
 
 
-#: Fingerprints of fixed texts: a change of the SimHash rules (hash spreading, votes, byte order) fails here, as
-#: test_sketch_golden.py fails for bottom-K values; a simhash store made by other rules would compare wrongly.
+#: Fingerprints of fixed texts: a change of the SimHash rules (hash spreading, votes, weights, byte order) fails
+#: here, as test_sketch_golden.py fails for bottom-K values; a simhash store made by other rules would compare
+#: wrongly. Version 2 (unweighted) is what simhash stores made before weights hold: it must never change.
 GOLDEN = {
-    ("word:3", 1): "7e9c0e3057d3a9e6",
-    ("word:3", 2): "6786dd7a211d4ed4",
-    ("sentence", 1): "b2836067ef125700",
-    ("word:1", 1): "5e378454bf00ee6f",
+    (2, "word:3", 1): "7e9c0e3057d3a9e6",
+    (2, "word:3", 2): "6786dd7a211d4ed4",
+    (2, "sentence", 1): "b2836067ef125700",
+    (2, "word:1", 1): "5e378454bf00ee6f",
+    (3, "word:3", 1): "7e9c0e3057d3a9e6",  # no 3-gram of this text repeats: the same as version 2
+    (3, "word:1", 1): "5c378c549f00ee6f",
+    (3, "word:3", "repetitive"): "788e8eb057d36de6",
+    (3, "sentence", "repetitive"): "bbe373f7ffb6d758",
 }
 
 
-@pytest.mark.parametrize("unit, seed", list(GOLDEN))
-def test_golden_fingerprints(unit, seed):
-    assert Sketcher(SketchConfig(unit=unit, kind=SIMHASH)).sketch(article(seed)).hex() == GOLDEN[unit, seed]
+@pytest.mark.parametrize("version, unit, seed", list(GOLDEN))
+def test_golden_fingerprints(version, unit, seed):
+    text = repetitive(1) if seed == "repetitive" else article(seed)
+    config = SketchConfig(unit=unit, kind=SIMHASH, sketcher_version=version)
+    assert Sketcher(config).sketch(text).hex() == GOLDEN[version, unit, seed]
 
 
 def test_splitmix64_is_the_published_function():
@@ -132,6 +252,20 @@ def test_splitmix64_is_the_published_function():
 
 
 # ---- configuration and sketch checks -----------------------------------------------------------------------------
+
+def test_the_sketcher_version_decides_the_weighting_and_is_part_of_the_configuration(tmp_path):
+    saved = UNWEIGHTED_CONFIG.to_dict()
+    assert saved["sketcher_version"] == 2 and SketchConfig.from_dict(saved) == UNWEIGHTED_CONFIG
+    assert SketchConfig.from_dict(SIMHASH_CONFIG.to_dict()).weighting == LOG_TF
+    with pytest.raises(ConfigMismatch, match=r"sketcher_version=3 \(store: 2\)"):
+        UNWEIGHTED_CONFIG.require_equal(SIMHASH_CONFIG, "the request's sketch")
+    for unknown in (SketchConfig(kind=SIMHASH, sketcher_version=4), SketchConfig(sketcher_version=3)):
+        with pytest.raises(ConfigMismatch, match=f"sketches by the rules of version.*, not of version "
+                                                 f"{unknown.sketcher_version}$"):
+            Sketcher(unknown)
+    with pytest.raises(ConfigMismatch, match="this neardup makes simhash sketches with versions 2 and 3"):
+        create_store(tmp_path / "s", SketchConfig(kind=SIMHASH, sketcher_version=1), [])
+
 
 def test_the_kind_is_part_of_the_configuration():
     assert SketchConfig().kind == BOTTOMK

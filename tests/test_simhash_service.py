@@ -51,8 +51,10 @@ def fingerprints(store) -> dict[str, int]:
 def test_info_reports_the_kind_and_the_stores_defaults(client):
     info = client.info()
     assert info.sketch_config["kind"] == SIMHASH
-    assert (info.default_metric, info.default_threshold, info.default_grouping) == ("hamming", 0.953125, "greedy")
+    assert (info.default_metric, info.default_threshold, info.default_grouping) == ("hamming", 0.71875, "greedy")
     assert info.indexed and info.articles == len(corpus())
+    # a new store weighs shingles by their counts: the current simhash sketcher version
+    assert info.sketch_config["sketcher_version"] == 3
 
 
 @pytest.mark.parametrize("grouping", ["greedy", "components", "complete"])
@@ -60,8 +62,8 @@ def test_dedup_applies_the_stores_defaults_and_equals_the_reference(client, fing
     ids = list(fingerprints)
     random.Random(1).shuffle(ids)
     answer = client.dedup(ids + ["not-stored"], grouping=grouping)
-    assert (answer.metric, answer.threshold) == ("hamming", 61 / 64)
-    expected = reference.dedup_simhash([fingerprints[i] for i in ids] + [None], 61 / 64, grouping)
+    assert (answer.metric, answer.threshold) == ("hamming", 46 / 64)
+    expected = reference.dedup_simhash([fingerprints[i] for i in ids] + [None], 46 / 64, grouping)
     assert list(answer.duplicate_of) == expected.duplicate_of
     assert list(answer.similarity) == expected.similarity
     assert answer.missing == ["not-stored"]
@@ -69,12 +71,12 @@ def test_dedup_applies_the_stores_defaults_and_equals_the_reference(client, fing
     assert len(answer.duplicates) >= 12
 
 
-def test_dedup_at_a_lower_threshold_groups_more(client, fingerprints):
+def test_dedup_at_a_higher_threshold_groups_less(client, fingerprints):
     ids = list(fingerprints)
-    answer = client.dedup(ids, threshold=0.8, metric="hamming")
-    assert list(answer.duplicate_of) == reference.dedup_simhash([fingerprints[i] for i in ids], 0.8,
+    answer = client.dedup(ids, threshold=61 / 64, metric="hamming")
+    assert list(answer.duplicate_of) == reference.dedup_simhash([fingerprints[i] for i in ids], 61 / 64,
                                                                 "greedy").duplicate_of
-    assert len(answer.duplicates) > len(client.dedup(ids).duplicates)
+    assert len(answer.duplicates) < len(client.dedup(ids).duplicates)
 
 
 def test_inline_texts_and_sketches_are_made_and_checked_like_the_stores(client, store, fingerprints):
@@ -120,7 +122,7 @@ def test_a_bottom_k_metric_is_failed_precondition_naming_the_fix(client, call, m
     assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
     assert refused.value.details == (f"metric {metric} does not apply to this store's simhash sketches: use "
                                      "hamming, or leave the metric unset for the store's default (hamming at "
-                                     "0.953125)")
+                                     "0.71875)")
 
 
 def exhaustive(fingerprints: dict[str, int], query: str, threshold: float) -> list[tuple[str, float]]:
@@ -133,10 +135,20 @@ def exhaustive(fingerprints: dict[str, int], query: str, threshold: float) -> li
 
 def test_find_similar_equals_an_exhaustive_scan_and_is_exact_up_to_3_bits(client, fingerprints):
     for query in fingerprints:
-        answer = client.find_similar(query, top_k=100)
+        answer = client.find_similar(query, top_k=100, threshold=61 / 64)
         assert answer.exact and (answer.metric, answer.threshold) == ("hamming", 61 / 64)
         assert [(m.id, m.similarity) for m in answer.matches] == exhaustive(fingerprints, query, 61 / 64)
     assert [m.id for m in client.find_similar("s3").matches][:1] == ["s3-shout"]
+
+
+def test_find_similar_at_the_stores_default_says_it_is_inexact(client, fingerprints):
+    """The default (18 bits) is beyond what the permutation tables guarantee: the answer says exact false, holds
+    only true matches, and every match within 3 bits."""
+    for query in fingerprints:
+        answer = client.find_similar(query, top_k=100)
+        assert not answer.exact and (answer.metric, answer.threshold) == ("hamming", 46 / 64)
+        found = {(m.id, m.similarity) for m in answer.matches}
+        assert set(exhaustive(fingerprints, query, 61 / 64)) <= found <= set(exhaustive(fingerprints, query, 46 / 64))
 
 
 def test_find_similar_below_61_64_is_marked_inexact(client, fingerprints):

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 import zlib
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -72,6 +73,20 @@ def test_compiled_ngram_hashes_equal_the_crc32_of_each_shingle(unit, body, lang)
     """hashes() runs one compiled loop over one UTF-8 encoding of the text; it must equal hashing each shingle."""
     sketcher = Sketcher(SketchConfig(unit=unit))
     assert sketcher.hashes(body, lang) == {zlib.crc32(s.encode()) for s in sketcher.shingles(body, lang)}
+
+
+@pytest.mark.parametrize("unit", ["word:1", "word:3", "sentence"])
+@settings(max_examples=150, deadline=None)
+@given(body=st.text(max_size=300), repeats=st.integers(1, 30), lang=st.sampled_from(["english", "russian", "none"]))
+def test_hash_counts_are_each_shingles_crc32_counted(unit, body, repeats, lang):
+    """hash_counts() (word n-grams: counted in the compiled loop, sorted by radix past 48 shingles) equals counting
+    each shingle's CRC-32; its hashes are hashes()."""
+    sketcher = Sketcher(SketchConfig(unit=unit))
+    text_ = " ".join([body] * repeats)
+    counts = sketcher.hash_counts(text_, lang)
+    expected = Counter(zlib.crc32(s.encode()) for s in sketcher.shingles(text_, lang))
+    assert counts.items() == sorted(expected.items())
+    assert {value for value, _ in counts.items()} == sketcher.hashes(text_, lang)
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,7 +22,8 @@ from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
 
 from .cmdline import at_least, checked, fraction, progress
 from .core import clusters
-from .core.reference import METRICS
+from .core.defaults import DEFAULT_THRESHOLD, SIMHASH_THRESHOLD
+from .core.reference import METRICS, max_distance
 from .core.similar import DEFAULT_MAX_CANDIDATES
 from .engine import Deduplicator
 from .store import default_store_path, open_store
@@ -156,8 +157,9 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
                         help="components: connected components (chains); complete: complete linkage, every two "
                              "members near-duplicates; communities: Leiden, splits weakly linked groups")
     parser.add_argument("--threshold", type=checked(float, fraction),
-                        help="a pair's similarity must reach this, in [0, 1] (default: the store's: 0.52, or "
-                             "0.953125 = 61/64 for a simhash store)")
+                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's: "
+                             f"{DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g} ({max_distance(SIMHASH_THRESHOLD)} "
+                             "bits) for a simhash store, whose pair search is exact only from 0.953125 = 61/64)")
     parser.add_argument("--metric", choices=METRICS,
                         help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
                              "simhash store (default: the store's)")

@@ -5,11 +5,13 @@ from the full shingle hash sets of pass 1 (a boilerplate sentence can sit above 
 counting after the cut would miss it); pass 2 removes the stop-list, keeps the K smallest and writes atomic
 batches. Nothing is written before every line was read, so --strict aborts with the store untouched, and a
 process killed during pass 2 leaves whole batches only. Pass 1 keeps 4 bytes per distinct shingle in memory
-(for an existing store only the final sketch, at most 4·K bytes per document).
+(for an existing store only the final sketch, at most 4·K bytes per document, 8 for a simhash store).
 
 `--sketch simhash` makes a store of 64-bit SimHash fingerprints of the same shingles instead of bottom-K sketches
-(8 bytes per article). Pass 1 keeps each document's distinct shingle hashes, not their counts, so every distinct
-shingle weighs 1 in the fingerprint (reference.simhash).
+(8 bytes per article), each shingle weighing by its count in the document (SketchConfig.weighting: 1 + ln tf for
+a new store, 1 for one made before weights). Pass 1 keeps each document's distinct shingle hashes with their counts
+(_pack_counts: 4 bytes per distinct shingle and 8 more per shingle that repeats in its document), so pass 2 makes
+exactly the fingerprint Sketcher.sketch makes of the text.
 """
 from __future__ import annotations
 
@@ -25,10 +27,12 @@ from itertools import islice
 from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
+import numpy as np
+
 from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, UsageError
 from .cmdline import at_least, checked, fraction, progress, warn
-from .core.sketch import (SketchConfig, Sketcher, canonical_lang, decode_sketch, encode_sketch, load_nltk,
-                          stoplist_digest)
+from .core.sketch import (SketchConfig, Sketcher, ShingleCounts, canonical_lang, decode_sketch, encode_sketch,
+                          load_nltk, stoplist_digest)
 from .core.reference import KINDS, SIMHASH
 from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
 from .engine import Deduplicator
@@ -70,8 +74,35 @@ def parse_record(raw: bytes) -> tuple[str, str, str | None]:
 class Sketched(NamedTuple):
     line: int
     doc_id: str | None
-    payload: bytes | None   # the final sketch, or every shingle hash when the stop-list is still to be learned
+    # the final sketch, or when the stop-list is still to be learned every distinct shingle hash (a simhash
+    # store: with its count, _pack_counts)
+    payload: bytes | None
     error: str | None
+
+
+def _pack_counts(counts: ShingleCounts) -> bytes:
+    """A document's hash counts in pass 1's memory: the number of distinct hashes, the hashes, then the position
+    and count of each hash that occurs more than once (native uint32 throughout). Most word 3-grams occur once in
+    their text, so this is ~4 bytes per distinct shingle, as a bottom-K store's pass 1 keeps."""
+    tf = np.frombuffer(counts.counts, np.uint32)
+    repeated = np.flatnonzero(tf > 1).astype(np.uint32)
+    return np.uint32(len(tf)).tobytes() + counts.hashes + repeated.tobytes() + tf[repeated].tobytes()
+
+
+def _unpack_counts(payload: bytes) -> ShingleCounts:
+    """The hash counts _pack_counts packed."""
+    size = int(np.frombuffer(payload, np.uint32, 1)[0])
+    repeats = np.frombuffer(payload, np.uint32, offset=4 + 4 * size)
+    tf = np.ones(size, np.uint32)
+    tf[repeats[:len(repeats) // 2]] = repeats[len(repeats) // 2:]
+    return ShingleCounts(payload[4:4 + 4 * size], tf.tobytes())
+
+
+def _payload_hashes(payload: bytes, kind: str) -> list[int]:
+    """The distinct shingle hashes of pass 1's payload for a store of this kind (the stop-list is learned from)."""
+    if kind == SIMHASH:
+        return np.frombuffer(payload, np.uint32, int(np.frombuffer(payload, np.uint32, 1)[0]), 4).tolist()
+    return decode_sketch(payload)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,12 +114,17 @@ class LineSketcher:
 
     def __call__(self, numbered_line: tuple[int, bytes]) -> Sketched:
         number, raw = numbered_line
+        sketcher = self.sketcher
         try:
             doc_id, text, lang = parse_record(raw)
-            hashes = self.sketcher.hashes(text, lang)
+            if self.final:
+                payload = sketcher.sketch(text, lang)
+            elif sketcher.config.kind == SIMHASH:
+                payload = _pack_counts(sketcher.hash_counts(text, lang))
+            else:
+                payload = encode_sketch(sketcher.hashes(text, lang))
         except InvalidArgument as error:
             return Sketched(number, None, None, str(error))
-        payload = self.sketcher.sketch_hashes(hashes) if self.final else encode_sketch(hashes)
         return Sketched(number, doc_id, payload, None)
 
 
@@ -219,14 +255,19 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     payloads = _sketch_corpus(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), workers, strict,
                               summary)
     if learn:
-        df = document_frequencies(map(decode_sketch, payloads.values()))
+        df = document_frequencies(_payload_hashes(payload, config.kind) for payload in payloads.values())
         stoplist = learn_stoplist(df, len(payloads), stop_min_docs, stop_fraction)
         config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
         summary.config, summary.stoplist_size, summary.stoplist_learned = config, len(stoplist), True
         summary.stoplisted_occurrences = sum(df[value] for value in stoplist)
         del df
         sketcher = Sketcher(config, stoplist)
-        sketches = ((doc_id, sketcher.sketch_hashes(decode_sketch(hashes))) for doc_id, hashes in payloads.items())
+        if config.kind == SIMHASH:
+            sketches = ((doc_id, sketcher.sketch_counts(_unpack_counts(payload))) for doc_id, payload in
+                        payloads.items())
+        else:
+            sketches = ((doc_id, sketcher.sketch_hashes(decode_sketch(payload))) for doc_id, payload in
+                        payloads.items())
     else:
         sketches = iter(payloads.items())
     store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist,

@@ -24,6 +24,7 @@ from typing import BinaryIO, Iterator, NamedTuple
 from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
 
 from .cmdline import at_least, checked, fraction, progress
+from .core.defaults import DEFAULT_THRESHOLD, SIMHASH_THRESHOLD
 from .core.reference import HAMMING, METRICS, max_distance
 from .core.similar import DEFAULT_MAX_CANDIDATES, SIMHASH_EXACT_DISTANCE
 from .engine import Deduplicator, Limits
@@ -239,12 +240,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "each pair once, a being the article stored first. Needs a store with postings (the default of `neardup "
         "index`). A summary goes to stderr. Exit code 3 when some article had more candidates than "
         "--max-candidates, or on a simhash store below --threshold 0.953125 (a Hamming distance over 3 bits, which "
-        "its permutation tables do not guarantee): pairs may be missing.")
+        "its permutation tables do not guarantee; its default allows "
+        f"{max_distance(SIMHASH_THRESHOLD)}): pairs may be missing.")
     parser.add_argument("--store", default=default_store_path(),
                         help="store directory; $NEARDUP_STORE overrides the default")
     parser.add_argument("--threshold", type=checked(float, fraction),
-                        help="a pair's similarity must reach this, in [0, 1] (default: the store's: 0.52, or "
-                             "0.953125 = 61/64, a Hamming distance of 3 bits, for a simhash store)")
+                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's: "
+                             f"{DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g}, a Hamming distance of "
+                             f"{max_distance(SIMHASH_THRESHOLD)} bits, for a simhash store)")
     parser.add_argument("--metric", choices=METRICS,
                         help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
                              "simhash store (default: the store's: containment, or hamming)")

@@ -1,6 +1,8 @@
-/* The sketcher's per-shingle loops, compiled: CRC-32 of every word n-gram of a text in one call
- * (sketch._ngram_hashes), and the K smallest values outside the stop-list as sketch bytes (Sketcher.sketch_hashes),
- * or their 64-bit SimHash fingerprint (reference.simhash is the specification; tests hold the two equal).
+/* The sketcher's per-shingle loops, compiled: CRC-32 of every word n-gram of a text in one call, as a set
+ * (sketch._ngram_hashes) or as its distinct values with their counts (sketch._ngram_counts), and the K smallest
+ * values outside the stop-list as sketch bytes (Sketcher.sketch_hashes), or the 64-bit SimHash fingerprint of
+ * the values, each weighing 1 or a weight of its count (reference.simhash and reference.shingle_weight are the
+ * specification; tests hold them equal).
  *
  * The Python loop made one crcmod call and one bytes slice per n-gram, which cost more than the CRC itself.
  * Here the loop is crcmod's own (_crcfunext.c, _crc32r: crc = table[byte ^ (crc & 0xFF)] ^ (crc >> 8)) over
@@ -85,6 +87,102 @@ done:
     PyBuffer_Release(&data);
     PyBuffer_Release(&table);
     return hashes;
+}
+
+/* LSD radix sort of n uint32 values, 8 bits a pass, through `scratch` (n values); short arrays by insertion. */
+static void sort_uint32(uint32_t *values, uint32_t *scratch, Py_ssize_t n)
+{
+    if (n < 48) {
+        for (Py_ssize_t i = 1; i < n; i++) {
+            uint32_t value = values[i];
+            Py_ssize_t j = i;
+            for (; j > 0 && values[j - 1] > value; j--)
+                values[j] = values[j - 1];
+            values[j] = value;
+        }
+        return;
+    }
+    uint32_t *from = values, *to = scratch;
+    for (int shift = 0; shift < 32; shift += 8) {
+        Py_ssize_t offsets[257] = {0};
+        for (Py_ssize_t i = 0; i < n; i++)
+            offsets[((from[i] >> shift) & 0xFF) + 1]++;
+        for (int digit = 0; digit < 256; digit++)
+            offsets[digit + 1] += offsets[digit];
+        for (Py_ssize_t i = 0; i < n; i++)
+            to[offsets[(from[i] >> shift) & 0xFF]++] = from[i];
+        uint32_t *swap = from;
+        from = to;
+        to = swap;
+    }
+    /* four passes: the sorted values are back in `values` */
+}
+
+PyDoc_STRVAR(ngram_counts_doc,
+             "ngram_counts(data, n, table, mask) -> (bytes, bytes)\n\n"
+             "The n-gram CRC-32 values of ngram_hashes(data, n, table, mask), distinct and ascending, and how many "
+             "times each occurs, as two arrays of native-endian uint32 of one length.");
+
+static PyObject *ngram_counts(PyObject *module, PyObject *args)
+{
+    Py_buffer data, table;
+    Py_ssize_t n;
+    unsigned long mask;
+    if (!PyArg_ParseTuple(args, "y*ny*k:ngram_counts", &data, &n, &table, &mask))
+        return NULL;
+    PyObject *result = NULL;
+    uint32_t *hashes = NULL;
+    Py_ssize_t *starts = NULL;
+    if (n < 1 || table.len != 256 * 4) {
+        PyErr_SetString(PyExc_ValueError, "n must be at least 1 and the table 256 uint32 values");
+        goto done;
+    }
+    const unsigned char *bytes = data.buf;
+    const uint32_t *crc_table = table.buf;
+    uint32_t init = (uint32_t)mask;
+    Py_ssize_t words = data.len ? 1 : 0;
+    for (Py_ssize_t i = 0; i < data.len; i++)
+        words += bytes[i] == ' ';
+    Py_ssize_t shingles = words == 0 ? 0 : words <= n ? 1 : words - n + 1;
+    /* hashes[0 .. shingles) and a scratch half for the sort; counts reuse the scratch half */
+    if (!(hashes = PyMem_Malloc((size_t)(2 * shingles + 1) * sizeof *hashes)) ||
+        !(starts = PyMem_Malloc((size_t)(words + 1) * sizeof *starts))) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (words && words <= n) {
+        hashes[0] = init ^ crc32_update(bytes, data.len, init, crc_table);
+    } else if (words) {
+        Py_ssize_t w = 0;
+        starts[w++] = 0;
+        for (Py_ssize_t i = 0; i < data.len; i++)
+            if (bytes[i] == ' ')
+                starts[w++] = i + 1;
+        starts[words] = data.len + 1;
+        for (Py_ssize_t first = 0; first < shingles; first++) {
+            Py_ssize_t begin = starts[first], end = starts[first + n] - 1;
+            hashes[first] = init ^ crc32_update(bytes + begin, end - begin, init, crc_table);
+        }
+    }
+    uint32_t *scratch = hashes + shingles;
+    sort_uint32(hashes, scratch, shingles);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t i = 0; i < shingles; i++) {
+        if (distinct && hashes[distinct - 1] == hashes[i]) {
+            scratch[distinct - 1]++;
+        } else {
+            hashes[distinct] = hashes[i];  /* distinct <= i: in place */
+            scratch[distinct++] = 1;
+        }
+    }
+    result = Py_BuildValue("(y#y#)", (const char *)hashes, distinct * (Py_ssize_t)sizeof *hashes,
+                           (const char *)scratch, distinct * (Py_ssize_t)sizeof *scratch);
+done:
+    PyMem_Free(hashes);
+    PyMem_Free(starts);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&table);
+    return result;
 }
 
 /* A max-heap of the k smallest values seen: heap[0] is the largest kept. */
@@ -192,12 +290,41 @@ static uint64_t splitmix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
+/* The votes of a fingerprint: ones[b] sums the weights of the values whose spread hash has bit b set, total
+ * all weights; bit b is set when its votes (ones[b] - (total - ones[b])) sum above 0. */
+typedef struct {
+    int64_t ones[64];
+    int64_t total;
+} Votes;
+
+static void vote(Votes *votes, uint32_t value, int64_t weight)
+{
+    uint64_t hash = splitmix64((uint64_t)value);
+    for (int bit = 0; bit < 64; bit++)
+        votes->ones[bit] += weight & -(int64_t)((hash >> bit) & 1);
+    votes->total += weight;
+}
+
+/* 8 little-endian bytes, or b"" when nothing voted. */
+static PyObject *fingerprint_bytes(const Votes *votes, int any)
+{
+    if (!any)
+        return PyBytes_FromStringAndSize(NULL, 0);
+    uint64_t fingerprint = 0;
+    for (int bit = 0; bit < 64; bit++)
+        fingerprint |= (uint64_t)(2 * votes->ones[bit] > votes->total) << bit;
+    unsigned char out[8];
+    for (int i = 0; i < 8; i++)
+        out[i] = (unsigned char)(fingerprint >> (8 * i));
+    return PyBytes_FromStringAndSize((const char *)out, 8);
+}
+
 PyDoc_STRVAR(simhash_doc,
              "simhash(values, stoplist) -> bytes\n\n"
              "Charikar's 64-bit SimHash of the distinct values of the iterable `values` that are not in the set\n"
              "`stoplist`, each weighing 1: bit b is set when more than half of the values' splitmix64 hashes have\n"
              "bit b set. 8 little-endian bytes, or b'' when no value is left. OverflowError for a value outside\n"
-             "[0, 2**32).");
+             "[0, 2**32). (simhash_counts weighs each value by its count.)");
 
 static PyObject *simhash(PyObject *module, PyObject *args)
 {
@@ -208,7 +335,7 @@ static PyObject *simhash(PyObject *module, PyObject *args)
     if (!unique)
         return NULL;
     PyObject *iterator = PyObject_GetIter(unique), *item, *result = NULL;
-    Py_ssize_t ones[64] = {0}, total = 0;
+    Votes votes = {{0}, 0};
     if (!iterator)
         goto done;
     while ((item = PyIter_Next(iterator))) {
@@ -223,41 +350,122 @@ static PyObject *simhash(PyObject *module, PyObject *args)
             PyErr_SetString(PyExc_OverflowError, "shingle hashes must fit in 32 bits");
             goto done;
         }
-        uint64_t hash = splitmix64((uint64_t)value);
-        for (int bit = 0; bit < 64; bit++)
-            ones[bit] += (Py_ssize_t)((hash >> bit) & 1);
-        total++;
+        vote(&votes, (uint32_t)value, 1);
     }
-    if (PyErr_Occurred())
-        goto done;
-    if (!total) {
-        result = PyBytes_FromStringAndSize(NULL, 0);
-        goto done;
-    }
-    uint64_t fingerprint = 0;
-    for (int bit = 0; bit < 64; bit++)
-        fingerprint |= (uint64_t)(2 * ones[bit] > total) << bit;
-    unsigned char out[8];
-    for (int i = 0; i < 8; i++)
-        out[i] = (unsigned char)(fingerprint >> (8 * i));
-    result = PyBytes_FromStringAndSize((const char *)out, 8);
+    if (!PyErr_Occurred())
+        result = fingerprint_bytes(&votes, votes.total > 0);
 done:
     Py_XDECREF(iterator);
     Py_DECREF(unique);
     return result;
 }
 
+/* Weightings of simhash_counts, as reference.WEIGHTINGS orders them. */
+enum { WEIGHT_UNIT, WEIGHT_TF, WEIGHT_LOG_TF };
+#define WEIGHT_ONE (1 << 16)
+#define LN2_Q32 UINT64_C(2977044472)
+
+/* log2(count) in 16-bit fixed point by integers only, as reference._log2_q16. */
+static uint64_t log2_q16(uint32_t count)
+{
+    int whole = 31;
+    while (!(count >> whole))
+        whole--;
+    uint64_t mantissa = (uint64_t)count << (31 - whole);  /* in [2^31, 2^32): count < 2^32, never shifted right */
+    uint64_t result = (uint64_t)whole << 16;
+    for (int bit = 15; bit >= 0; bit--) {
+        mantissa = mantissa * mantissa >> 31;
+        if (mantissa >> 32) {
+            mantissa >>= 1;
+            result |= UINT64_C(1) << bit;
+        }
+    }
+    return result;
+}
+
+static int64_t shingle_weight(uint32_t count, int weighting)
+{
+    switch (weighting) {
+    case WEIGHT_TF:
+        return count;
+    case WEIGHT_LOG_TF:
+        return WEIGHT_ONE + (int64_t)(log2_q16(count) * LN2_Q32 >> 32);
+    default:
+        return 1;
+    }
+}
+
+/* Whether value is in the ascending array stop[0 .. size). */
+static int stopped(const uint32_t *stop, Py_ssize_t size, uint32_t value)
+{
+    Py_ssize_t low = 0, high = size;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (stop[middle] < value)
+            low = middle + 1;
+        else
+            high = middle;
+    }
+    return low < size && stop[low] == value;
+}
+
+PyDoc_STRVAR(simhash_counts_doc,
+             "simhash_counts(hashes, counts, stoplist, weighting) -> bytes\n\n"
+             "Charikar's 64-bit SimHash of a document's distinct shingle hashes (`hashes`, native uint32, strictly\n"
+             "ascending) that are not in `stoplist` (native uint32, ascending), each voting with the weight of its\n"
+             "count (`counts`, native uint32 >= 1, one per hash): weighting 0 weighs 1, 1 the count, 2 1 + ln count\n"
+             "in 16-bit fixed point (reference.shingle_weight). 8 little-endian bytes, or b'' when no hash is left.");
+
+static PyObject *simhash_counts(PyObject *module, PyObject *args)
+{
+    Py_buffer hashes, counts, stop;
+    int weighting;
+    if (!PyArg_ParseTuple(args, "y*y*y*i:simhash_counts", &hashes, &counts, &stop, &weighting))
+        return NULL;
+    PyObject *result = NULL;
+    if (hashes.len % 4 || counts.len != hashes.len || stop.len % 4) {
+        PyErr_SetString(PyExc_ValueError, "hashes, counts and stoplist must be uint32 arrays, counts one per hash");
+        goto done;
+    }
+    if (weighting < WEIGHT_UNIT || weighting > WEIGHT_LOG_TF) {
+        PyErr_SetString(PyExc_ValueError, "weighting must be 0 (unit), 1 (tf) or 2 (log-tf)");
+        goto done;
+    }
+    const uint32_t *hash = hashes.buf, *count = counts.buf, *stoplist = stop.buf;
+    Py_ssize_t size = hashes.len / 4, stop_size = stop.len / 4;
+    Votes votes = {{0}, 0};
+    int any = 0;
+    for (Py_ssize_t i = 0; i < size; i++) {
+        if ((i && hash[i] <= hash[i - 1]) || !count[i]) {
+            PyErr_SetString(PyExc_ValueError, "hashes must be strictly ascending and counts at least 1");
+            goto done;
+        }
+        if (stop_size && stopped(stoplist, stop_size, hash[i]))
+            continue;
+        vote(&votes, hash[i], shingle_weight(count[i], weighting));
+        any = 1;
+    }
+    result = fingerprint_bytes(&votes, any);
+done:
+    PyBuffer_Release(&hashes);
+    PyBuffer_Release(&counts);
+    PyBuffer_Release(&stop);
+    return result;
+}
+
 static PyMethodDef shingle_methods[] = {
     {"ngram_hashes", ngram_hashes, METH_VARARGS, ngram_hashes_doc},
+    {"ngram_counts", ngram_counts, METH_VARARGS, ngram_counts_doc},
     {"bottom_k", bottom_k, METH_VARARGS, bottom_k_doc},
     {"simhash", simhash, METH_VARARGS, simhash_doc},
+    {"simhash_counts", simhash_counts, METH_VARARGS, simhash_counts_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef shingle_module = {
     PyModuleDef_HEAD_INIT, "neardup.core._shingle",
-    "Compiled word n-gram hashing of neardup's sketcher: crcmod's CRC-32 loop over every n-gram in one call;\n"
-    "the bottom-K cut and the SimHash fingerprint.",
+    "Compiled word n-gram hashing of neardup's sketcher: crcmod's CRC-32 loop over every n-gram in one call\n"
+    "(a set, or distinct values and counts); the bottom-K cut and the SimHash fingerprint (unweighted or weighted).",
     -1, shingle_methods,
 };
 

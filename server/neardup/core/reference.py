@@ -25,19 +25,24 @@ SimHash, the second sketch kind (a store's SketchConfig.kind: BOTTOMK, the defau
 (STOC 2002) as Manku, Jain and Das Sarma use it for web pages (WWW 2007):
   * the fingerprint of a document is 64 bits: each distinct shingle hash h outside the stop-list (the same
     shingles, normalisation and stop-list as the bottom-K sketch) is spread over 64 bits by splitmix64(h) and
-    votes +1 for each bit set and -1 for each bit clear; bit b of the fingerprint is set when its votes sum
-    above 0. Every distinct shingle weighs 1: the indexer keeps each document's distinct hashes between its
-    two passes (the stop-list is learned in between), not their counts, and one edited word changes as many
-    3-gram shingles whether or not they repeat. A document without such shingles has no fingerprint (None;
-    an empty sketch), like an empty bottom-K sketch it is never a near-duplicate;
+    votes +w for each bit set and -w for each bit clear, w being its weight; bit b of the fingerprint is set
+    when its votes sum above 0. The weight comes from the shingle's count in the document, its term frequency
+    tf (shingle_weight): UNIT weighs every distinct shingle 1 (the fingerprints of simhash stores made before
+    weights, sketcher version 2), TF weighs it tf, LOG_TF 1 + ln tf (the current simhash sketcher version, 3;
+    chosen on the tune split: benchmarks/QUALITY.md). Weights are integers (LOG_TF in 16-bit fixed point,
+    computed with integer operations only), so every machine sums the same votes exactly. A document whose
+    shingles each occur once has the same fingerprint under every weighting. A document without such shingles
+    has no fingerprint (None; an empty sketch): like an empty bottom-K sketch it is never a near-duplicate;
   * similarity = 1 - hamming(a, b) / 64 (metric HAMMING, the only one for SimHash sketches), so the threshold
     stays a similarity in [0, 1]: a pair is a near-duplicate when hamming(a, b) <= max_distance(threshold),
-    the largest d with (64 - d) / 64 >= threshold (distance <= 3 ⇔ threshold in (60/64, 61/64], 61/64 = 0.953125).
+    the largest d with (64 - d) / 64 >= threshold (distance <= 3 ⇔ threshold in (60/64, 61/64], 61/64 = 0.953125;
+    a simhash store's default, core/defaults.py, allows more).
 """
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
+from collections import Counter
 from typing import Callable, Iterable, NamedTuple, Sequence
 
 CONTAINMENT = "containment"
@@ -56,6 +61,11 @@ GREEDY = "greedy"
 COMPONENTS = "components"
 COMPLETE = "complete"
 GROUPINGS = (GREEDY, COMPONENTS, COMPLETE)
+#: How a SimHash fingerprint weighs a shingle by its count in the document (shingle_weight).
+UNIT = "unit"
+TF = "tf"
+LOG_TF = "log-tf"
+WEIGHTINGS = (UNIT, TF, LOG_TF)
 
 _UNCAPPED = 1 << 32
 #: The fewest compared values a containment estimate is divided by (see above). 16 values give a standard
@@ -204,17 +214,51 @@ def splitmix64(x: int) -> int:
     return x ^ (x >> 31)
 
 
-def simhash(hashes: Iterable[int], stoplist: Iterable[int] = ()) -> int | None:
-    """The 64-bit fingerprint of a document's distinct shingle hashes outside the stop-list, each weighing 1;
-    None when none is left."""
-    distinct = set(hashes) - set(stoplist)
-    if not distinct:
+#: 1.0 in the fixed point of LOG_TF weights (16 fractional bits), and ln 2 in 32 fractional bits (rounded).
+WEIGHT_ONE = 1 << 16
+_LN2_Q32 = 2977044472
+
+
+def _log2_q16(count: int) -> int:
+    """log2(count) in 16-bit fixed point by integers only: the integer part is the bit length less 1; each
+    fractional bit comes from squaring the mantissa (31 fractional bits, truncated) and halving it past 2."""
+    whole = count.bit_length() - 1
+    mantissa = count >> (whole - 31) if whole > 31 else count << (31 - whole)  # in [2^31, 2^32)
+    result = whole << 16
+    for bit in range(15, -1, -1):
+        mantissa = mantissa * mantissa >> 31
+        if mantissa >= 1 << 32:
+            mantissa >>= 1
+            result |= 1 << bit
+    return result
+
+
+def shingle_weight(count: int, weighting: str) -> int:
+    """The integer vote of a shingle that occurs `count` (>= 1) times in its document: UNIT 1, TF count, LOG_TF
+    1 + ln count in 16-bit fixed point (WEIGHT_ONE + log2(count) · ln 2, both fixed point, truncated: within
+    2^-14 of WEIGHT_ONE · (1 + ln count))."""
+    if weighting == UNIT:
+        return 1
+    if weighting == TF:
+        return count
+    if weighting == LOG_TF:
+        return WEIGHT_ONE + (_log2_q16(count) * _LN2_Q32 >> 32)
+    raise ValueError(f"unknown weighting {weighting!r}")
+
+
+def simhash(shingles: Iterable[int], stoplist: Iterable[int] = (), *, weighting: str) -> int | None:
+    """The 64-bit fingerprint of a document given its shingle hashes, repeats included (in any order: each
+    distinct hash outside the stop-list votes once, with the weight of its count); None when none is left."""
+    stopped = set(stoplist)
+    counts = Counter(value for value in shingles if value not in stopped)
+    if not counts:
         return None
     votes = [0] * SIMHASH_BITS
-    for value in distinct:
+    for value, count in counts.items():
+        weight = shingle_weight(count, weighting)
         spread = splitmix64(value)
         for bit in range(SIMHASH_BITS):
-            votes[bit] += 1 if spread >> bit & 1 else -1
+            votes[bit] += weight if spread >> bit & 1 else -weight
     return sum(1 << bit for bit in range(SIMHASH_BITS) if votes[bit] > 0)
 
 

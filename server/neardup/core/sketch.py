@@ -5,25 +5,29 @@ both have them below their cut, so two sketches compare by a linear merge (see k
 A sketch travels and is stored as bytes: little-endian uint32 values, ascending.
 
 A store of the second kind (SketchConfig.kind "simhash") keeps instead the 64-bit SimHash fingerprint of the same
-shingle hashes (reference.simhash: every distinct shingle outside the stop-list weighs 1), as 8 little-endian
-bytes, or no bytes for a text without shingles.
+shingle hashes, as 8 little-endian bytes, or no bytes for a text without shingles (reference.simhash): each distinct
+shingle outside the stop-list votes with a weight of its count in the text, 1 + ln tf for a store of the current
+simhash sketcher version (3), 1 for one made before weights (version 2; SketchConfig.weighting says which), so an
+old store keeps sketching query texts as its stored fingerprints were made.
 """
 from __future__ import annotations
 
+import array
 import functools
 import hashlib
 import importlib
 import operator
 import re
 import struct
+from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 import crcmod.predefined
 
 from ..errors import ConfigMismatch, InvalidArgument
 from . import _shingle
-from .reference import BOTTOMK, KINDS, SIMHASH
+from .reference import BOTTOMK, KINDS, LOG_TF, SIMHASH, UNIT, WEIGHTINGS
 
 #: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
 CRC32_IS_COMPILED: bool = importlib.import_module("crcmod.crcmod")._usingExtension
@@ -91,7 +95,25 @@ SIMHASH_BYTES = 8
 #: The version of the sketching rules (tokenization, sentence splitting, stemming, normalization, hashing) whose
 #: sketches this code makes. Bump it whenever any sketch value for the same text and configuration could change
 #: (tests/test_sketch_golden.py fails then): a store records it, and one made by another version is refused.
+#: It is the version of bottom-K sketches; SimHash sketches have their own (SIMHASH_WEIGHTING).
 SKETCHER_VERSION = 2
+#: The sketcher versions of SimHash sketches this code makes, each with how its fingerprints weigh a shingle
+#: (reference.shingle_weight): version 2 (the rules of SKETCHER_VERSION 2, every distinct shingle weighing 1) is
+#: that of simhash stores made before weights, and is still made for them, so their query texts are sketched as
+#: their stored fingerprints were; version 3 weighs a shingle 1 + ln of its count in the text (chosen on the tune
+#: split: benchmarks/QUALITY.md) and is what a new simhash store gets. The highest is the current one.
+SIMHASH_WEIGHTING = {2: UNIT, 3: LOG_TF}
+#: The sketcher versions this code sketches by, per sketch kind; a new configuration gets the last.
+SKETCHER_VERSIONS = {BOTTOMK: (SKETCHER_VERSION,), SIMHASH: tuple(sorted(SIMHASH_WEIGHTING))}
+_CURRENT_VERSION = object()  # SketchConfig's default sketcher_version: the current one of its kind
+
+
+def sketcher_versions_text(kind: str) -> str:
+    """'version 2', 'versions 2 and 3': the sketcher versions this code makes sketches of the kind by."""
+    versions = SKETCHER_VERSIONS[kind]
+    if len(versions) == 1:
+        return f"version {versions[0]}"
+    return "versions " + ", ".join(map(str, versions[:-1])) + f" and {versions[-1]}"
 
 
 def canonical_lang(lang: str) -> str:
@@ -117,8 +139,9 @@ class SketchConfig:
     lang: str = "english"
     hash: str = "crc32"
     stoplist_digest: str = ""
-    #: Which sketching rules made the sketches; they compare only under equal versions (see SKETCHER_VERSION).
-    sketcher_version: int = SKETCHER_VERSION
+    #: Which sketching rules made the sketches; they compare only under equal versions (see SKETCHER_VERSION and
+    #: SIMHASH_WEIGHTING). Left out, the current version of the kind: 2 for bottomk, 3 for simhash.
+    sketcher_version: int = _CURRENT_VERSION  # type: ignore[assignment]
     #: "bottomk" (the K smallest shingle hashes) or "simhash" (one 64-bit fingerprint of them); a configuration
     #: saved before kinds existed is bottomk.
     kind: str = BOTTOMK
@@ -126,6 +149,8 @@ class SketchConfig:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise InvalidArgument(f"unknown sketch kind {self.kind!r}; use {' or '.join(map(repr, KINDS))}")
+        if self.sketcher_version is _CURRENT_VERSION:
+            object.__setattr__(self, "sketcher_version", SKETCHER_VERSIONS[self.kind][-1])
         if self.kind == SIMHASH and self.k != DEFAULT_K:
             raise InvalidArgument(f"k sets the size of a bottom-K sketch; a simhash sketch is one 64-bit "
                                   f"fingerprint: leave k at its default ({DEFAULT_K})")
@@ -143,6 +168,13 @@ class SketchConfig:
         object.__setattr__(self, "lang", canonical_lang(self.lang))
 
     @property
+    def weighting(self) -> str | None:
+        """How a simhash sketch of this configuration weighs a shingle by its count (reference.WEIGHTINGS): the
+        rule of its sketcher version (SIMHASH_WEIGHTING); None for bottomk, which keeps distinct values, and for
+        a version this code does not sketch by."""
+        return SIMHASH_WEIGHTING.get(self.sketcher_version) if self.kind == SIMHASH else None
+
+    @property
     def word_ngram(self) -> int | None:
         """N for the `word:N` unit, None for the sentence units."""
         match = _UNIT.match(self.unit)
@@ -155,7 +187,7 @@ class SketchConfig:
     def from_dict(cls, values: dict) -> "SketchConfig":
         """The configuration saved as to_dict() had it. One saved before sketcher versions existed (no
         sketcher_version key) was made by version 1's rules, never by the current version's; one saved before
-        sketch kinds existed (no kind key) is bottomk."""
+        sketch kinds existed (no kind key) is bottomk. A simhash one of version 2 weighs every shingle 1."""
         unknown = set(values) - set(cls.__dataclass_fields__)
         if unknown:
             raise InvalidArgument(f"unknown sketch configuration fields: {', '.join(sorted(unknown))}")
@@ -381,6 +413,29 @@ def _ngram_hashes(words: list[str], n: int) -> set[int]:
     return _shingle.ngram_hashes(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK)
 
 
+#: array.array's code of a 4-byte unsigned integer, the compiled functions' uint32.
+_UINT32 = next(code for code in "IL" if array.array(code).itemsize == 4)
+
+
+class ShingleCounts(NamedTuple):
+    """A text's distinct shingle hashes, ascending, and how many times each occurs in it (its term frequency):
+    two arrays of native-endian uint32 of one length, as bytes (numpy.frombuffer(..., numpy.uint32) reads them)."""
+
+    hashes: bytes
+    counts: bytes
+
+    @classmethod
+    def of(cls, shingle_hashes: Iterable[int]) -> "ShingleCounts":
+        """From shingle hashes with repeats, in any order."""
+        counted = sorted(Counter(shingle_hashes).items())
+        return cls(array.array(_UINT32, [value for value, _ in counted]).tobytes(),
+                   array.array(_UINT32, [count for _, count in counted]).tobytes())
+
+    def items(self) -> list[tuple[int, int]]:
+        """(hash, count) pairs, ascending."""
+        return list(zip(array.array(_UINT32, self.hashes), array.array(_UINT32, self.counts)))
+
+
 @dataclass
 class Sketcher:
     """Turns texts into sketches under one configuration, minus the store's stop-list of boilerplate shingles."""
@@ -392,9 +447,12 @@ class Sketcher:
         self.stoplist = frozenset(self.stoplist)
         if stoplist_digest(self.stoplist) != self.config.stoplist_digest:
             raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
-        if self.config.sketcher_version != SKETCHER_VERSION:
-            raise ConfigMismatch(f"this neardup sketches by version {SKETCHER_VERSION}'s rules, not version "
-                                 f"{self.config.sketcher_version}'s")
+        kind = self.config.kind
+        if self.config.sketcher_version not in SKETCHER_VERSIONS[kind]:
+            raise ConfigMismatch(f"this neardup makes {kind} sketches by the rules of {sketcher_versions_text(kind)}, "
+                                 f"not of version {self.config.sketcher_version}")
+        # the stop-list as the compiled weighted SimHash reads it: ascending uint32
+        self._stop_array = array.array(_UINT32, sorted(self.stoplist)).tobytes()
 
     def _words(self, text: str, lang: str) -> list[str]:
         """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
@@ -432,12 +490,38 @@ class Sketcher:
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
         return _ngram_hashes(self._words(text, canonical_lang(lang) if lang else self.config.lang), n)
 
+    def hash_counts(self, text: str, lang: str | None = None) -> ShingleCounts:
+        """The text's distinct shingle hashes (those of hashes()), ascending, with their counts in the text, before
+        the stop-list: what a weighted SimHash fingerprint is made of (the offline stage keeps these for a simhash
+        store). Word n-grams are counted in the same compiled call that hashes them."""
+        n = self.config.word_ngram
+        if n is None:
+            return ShingleCounts.of(_CRC_MASK ^ _crc32_update(s.encode("utf-8"), _CRC_MASK, _CRC_TABLE)
+                                    for s in self.shingles(text, lang))
+        if not isinstance(text, str):
+            raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+        words = self._words(text, canonical_lang(lang) if lang else self.config.lang)
+        return ShingleCounts(*_shingle.ngram_counts(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK))
+
     def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
         """Drops stop-listed values and keeps the K smallest, ascending; for a simhash configuration, the 64-bit
-        fingerprint of the distinct values left, each weighing 1 (reference.simhash), b"" when none is left."""
+        fingerprint of the distinct values left, each occurring once (so each weighs the same under every
+        weighting: reference.simhash), b"" when none is left. sketch_counts weighs values by their counts."""
         if self.config.kind == SIMHASH:
             return _shingle.simhash(hashes, self.stoplist)
         return _shingle.bottom_k(hashes, self.stoplist, self.config.k)
 
+    def sketch_counts(self, counts: ShingleCounts, weighting: str | None = None) -> bytes:
+        """The sketch of a text given its hash_counts(): for a simhash configuration, the fingerprint of the
+        hashes outside the stop-list, each voting with the weight of its count under the configuration's
+        weighting (SketchConfig.weighting; `weighting` overrides it, for benchmarks comparing weightings); for a
+        bottom-K one, sketch_hashes of the hashes (counts do not matter)."""
+        if self.config.kind != SIMHASH:
+            return self.sketch_hashes(array.array(_UINT32, counts.hashes))
+        code = WEIGHTINGS.index(weighting or self.config.weighting)
+        return _shingle.simhash_counts(counts.hashes, counts.counts, self._stop_array, code)
+
     def sketch(self, text: str, lang: str | None = None) -> bytes:
+        if self.config.kind == SIMHASH:
+            return self.sketch_counts(self.hash_counts(text, lang))
         return self.sketch_hashes(self.hashes(text, lang))

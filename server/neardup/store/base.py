@@ -8,8 +8,9 @@ from __future__ import annotations
 import abc
 from typing import Iterator, Sequence
 
+from ..core.reference import BOTTOMK
 from ..core.similar import Postings
-from ..core.sketch import SKETCHER_VERSION, SketchConfig, check_sketch
+from ..core.sketch import SKETCHER_VERSIONS, SketchConfig, check_sketch, sketcher_versions_text
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 
 #: LMDB's largest key; other backends keep the same limit so a store can move between them.
@@ -48,12 +49,15 @@ class SketchStore(abc.ABC):
     def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int, location: str,
                  indexed: bool = False):
         """Every backend opens a store through here, after reading its metadata from `location`."""
-        if config.sketcher_version != SKETCHER_VERSION:
+        if config.sketcher_version not in SKETCHER_VERSIONS[config.kind]:
             # Its sketches follow other rules: comparing them with new ones would be silently wrong, and
-            # rewriting them needs the texts, which the store does not keep.
+            # rewriting them needs the texts, which the store does not keep. (A simhash store of version 2,
+            # made before weights, is served: this neardup still sketches by its rules.)
+            sketches = "" if config.kind == BOTTOMK else f"{config.kind} stores "
             raise StoreUnavailable(
                 f"store {location} was made by sketcher version {config.sketcher_version}; this neardup sketches "
-                f"with version {SKETCHER_VERSION}: rebuild it with `neardup index CORPUS --store NEW_STORE`")
+                f"{sketches}with {sketcher_versions_text(config.kind)}: rebuild it with "
+                f"`neardup index CORPUS --store NEW_STORE`")
         self._config = config
         self._stoplist = frozenset(stoplist)
         self._format_version = format_version
@@ -61,10 +65,12 @@ class SketchStore(abc.ABC):
 
     @staticmethod
     def check_new(config: SketchConfig) -> None:
-        """What a backend checks before it creates a store for `config`: only sketches of this neardup's rules."""
-        if config.sketcher_version != SKETCHER_VERSION:
+        """What a backend checks before it creates a store for `config`: only sketches of this neardup's rules
+        (`neardup index` creates stores of the current version; an older simhash one it still sketches by can be
+        made too, as tests of old stores do)."""
+        if config.sketcher_version not in SKETCHER_VERSIONS[config.kind]:
             raise ConfigMismatch(f"cannot create a store for sketcher version {config.sketcher_version}; this "
-                                 f"neardup sketches with version {SKETCHER_VERSION}")
+                                 f"neardup makes {config.kind} sketches with {sketcher_versions_text(config.kind)}")
 
     @property
     def config(self) -> SketchConfig:
