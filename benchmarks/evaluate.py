@@ -13,12 +13,14 @@ Baselines see the same grouping: datasketch MinHash (128 permutations over word 
 estimate), exact word 5-gram Jaccard and containment, and 64-bit SimHash (restated below; PyPI `simhash`
 breaks under numpy 2). neardup's stop-list is learned over the whole split with core/stoplist.py, as
 `neardup index` does. neardup's own SimHash (a store made by `neardup index --sketch simhash`: the default
-configuration's word 3-gram shingles and stop-list, one 64-bit fingerprint, metric hamming) sits beside them at
-its best threshold, and is also reported at a simhash store's default, 61/64 (at most 3 differing bits).
+configuration's word 3-gram shingles and stop-list, one 64-bit fingerprint, each shingle weighing as a new simhash
+store weighs it, metric hamming) sits beside them at its best threshold, and is also reported per Hamming distance,
+at a simhash store's default (core/defaults.py) and at 3 bits (the most its corpus search finds exactly).
 
     python benchmarks/evaluate.py [--split test|tune] [--quick] [--explore]
 writes benchmarks/out/quality-SPLIT.md (also printed), quality-SPLIT.json and quality-SPLIT_pr.png.
-`--explore` adds the neardup configurations the default was chosen among (run it on --split tune).
+`--explore` adds the neardup configurations the default was chosen among, and SimHash under each shingle
+weighting (reference.WEIGHTINGS; run it on --split tune).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ import json
 import re
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -38,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import devcorpus  # noqa: E402
 from neardup.core import defaults, reference  # noqa: E402
-from neardup.core.sketch import SketchConfig, Sketcher, decode_sketch, stoplist_digest  # noqa: E402
+from neardup.core.sketch import SketchConfig, Sketcher, ShingleCounts, decode_sketch, stoplist_digest  # noqa: E402
 from neardup.core.stoplist import document_frequencies, learn_stoplist  # noqa: E402
 
 try:  # the compiled kernel when it is built; the reference answers the same, only slower
@@ -48,7 +50,12 @@ except ImportError:
         return reference.similarity(decode_sketch(a), decode_sketch(b), k, metric)
 
 OUT = Path(__file__).resolve().parent / "out"
-THRESHOLDS = np.union1d(np.round(np.arange(1, 100) / 100, 2), [defaults.DEFAULT_THRESHOLD, defaults.SIMHASH_THRESHOLD])
+#: The SimHash distance its corpus search finds exactly (similar.SIMHASH_EXACT_DISTANCE, without importing numpy's
+#: corpus search here) and its threshold.
+SIMHASH_EXACT_BITS = 3
+SIMHASH_EXACT_THRESHOLD = (64 - SIMHASH_EXACT_BITS) / 64
+THRESHOLDS = np.union1d(np.round(np.arange(1, 100) / 100, 2),
+                        [defaults.DEFAULT_THRESHOLD, defaults.SIMHASH_THRESHOLD, SIMHASH_EXACT_THRESHOLD])
 _WORD = re.compile(r"[^\W_]+")
 _NEGATIVE_KINDS = ("template", "site", "topic", "quote")  # Doc fields: hard negatives share one of them
 #: Pairs of these kinds are left out of precision, recall and F1 (reported apart).
@@ -104,17 +111,27 @@ def _pairwise(items: list, score: Callable) -> np.ndarray:
 
 
 class NeardupMethods:
-    """Sketches under each configuration; the hashes of a (unit, min_word_len) are computed once per corpus."""
+    """Sketches under each configuration; the hashes (with their counts) of a (unit, min_word_len) are computed
+    once per corpus."""
 
     def __init__(self, docs: list[devcorpus.Doc]):
         self.docs = docs
+        self._counts: dict[tuple[str, int], list[ShingleCounts]] = {}
         self._hashes: dict[tuple[str, int], list[set[int]]] = {}
 
+    def counts(self, unit: str, min_word_len: int) -> list[ShingleCounts]:
+        key = (unit, min_word_len)
+        if key not in self._counts:
+            sketcher = Sketcher(SketchConfig(unit=unit, min_word_len=min_word_len))
+            self._counts[key] = [sketcher.hash_counts(doc.text, doc.lang) for doc in self.docs]
+        return self._counts[key]
+
     def hashes(self, unit: str, min_word_len: int) -> list[set[int]]:
+        """Each document's distinct shingle hashes (Sketcher.hashes: those of its hash_counts)."""
         key = (unit, min_word_len)
         if key not in self._hashes:
-            sketcher = Sketcher(SketchConfig(unit=unit, min_word_len=min_word_len))
-            self._hashes[key] = [sketcher.hashes(doc.text, doc.lang) for doc in self.docs]
+            self._hashes[key] = [set(np.frombuffer(c.hashes, np.uint32).tolist())
+                                 for c in self.counts(unit, min_word_len)]
         return self._hashes[key]
 
     def sketcher(self, config: NeardupConfig) -> Sketcher:
@@ -139,26 +156,29 @@ class NeardupMethods:
 
         return Method(config.label, pair_matrix, default_threshold)
 
-    def simhash_method(self) -> Method:
-        """neardup's SimHash sketch: a simhash store's fingerprints (the default unit and min_word_len, the
-        stop-list learned as for bottom-K), similarity 1 - hamming / 64; a text without a fingerprint is similar
-        to nothing."""
-        hashes = self.hashes(DEFAULT_CONFIG.unit, DEFAULT_CONFIG.min_word_len)
+    def simhash_method(self, weighting: str | None = None) -> Method:
+        """neardup's SimHash sketch: a new simhash store's fingerprints (the default unit and min_word_len, the
+        stop-list learned as for bottom-K, its weighting of shingles unless `weighting` is given), similarity
+        1 - hamming / 64; a text without a fingerprint is similar to nothing."""
+        counts = self.counts(DEFAULT_CONFIG.unit, DEFAULT_CONFIG.min_word_len)
         bottom_k = self.sketcher(DEFAULT_CONFIG)
-        sketcher = Sketcher(replace(bottom_k.config, kind=reference.SIMHASH), bottom_k.stoplist)
+        config = SketchConfig(unit=DEFAULT_CONFIG.unit, min_word_len=DEFAULT_CONFIG.min_word_len,
+                              stoplist_digest=bottom_k.config.stoplist_digest, kind=reference.SIMHASH)
+        sketcher = Sketcher(config, bottom_k.stoplist)
         fingerprints: dict[int, bytes] = {}
 
         def pair_matrix(indexes: list[int]) -> np.ndarray:
             for i in indexes:
                 if i not in fingerprints:
-                    fingerprints[i] = sketcher.sketch_hashes(hashes[i])
+                    fingerprints[i] = sketcher.sketch_counts(counts[i], weighting)
             blobs = [fingerprints[i] for i in indexes]
             values = np.array([int.from_bytes(b, "little") for b in blobs], dtype=np.uint64)
             present = np.array([bool(b) for b in blobs])
             similarity = 1.0 - np.bitwise_count(values[:, None] ^ values[None, :]) / 64.0
             return np.where(present[:, None] & present[None, :], similarity, 0.0)
 
-        return Method(f"neardup SimHash {DEFAULT_CONFIG.unit} 64-bit hamming", pair_matrix,
+        name = f"neardup SimHash {DEFAULT_CONFIG.unit} 64-bit hamming"
+        return Method(name if weighting is None else f"{name} weight {weighting}", pair_matrix,
                       defaults.SIMHASH_THRESHOLD)
 
 
@@ -369,10 +389,18 @@ def margins(default: dict, baselines: list[dict], oracle: bool = True) -> dict[s
     return result
 
 
+def _simhash_distance_f1(row: dict, distance: int) -> tuple[float, float, float, int]:
+    """Precision, recall and F1 of a SimHash row at a Hamming distance, and the index of its threshold."""
+    curve = row["curve"]
+    i = max(i for i, t in enumerate(THRESHOLDS) if reference.max_distance(float(t)) == distance)
+    return curve["precision"][i], curve["recall"][i], curve["f1"][i], i
+
+
 def markdown(default: dict, baselines: list[dict], explored: list[dict], command: str, corpus_note: str,
-             simhash: dict | None = None) -> str:
+             simhash: dict | None = None, weightings: list[dict] | None = None) -> str:
     """The report; `simhash`, neardup's SimHash sketch, is shown beside the baselines (at its best threshold, and
-    per distance in a table of its own) but is no baseline: the margins are over the baselines only."""
+    per distance in a table of its own) but is no baseline: the margins are over the baselines only.
+    `weightings`: SimHash under each shingle weighting (--explore)."""
     lines = [f"Measured with `{command}` ({corpus_note}).", "",
              "**Overall** (mixed result sets): neardup at its default threshold; each baseline at its own best "
              "threshold. *Grouped*: the share of hard-negative pairs put in one group — template variants (left "
@@ -404,28 +432,44 @@ def markdown(default: dict, baselines: list[dict], explored: list[dict], command
               f"margin: {worst} {margin[worst]:+.3f} (baselines at each scope's own best threshold), "
               f"{served_worst} {served[served_worst]:+.3f} (baselines at their one best overall threshold)."]
     if simhash:
+        default_bits = reference.max_distance(defaults.SIMHASH_THRESHOLD)
         lines += ["", f"**{simhash['name']}** — a store made by `neardup index --sketch simhash` (the default's "
-                  "shingles and stop-list, one 64-bit fingerprint per text): overall, per Hamming distance allowed "
-                  "(threshold t allows 64 − ⌈64 t⌉ bits; a simhash store's default 61/64 allows 3, the most its "
-                  "corpus search finds exactly), and per scope at its one best overall threshold. It sits beside the "
-                  "baselines above but is none: the margins are over the baselines only.", "",
+                  "shingles and stop-list, one 64-bit fingerprint per text, each shingle weighing 1 + ln of its "
+                  "count in the text): overall, per Hamming distance allowed (threshold t allows 64 − ⌈64 t⌉ bits; "
+                  f"a simhash store's default, {defaults.SIMHASH_THRESHOLD:g} = {64 - default_bits}/64, allows "
+                  f"{default_bits}; its corpus search finds up to {SIMHASH_EXACT_BITS} exactly), and per scope at "
+                  "its one best overall threshold. It sits beside the baselines above but is none: the margins are "
+                  "over the baselines only.", "",
                   "| max distance (bits) | threshold | precision | recall | F1 | grouped: template | site | topic | "
                   "quote |", "|---|---|---|---|---|---|---|---|---|"]
-        curve, best = simhash["curve"], simhash["best"]
-        for distance in sorted({0, 1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, reference.max_distance(best["threshold"])}):
-            at = [i for i, t in enumerate(THRESHOLDS) if reference.max_distance(float(t)) == distance]
-            if not at:
+        best = simhash["best"]
+        best_bits = reference.max_distance(best["threshold"])
+        for distance in sorted({0, 1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20, default_bits, best_bits}):
+            if not any(reference.max_distance(float(t)) == distance for t in THRESHOLDS):
                 continue
-            i = max(at)
+            precision, recall, f1, i = _simhash_distance_f1(simhash, distance)
             neg = simhash["negatives_grouped_curve"]
-            mark = " (default)" if distance == reference.max_distance(defaults.SIMHASH_THRESHOLD) else \
-                " (best)" if distance == reference.max_distance(best["threshold"]) else ""
-            lines.append(f"| {distance}{mark} | {(64 - distance) / 64:.4f} | {curve['precision'][i]:.3f} | "
-                         f"{curve['recall'][i]:.3f} | **{curve['f1'][i]:.3f}** | {neg['template'][i]:.1%} | "
+            marks = [mark for mark, bits in (("default", default_bits), ("best", best_bits),
+                                             ("exact search", SIMHASH_EXACT_BITS)) if distance == bits]
+            mark = f" ({', '.join(marks)})" if marks else ""
+            lines.append(f"| {distance}{mark} | {(64 - distance) / 64:.4f} | {precision:.3f} | "
+                         f"{recall:.3f} | **{f1:.3f}** | {neg['template'][i]:.1%} | "
                          f"{neg['site'][i]:.1%} | {neg['topic'][i]:.1%} | {neg['quote'][i]:.1%} |")
         scopes = best["scopes"]
         lines += ["", "Per scope at its best threshold: " + ", ".join(f"{scope} {f1:.3f}"
                                                                        for scope, f1 in scopes.items()) + "."]
+    if weightings:
+        lines += ["", "**SimHash shingle weightings explored** (the same shingles and stop-list; a shingle votes "
+                  "with 1, its count tf in the text, or 1 + ln tf: reference.shingle_weight), each at its own best "
+                  "overall threshold, and at 3 bits.", "",
+                  "| weighting | best threshold (bits) | precision | recall | F1 | F1 at 3 bits |",
+                  "|---|---|---|---|---|---|"]
+        for row in weightings:
+            best = row["best"]
+            lines.append(f"| {row['name'].rsplit(' weight ', 1)[-1]} | {best['threshold']:.4f} "
+                         f"({reference.max_distance(best['threshold'])}) | {best['precision']:.3f} | "
+                         f"{best['recall']:.3f} | **{best['f1']:.4f}** | "
+                         f"{_simhash_distance_f1(row, SIMHASH_EXACT_BITS)[2]:.3f} |")
     if explored:
         lines += ["", "**neardup configurations explored** (each at its own best overall threshold; the worst "
                   "scope's F1 at that same threshold, and the worst margin over the baselines' per-scope best if "
@@ -498,8 +542,9 @@ def main(argv: list[str] | None = None) -> None:
                  exact_method(docs, reference.CONTAINMENT), simhash_method(docs)]
     neardup_simhash = neardup.simhash_method()
     explored = [neardup.method(c) for c in EXPLORED if c != DEFAULT_CONFIG] if args.explore else []
+    weightings = [neardup.simhash_method(weighting) for weighting in reference.WEIGHTINGS] if args.explore else []
     rows = {}
-    for method in [default, *baselines, neardup_simhash, *explored]:
+    for method in [default, *baselines, neardup_simhash, *weightings, *explored]:
         rows[method.name] = summary(method, evaluate(method, sets))
         print(f"  {method.name}: best F1 {rows[method.name]['best']['f1']:.3f} "
               f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
@@ -509,7 +554,7 @@ def main(argv: list[str] | None = None) -> None:
                    f"{sum(len(s) for s in sets.values())} result sets of ~100, Python {sys.version.split()[0]}")
     table = markdown(rows[default.name], [rows[b.name] for b in baselines],
                      [rows[default.name]] + [rows[m.name] for m in explored] if explored else [],
-                     command, corpus_note, rows[neardup_simhash.name])
+                     command, corpus_note, rows[neardup_simhash.name], [rows[m.name] for m in weightings])
     args.out.mkdir(parents=True, exist_ok=True)
     stem = f"quality-{args.split}"
     (args.out / f"{stem}.md").write_text(table, encoding="utf-8")
