@@ -163,7 +163,7 @@ class Deduplicator:
         check_ids(ids)
         self.check_metric(params.metric)
         sketches = reader.get_many(ids)
-        missing = [position for position, sketch in enumerate(sketches) if sketch is None]
+        missing = [p for p, sketch in enumerate(sketches) if sketch is None] if None in sketches else []  # a C scan first
         grouping = self._dedup(sketches, params)
         return DedupOutcome(grouping, missing, ids, reader.clusters(ids))
 

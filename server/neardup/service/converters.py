@@ -22,6 +22,8 @@ def _enum_name(value: int, names: dict, default: str, what: str) -> str:
 
 
 def dedup_params(request: pb.DedupRequest, defaults: DedupParams) -> DedupParams:
+    if not (request.metric or request.grouping or request.HasField("threshold")):
+        return defaults  # the usual request: no new (validated) parameters to build
     return DedupParams(
         threshold=request.threshold if request.HasField("threshold") else defaults.threshold,
         metric=_enum_name(request.metric, METRIC_NAMES, defaults.metric, "metric"),
