@@ -157,3 +157,39 @@ def test_kernel_similar_equals_reference_on_random_sketches():
         kernel.similar(encode_sketch([1, 2, 3]), [encode_sketch([1])], 2, 0.5, reference.CONTAINMENT)
     with pytest.raises(TypeError):
         kernel.similar(encode_sketch([1]), ["not bytes"], 4, 0.5, reference.CONTAINMENT)
+
+
+def test_decoded_large_buckets_are_reused_only_at_the_state_they_were_read(tmp_path, skips):
+    """The store keeps large postings buckets decoded per committed state (LMDB's transaction id): a search at
+    the same state reuses them, and after any write every search equals the exhaustive scan again."""
+    rng = random.Random(11)
+    corpus = make_corpus(rng, 300)
+    store = create_store(tmp_path / "s", SketchConfig(k=K), [])
+    store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
+    engine = Deduplicator(store)
+    params = SimilarParams(top_k=1000, threshold=0.2, metric=reference.CONTAINMENT)
+    queries = list(corpus)[::25]
+
+    def search_all() -> None:
+        for doc_id in queries:
+            assert engine.find_similar(doc_id, params).matches == exhaustive(corpus, corpus[doc_id], doc_id, 0.2,
+                                                                            reference.CONTAINMENT)
+
+    search_all()
+    decoded = dict(store._large_buckets)
+    assert decoded and max(skips) > 0  # hot values' buckets are large at HOT_POSTINGS 40, and some were skipped
+    search_all()
+    assert all(store._large_buckets[key] is bucket for key, bucket in decoded.items())  # reused, not read again
+    for round_ in range(3):  # writes into the hot buckets: new holders, replaced and deleted ones
+        changed = {f"new-{round_}-{n}": sorted(set(rng.sample(HOT, 4)) | {rng.randrange(1000, 2**32)})
+                   for n in range(30)}
+        changed.update((doc_id, sorted(set(rng.sample(HOT, 2)) | set(corpus[doc_id][:3])))
+                       for doc_id in rng.sample(sorted(corpus), 20))
+        store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in changed.items()])
+        corpus.update(changed)
+        gone = rng.sample(sorted(set(corpus) - set(queries)), 15)
+        store.delete_many(gone)
+        for doc_id in gone:
+            del corpus[doc_id]
+        search_all()
+    store.close()

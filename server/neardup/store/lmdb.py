@@ -24,7 +24,6 @@ simhash store the four permutation-table keys of its fingerprint (each below 2**
 from __future__ import annotations
 
 import datetime
-import itertools
 import json
 import mmap
 import os
@@ -86,6 +85,7 @@ class LmdbStore(SketchStore):
         self._path = path
         self._commits = _CommitId.attach(env, path)
         self._seen = (-1, -1)  # (LMDB transaction id, generation) of the last generation read
+        self._large_buckets: dict[bytes, _LargeBucket] = {}  # decoded once per committed state (LmdbSnapshot)
         try:
             self._meta = env.open_db(b"meta", create=False)
             with env.begin(db=self._meta) as txn:
@@ -378,6 +378,12 @@ class LmdbStore(SketchStore):
             cursor.delete()
         txn.put(_LOG_IDS, _int(logged), db=self._meta)
 
+    def _remember_large(self, key: bytes, bucket: "_LargeBucket") -> "_LargeBucket":
+        if len(self._large_buckets) >= _MAX_LARGE_BUCKETS:
+            self._large_buckets.clear()
+        self._large_buckets[key] = bucket
+        return bucket
+
     def close(self) -> None:
         if self._commits is not None:
             self._commits.close()
@@ -426,13 +432,44 @@ class _CommitId:
         self._memory.close()
 
 
+class _LargeBucket:
+    """A postings bucket of over similar.HOT_POSTINGS entries (a hot value's, at 1M articles 10K-100K of them),
+    decoded once and grouped by value: reading and scanning it per query was most of a search's time (~300 KB a
+    query at 1M). Valid only for the committed state it was read at (LMDB's transaction id): a snapshot of
+    another one reads the bucket again."""
+
+    __slots__ = ("txnid", "_by_value")
+
+    def __init__(self, txnid: int, bucket: bytes):
+        self.txnid = txnid
+        words = np.frombuffer(bucket, "<u2").reshape(-1, 3)  # an entry is 3 words: tag, docno low, docno high
+        high, length = words[:, 0] >> _LENGTH_BITS, (words[:, 0] & _LENGTH_MASK).astype(np.uint8)
+        docnos = words[:, 1].astype(np.uint32) | words[:, 2].astype(np.uint32) << np.uint32(16)
+        order = np.lexsort((length == 0, high))  # by value, short articles first, in bucket order within
+        high, length, docnos = high[order], length[order], docnos[order]
+        starts = np.flatnonzero(np.diff(high, prepend=-1)).tolist() + [len(high)]
+        self._by_value: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for start, stop in zip(starts, starts[1:]):
+            split = start + int(np.count_nonzero(length[start:stop]))
+            self._by_value[int(high[start])] = (docnos[start:split], length[start:split], docnos[split:stop])
+
+    def entries(self, value_high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(short articles' docnos, their lengths, long articles' docnos) of the value with these high bits."""
+        return self._by_value.get(value_high, _NO_ENTRIES)
+
+
+_NO_ENTRIES = (np.empty(0, np.uint32), np.empty(0, np.uint8), np.empty(0, np.uint32))
+#: The most decoded large buckets a store keeps (a few hundred at 1M articles).
+_MAX_LARGE_BUCKETS = 4096
+
+
 class LmdbSnapshot(Snapshot):
     """One read transaction: the query, its postings and its candidates come from the same generation."""
 
     def __init__(self, store: LmdbStore):
         self._store = store
         self._txn = store._env.begin()
-        self._held: tuple[bytes, list[bytes]] = (b"", [])  # the latest query's buckets, for unread_postings
+        self._held: tuple[bytes, dict[bytes, _LargeBucket]] = (b"", {})  # the latest query's, for unread_postings
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
         key = encode_id(doc_id)
@@ -442,50 +479,62 @@ class LmdbSnapshot(Snapshot):
         return struct.unpack("<I", self._txn.get(key, db=self._store._docnos))[0], sketch
 
     def postings(self, query: bytes) -> Postings:
-        """The query values' entries: small buckets decoded together, each large one on its own, where a value
+        """The query values' entries: small buckets decoded together; a large one (over similar.HOT_POSTINGS
+        entries) from its decoded form, which the store keeps per committed state (_LargeBucket), where a value
         holding more than similar.HOT_POSTINGS long articles leaves them out (Postings.unread) until asked."""
         values = index_values([query], self._store.config.kind).values
         raw_keys = (values & _BUCKET_MASK).astype(">u4").tobytes()
         keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
-        found = dict(self._txn.cursor(db=self._store._postings).getmulti(keys))
-        held = list(map(found.get, keys, itertools.repeat(b"")))
-        self._held = (query, held)
+        large = self._large(keys)
+        wanted = [key for key in keys if key not in large]
+        found = dict(self._txn.cursor(db=self._store._postings).getmulti(wanted)) if wanted else {}
+        for key, bucket in found.items():
+            if len(bucket) > similar.HOT_POSTINGS * _ENTRY.itemsize:
+                large[key] = self._store._remember_large(key, _LargeBucket(self._txn.id(), bucket))
+        held = [b"" if key in large else found.get(key, b"") for key in keys]
         sizes = np.fromiter(map(len, held), np.int64, len(held)) // _ENTRY.itemsize
-        large = sizes > similar.HOT_POSTINGS
-        small = np.flatnonzero(~large)
+        small = np.flatnonzero(sizes)
         entries = np.frombuffer(b"".join([held[i] for i in small.tolist()]), _ENTRY)
         value_index = np.repeat(small, sizes[small])
         tags = entries["tag"]
         match = (tags >> _LENGTH_BITS) == (values >> BUCKET_BITS)[value_index]
         parts = [(value_index[match], entries["docno"][match], (tags[match] & _LENGTH_MASK).astype(np.uint8))]
         unread, unread_lengths = [], []
-        for index in np.flatnonzero(large).tolist():
-            words = np.frombuffer(held[index], "<u2")  # an entry is 3 words: tag, docno low, docno high
-            tags = words[0::3]
-            mine = (tags >> _LENGTH_BITS) == int(values[index]) >> BUCKET_BITS
-            length = tags & _LENGTH_MASK
-            long_count = int(np.count_nonzero(mine & (length == 0)))
-            if long_count > similar.HOT_POSTINGS:  # only the short articles' entries are decoded
+        self._held = (query, large)
+        for index, key in enumerate(keys):
+            if key not in large:
+                continue
+            short, short_lengths, long = large[key].entries(int(values[index]) >> BUCKET_BITS)
+            if len(long) > similar.HOT_POSTINGS:  # only the short articles' entries are taken
                 unread.append(index)
-                unread_lengths.append(long_count)
-                mine &= length != 0
-            at = np.flatnonzero(mine) * 3
-            docnos = words[at + 1].astype(np.uint32) | words[at + 2].astype(np.uint32) << np.uint32(16)
-            parts.append((np.full(len(at), index), docnos, length[mine].astype(np.uint8)))
+                unread_lengths.append(len(long))
+                parts.append((np.full(len(short), index), short, short_lengths))
+            else:
+                parts.append((np.full(len(short) + len(long), index), np.concatenate([short, long]),
+                              np.concatenate([short_lengths, np.zeros(len(long), np.uint8)])))
         return Postings(*(np.concatenate(column) for column in zip(*parts)), np.array(unread, np.intp),
                         np.array(unread_lengths, np.int64))
+
+    def _large(self, keys: list[bytes]) -> dict[bytes, "_LargeBucket"]:
+        """The large buckets among keys that the store decoded at this snapshot's committed state."""
+        memo, txnid = self._store._large_buckets, self._txn.id()
+        found = {}
+        for key in keys:
+            bucket = memo.get(key)
+            if bucket is not None and bucket.txnid == txnid:
+                found[key] = bucket
+        return found
 
     def unread_postings(self, query: bytes, value_indices: np.ndarray) -> Postings:
         """The long articles' entries that postings(query) left out for these query values (Postings.unread)."""
         values = index_values([query], self._store.config.kind).values
-        held = self._held[1] if self._held[0] == query else [
-            self._txn.get(struct.pack(">I", int(value) & _BUCKET_MASK), b"", db=self._store._postings)
-            for value in values]
+        large = self._held[1] if self._held[0] == query else {}
         parts = [(np.empty(0, np.intp), np.empty(0, np.uint32), np.empty(0, np.uint8))]
         for index in np.asarray(value_indices).tolist():
-            entries = _value_entries(held[index], int(values[index]))
-            entries = entries[(entries["tag"] & _LENGTH_MASK) == 0]
-            parts.append((np.full(len(entries), index), entries["docno"], np.zeros(len(entries), np.uint8)))
+            key = struct.pack(">I", int(values[index]) & _BUCKET_MASK)
+            bucket = large.get(key) or _LargeBucket(self._txn.id(), self._txn.get(key, b"", db=self._store._postings))
+            long = bucket.entries(int(values[index]) >> BUCKET_BITS)[2]
+            parts.append((np.full(len(long), index), long, np.zeros(len(long), np.uint8)))
         return Postings(*(np.concatenate(column) for column in zip(*parts)))
 
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
@@ -537,12 +586,6 @@ def _flatten(sketches: list[tuple[bytes, int]], kind: str) -> tuple[np.ndarray, 
 def _tags(values: np.ndarray, length_class: np.ndarray) -> np.ndarray:
     """An entry's tag: the value's bits above the bucket's, then the article's length class."""
     return ((values >> BUCKET_BITS).astype(np.uint16) << _LENGTH_BITS) | length_class.astype(np.uint16)
-
-
-def _value_entries(bucket: bytes, value: int) -> np.ndarray:
-    """The entries of one value in its bucket."""
-    entries = np.frombuffer(bucket, _ENTRY)
-    return entries[(entries["tag"] >> _LENGTH_BITS) == value >> BUCKET_BITS]
 
 
 def _grouped(buckets: np.ndarray, docnos: np.ndarray):
