@@ -32,6 +32,73 @@ static int add_hash(PyObject *hashes, uint32_t value)
     return status;
 }
 
+/* The arguments both n-gram functions take: (data, n, table, mask). */
+typedef struct {
+    Py_buffer data, table;
+    Py_ssize_t n;
+    uint32_t init;
+} ngram_args;
+
+/* 0, or -1 with an exception set (and nothing left to release). */
+static int ngram_parse(PyObject *args, const char *format, ngram_args *a)
+{
+    unsigned long mask;
+    if (!PyArg_ParseTuple(args, format, &a->data, &a->n, &a->table, &mask))
+        return -1;
+    a->init = (uint32_t)mask;
+    if (a->n < 1 || a->table.len != 256 * 4) {
+        PyErr_SetString(PyExc_ValueError, "n must be at least 1 and the table 256 uint32 values");
+        PyBuffer_Release(&a->data);
+        PyBuffer_Release(&a->table);
+        return -1;
+    }
+    return 0;
+}
+
+static void ngram_release(ngram_args *a)
+{
+    PyBuffer_Release(&a->data);
+    PyBuffer_Release(&a->table);
+}
+
+/* The CRC-32 of every n consecutive words of the data (UTF-8 words joined by single spaces; of all of it when it
+ * has at most n words, none when empty), in text order, into *values: a new PyMem array with room for `room`
+ * times their number (the rest is the caller's scratch). Their number, or -1 with MemoryError set. */
+static Py_ssize_t ngram_values(const ngram_args *a, Py_ssize_t room, uint32_t **values)
+{
+    const unsigned char *bytes = a->data.buf;
+    Py_ssize_t length = a->data.len, n = a->n, words = length ? 1 : 0;
+    const uint32_t *crc_table = a->table.buf;
+    for (Py_ssize_t i = 0; i < length; i++)
+        words += bytes[i] == ' ';
+    Py_ssize_t shingles = words == 0 ? 0 : words <= n ? 1 : words - n + 1;
+    /* word w is bytes[starts[w] .. starts[w + 1] - 1); starts[words] is one past the end */
+    Py_ssize_t *starts = NULL;
+    if (!(*values = PyMem_Malloc((size_t)(room * shingles + 1) * sizeof **values)) ||
+        !(starts = PyMem_Malloc((size_t)(words + 1) * sizeof *starts))) {
+        PyMem_Free(*values);
+        *values = NULL;
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (words && words <= n) {
+        (*values)[0] = a->init ^ crc32_update(bytes, length, a->init, crc_table);
+    } else if (words) {
+        Py_ssize_t w = 0;
+        starts[w++] = 0;
+        for (Py_ssize_t i = 0; i < length; i++)
+            if (bytes[i] == ' ')
+                starts[w++] = i + 1;
+        starts[words] = length + 1;
+        for (Py_ssize_t first = 0; first < shingles; first++) {
+            Py_ssize_t begin = starts[first], end = starts[first + n] - 1;
+            (*values)[first] = a->init ^ crc32_update(bytes + begin, end - begin, a->init, crc_table);
+        }
+    }
+    PyMem_Free(starts);
+    return shingles;
+}
+
 PyDoc_STRVAR(ngram_hashes_doc,
              "ngram_hashes(data, n, table, mask) -> set[int]\n\n"
              "CRC-32 (crcmod's table; initial value and final xor `mask`) of every n consecutive words of `data`, "
@@ -39,53 +106,20 @@ PyDoc_STRVAR(ngram_hashes_doc,
 
 static PyObject *ngram_hashes(PyObject *module, PyObject *args)
 {
-    Py_buffer data, table;
-    Py_ssize_t n;
-    unsigned long mask;
-    if (!PyArg_ParseTuple(args, "y*ny*k:ngram_hashes", &data, &n, &table, &mask))
+    ngram_args a;
+    if (ngram_parse(args, "y*ny*k:ngram_hashes", &a) < 0)
         return NULL;
+    uint32_t *values = NULL;
     PyObject *hashes = NULL;
-    Py_ssize_t *starts = NULL;
-    if (n < 1 || table.len != 256 * 4) {
-        PyErr_SetString(PyExc_ValueError, "n must be at least 1 and the table 256 uint32 values");
-        goto done;
-    }
-    const unsigned char *bytes = data.buf;
-    const uint32_t *crc_table = table.buf;
-    uint32_t init = (uint32_t)mask;
-    if (!(hashes = PySet_New(NULL)) || data.len == 0)
-        goto done;
-    Py_ssize_t words = 1;
-    for (Py_ssize_t i = 0; i < data.len; i++)
-        words += bytes[i] == ' ';
-    if (words <= n) {
-        if (add_hash(hashes, init ^ crc32_update(bytes, data.len, init, crc_table)) < 0)
-            Py_CLEAR(hashes);
-        goto done;
-    }
-    /* word w is bytes[starts[w] .. starts[w + 1] - 1); starts[words] is one past the end */
-    if (!(starts = PyMem_Malloc((size_t)(words + 1) * sizeof *starts))) {
-        PyErr_NoMemory();
-        Py_CLEAR(hashes);
-        goto done;
-    }
-    Py_ssize_t w = 0;
-    starts[w++] = 0;
-    for (Py_ssize_t i = 0; i < data.len; i++)
-        if (bytes[i] == ' ')
-            starts[w++] = i + 1;
-    starts[words] = data.len + 1;
-    for (Py_ssize_t first = 0; first + n <= words; first++) {
-        Py_ssize_t begin = starts[first], end = starts[first + n] - 1;
-        if (add_hash(hashes, init ^ crc32_update(bytes + begin, end - begin, init, crc_table)) < 0) {
-            Py_CLEAR(hashes);
-            break;
-        }
-    }
-done:
-    PyMem_Free(starts);
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&table);
+    Py_ssize_t count = ngram_values(&a, 1, &values);
+    if (count >= 0 && (hashes = PySet_New(NULL)))
+        for (Py_ssize_t i = 0; i < count; i++)
+            if (add_hash(hashes, values[i]) < 0) {
+                Py_CLEAR(hashes);
+                break;
+            }
+    PyMem_Free(values);
+    ngram_release(&a);
     return hashes;
 }
 
@@ -125,63 +159,30 @@ PyDoc_STRVAR(ngram_counts_doc,
 
 static PyObject *ngram_counts(PyObject *module, PyObject *args)
 {
-    Py_buffer data, table;
-    Py_ssize_t n;
-    unsigned long mask;
-    if (!PyArg_ParseTuple(args, "y*ny*k:ngram_counts", &data, &n, &table, &mask))
+    ngram_args a;
+    if (ngram_parse(args, "y*ny*k:ngram_counts", &a) < 0)
         return NULL;
-    PyObject *result = NULL;
     uint32_t *hashes = NULL;
-    Py_ssize_t *starts = NULL;
-    if (n < 1 || table.len != 256 * 4) {
-        PyErr_SetString(PyExc_ValueError, "n must be at least 1 and the table 256 uint32 values");
-        goto done;
-    }
-    const unsigned char *bytes = data.buf;
-    const uint32_t *crc_table = table.buf;
-    uint32_t init = (uint32_t)mask;
-    Py_ssize_t words = data.len ? 1 : 0;
-    for (Py_ssize_t i = 0; i < data.len; i++)
-        words += bytes[i] == ' ';
-    Py_ssize_t shingles = words == 0 ? 0 : words <= n ? 1 : words - n + 1;
+    PyObject *result = NULL;
     /* hashes[0 .. shingles) and a scratch half for the sort; counts reuse the scratch half */
-    if (!(hashes = PyMem_Malloc((size_t)(2 * shingles + 1) * sizeof *hashes)) ||
-        !(starts = PyMem_Malloc((size_t)(words + 1) * sizeof *starts))) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (words && words <= n) {
-        hashes[0] = init ^ crc32_update(bytes, data.len, init, crc_table);
-    } else if (words) {
-        Py_ssize_t w = 0;
-        starts[w++] = 0;
-        for (Py_ssize_t i = 0; i < data.len; i++)
-            if (bytes[i] == ' ')
-                starts[w++] = i + 1;
-        starts[words] = data.len + 1;
-        for (Py_ssize_t first = 0; first < shingles; first++) {
-            Py_ssize_t begin = starts[first], end = starts[first + n] - 1;
-            hashes[first] = init ^ crc32_update(bytes + begin, end - begin, init, crc_table);
+    Py_ssize_t shingles = ngram_values(&a, 2, &hashes);
+    if (shingles >= 0) {
+        uint32_t *scratch = hashes + shingles;
+        sort_uint32(hashes, scratch, shingles);
+        Py_ssize_t distinct = 0;
+        for (Py_ssize_t i = 0; i < shingles; i++) {
+            if (distinct && hashes[distinct - 1] == hashes[i]) {
+                scratch[distinct - 1]++;
+            } else {
+                hashes[distinct] = hashes[i];  /* distinct <= i: in place */
+                scratch[distinct++] = 1;
+            }
         }
+        result = Py_BuildValue("(y#y#)", (const char *)hashes, distinct * (Py_ssize_t)sizeof *hashes,
+                               (const char *)scratch, distinct * (Py_ssize_t)sizeof *scratch);
     }
-    uint32_t *scratch = hashes + shingles;
-    sort_uint32(hashes, scratch, shingles);
-    Py_ssize_t distinct = 0;
-    for (Py_ssize_t i = 0; i < shingles; i++) {
-        if (distinct && hashes[distinct - 1] == hashes[i]) {
-            scratch[distinct - 1]++;
-        } else {
-            hashes[distinct] = hashes[i];  /* distinct <= i: in place */
-            scratch[distinct++] = 1;
-        }
-    }
-    result = Py_BuildValue("(y#y#)", (const char *)hashes, distinct * (Py_ssize_t)sizeof *hashes,
-                           (const char *)scratch, distinct * (Py_ssize_t)sizeof *scratch);
-done:
     PyMem_Free(hashes);
-    PyMem_Free(starts);
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&table);
+    ngram_release(&a);
     return result;
 }
 
