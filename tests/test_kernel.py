@@ -321,3 +321,146 @@ def test_complete_grouping_keeps_only_groups_whose_members_all_duplicate_each_ot
     for grouping, expected in (("greedy", [-1, 0, 0]), ("components", [-1, 0, 0]), ("complete", [-1, 0, -1])):
         got = assert_same(sketches, 64, 0.52, CONTAINMENT, grouping)
         assert got.duplicate_of == expected, grouping
+
+
+# ---- the compiled kernel's own paths: table widths, count modes, the arena ----
+
+def _copies(rng, k, bases, copies, edit):
+    """Sketches of `bases` random documents, each followed by `copies` edited copies (shuffled in rank order)."""
+    sketches = []
+    for _ in range(bases):
+        base = _random_sketch(rng, k)
+        sketches.append(base)
+        for _ in range(copies):
+            kept = rng.sample(base, k - edit)
+            sketches.append(sorted(set(kept) | set(_random_sketch(rng, edit)))[:k])
+    rng.shuffle(sketches)
+    return sketches
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(result_sets(), thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS))
+def test_four_byte_table_equals_reference(case, threshold, metric, grouping):
+    """Sets of 65,535 values and more use four-byte slots; wide=True makes a small set use them too."""
+    sketches, k = case
+    expected = reference.dedup(sketches, k, threshold, metric, grouping)
+    blobs = [None if s is None else encode(s) for s in sketches]
+    got = _kernel.dedup(blobs, k, threshold, kernel._METRIC_CODES[metric], kernel._GROUPING_CODES[grouping], True)
+    assert Grouping(*got) == expected
+
+
+def test_a_set_past_the_two_byte_table():
+    """70,000 values (four-byte slots, chosen by size): groups of copies among disjoint sketches, answers known."""
+    rng = random.Random(17)
+    k = 128
+    bases = [_random_sketch(rng, k) for _ in range(300)]
+    order = [i % 300 for i in range(547)]  # 300 documents, 247 of them twice
+    blobs = [encode(bases[i]) for i in order]
+    assert sum(len(b) for b in blobs) // 4 >= 65_535
+    for metric, grouping in ALL_WAYS:
+        got = kernel.dedup(blobs, k, 0.9, metric, grouping)
+        assert got.duplicate_of == [-1] * 300 + [i for i in order[300:]]
+        assert got.similarity == [0.0] * 300 + [1.0] * 247
+
+
+@pytest.mark.parametrize("metric, grouping", ALL_WAYS)
+@pytest.mark.parametrize("k", [254, 255])
+def test_counts_at_the_saturation_boundary(k, metric, grouping):
+    """K <= 254 counts by plain byte increments (no pair can share more), K >= 255 by saturating ones (a pair
+    sharing 255 values is merged): both equal the reference at the boundary."""
+    rng = random.Random(k)
+    full = _random_sketch(rng, k)
+    sketches = [full, full, full[:-1], full[1:], sorted(set(full[: k // 2]) | set(_random_sketch(rng, k - k // 2))),
+                _random_sketch(rng, k), full[::3]]
+    for threshold in (0.5, 0.99, 1.0):
+        assert_same(sketches, k, threshold, metric, grouping)
+
+
+@pytest.mark.parametrize("metric, grouping", ALL_WAYS)
+def test_many_sketches_on_one_value_among_copies(metric, grouping):
+    """A value held by more sketches than are counted pairwise (a long chain, merged) on pairs that also share
+    many counted values: the two paths meet on the same pairs."""
+    rng = random.Random(23)
+    k = 32
+    sketches = [sorted({0} | set(s[1:])) for s in _copies(rng, k, 12, 4, 6)]
+    for threshold in (0.3, 0.7, 0.95):
+        assert_same(sketches, k, threshold, metric, grouping)
+
+
+def test_cap_ties_and_uncapped_pairs():
+    """Equal caps, one sketch complete, both complete: the compared lengths as the reference cuts them."""
+    rng = random.Random(29)
+    k = 16
+    a = _random_sketch(rng, k)
+    same_cap = sorted(set(a[:8]) | set(rng.sample(range(a[-1]), 7)) | {a[-1]})[:k]
+    complete = sorted(set(a[:5]) | set(_random_sketch(rng, 6)))
+    sketches = [a, same_cap, complete, complete[:4], a[:k - 1], [a[-1]], []]
+    for metric in METRICS:
+        for x in sketches:
+            for y in sketches:
+                assert kernel.similarity(encode(x), encode(y), k, metric) == reference.similarity(x, y, k, metric)
+        for grouping in GROUPINGS:
+            for threshold in (0.2, 0.5, 0.8):
+                assert_same(sketches, k, threshold, metric, grouping)
+
+
+def test_arena_reuse_across_sizes():
+    """Each call works in a block kept from earlier calls (bigger, smaller, four-byte table, SimHash): nothing of
+    an earlier call's table, counts or matrix may leak into the next answer."""
+    rng = random.Random(31)
+    small = _copies(rng, 16, 3, 2, 3)
+    medium = _copies(rng, 64, 20, 3, 10)
+    large = _copies(rng, 128, 60, 2, 20)
+    cases = [(small, 16), (medium, 64), (large, 128), (small, 16), (medium, 64), (small, 16)]
+    expected = [reference.dedup(s, k, 0.6, CONTAINMENT, GREEDY) for s, k in cases[:3]]
+    expected += [expected[0], expected[1], expected[0]]
+    fingerprints = [encode([rng.getrandbits(32), rng.getrandbits(32)]) for _ in range(40)] * 2
+    simhash_expected = kernel.dedup_simhash(fingerprints, 61 / 64)
+    for round_ in range(3):
+        for (sketches, k), want in zip(cases, expected):
+            blobs = [encode(s) for s in sketches]
+            assert kernel.dedup(blobs, k, 0.6) == want
+            assert Grouping(*_kernel.dedup(blobs, k, 0.6, 0, 0, round_ % 2 == 1)) == want
+            assert kernel.dedup_simhash(fingerprints, 61 / 64) == simhash_expected
+
+
+def test_threads_of_different_sizes_share_the_kernel():
+    """Threads run the kernel at once (it releases the GIL), each on sets of other sizes and table widths:
+    each call must work in a block of its own."""
+    rng = random.Random(37)
+    cases = [(_copies(rng, 16, 4, 2, 3), 16), (_copies(rng, 64, 15, 3, 8), 64), (_copies(rng, 128, 40, 2, 12), 128)]
+    jobs = []
+    for sketches, k in cases:
+        blobs = [encode(s) for s in sketches]
+        for metric, grouping in ALL_WAYS:
+            jobs.append((blobs, k, metric, grouping, reference.dedup(sketches, k, 0.6, metric, grouping)))
+    failures = []
+
+    def work(offset):
+        for step in range(60):
+            blobs, k, metric, grouping, want = jobs[(offset + step) % len(jobs)]
+            if kernel.dedup(blobs, k, 0.6, metric, grouping) != want:
+                failures.append((offset, step))
+            wide = Grouping(*_kernel.dedup(blobs, k, 0.6, kernel._METRIC_CODES[metric],
+                                           kernel._GROUPING_CODES[grouping], True))
+            if wide != want:
+                failures.append((offset, step, "wide"))
+
+    threads = [threading.Thread(target=work, args=(offset,)) for offset in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+@settings(max_examples=60, derandomize=True, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 40), max_size=12), max_size=40), st.sampled_from([12, 300]),
+       thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS), st.booleans())
+def test_unsorted_values_do_not_crash_any_path(sketches, k, threshold, metric, grouping, wide):
+    """Unsorted or repeated values, through both table widths and both count modes (K=300 saturates)."""
+    got = _kernel.dedup([encode(s) for s in sketches], k, threshold, kernel._METRIC_CODES[metric],
+                        kernel._GROUPING_CODES[grouping], wide)
+    n = len(sketches)
+    assert len(got[0]) == len(got[1]) == len(got[2]) == n
+    assert all(-1 <= d < n and 0 <= g < n for d, g in zip(got[0], got[2]))

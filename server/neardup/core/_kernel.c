@@ -4,16 +4,35 @@
  *
  * Why it is fast:
  *  - candidates: one open-addressing hash table over every value of the set (value -> chain of the
- *    occurrences holding it) marks each pair that shares at least one value in a triangular bit matrix;
- *    every other pair has no shared value, so it cannot be a duplicate and is never compared;
+ *    occurrences holding it) finds the pairs that share at least one value; every other pair has no shared
+ *    value, so it cannot be a duplicate and is never compared;
  *  - the same pass counts, per pair, the values the two share (a byte per pair, for sets of up to
  *    COUNTED_MAX_RESULTS). For sorted sketches that count is exactly what the card's merge would find
- *    (every shared value lies below both caps), so a counted pair is decided without merging;
+ *    (every shared value lies below both caps), so a counted pair is decided without merging, by one
+ *    division (the score grows with the count, so reaching min_shared's count is reaching the threshold);
+ *    the counted pairs are then marked in a triangular bit matrix from their counts (16 at a time);
  *  - pairs the count cannot settle (a value held by very many sketches, a count past 254, a set too large
  *    for the byte matrix) are merged with the card's early termination (stop once `needed` shared values
  *    are found, or once they can no longer be);
  *  - greedy compares j only with kept candidates (a bitwise AND of two rows), components skips pairs that
  *    are already in one component.
+ *
+ * Where a call's time goes, on real result sets (100 results, ~11,400 values, 30 % of them repeats; perf,
+ * cachegrind and a cycle count per phase; benchmarks/bench_kernel.py --real times it against the kernel
+ * before these choices):
+ *  - inserting the values, ~55 %: two-byte slots (sets under 65,535 values; four-byte ones above), 4 a value,
+ *    so 128 KB; each value goes in without a branch on whether it was seen before (not predictable: a third
+ *    are repeats), the one branch left being a collision with another value (~5 % of values). It waits on
+ *    the slot read and on the read of the value the slot points to; 2 or 8 slots a value, a table split in
+ *    cache-sized parts, tags in wider slots, SSE2/AVX2 probes and prefetching were all measured no faster;
+ *  - counting, ~20 %: a sketch's repeats are listed while inserting and counted afterwards, the first two
+ *    earlier occurrences of each without a branch (most values are held by two or three sketches), by a
+ *    plain byte increment when no sketch holds more than 254 values (no count can then reach
+ *    COUNT_SATURATED);
+ *  - memory: the buffers (~450 KB) come from an arena block kept in a small pool (arena_take). Allocated and
+ *    freed per call, glibc gave the pages back to the system whenever the heap's top was free (a caller's
+ *    main thread with little else allocated) and the next call faulted them in again: ~120 page faults, 3-4x
+ *    the call's time.
  *
  * SimHash result sets (dedup_simhash) share the candidate matrix and the three groupings: each sketch is one
  * 64-bit fingerprint, the matrix marks every pair of present fingerprints within the maximum Hamming distance
@@ -27,6 +46,9 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 enum { CONTAINMENT = 0, JACCARD = 1 };
 enum { GREEDY = 0, COMPONENTS = 1, COMPLETE = 2 };
@@ -45,7 +67,7 @@ static uint64_t hash_multiplier;
 #define MAX_RESULTS ((Py_ssize_t)1 << 20)
 
 /* Hash table slots per value (rounded up to a power of two): a sparse table keeps probe sequences short,
- * and collisions are unpredictable branches. */
+ * and collisions are unpredictable branches. 2 and 8 were measured too: as fast or slower. */
 #define TABLE_SLOTS_PER_VALUE 4
 
 /* Chains deeper than this are marked by mark_long_chains: past it, OR-ing rows beats m²/2 single bits.
@@ -109,11 +131,6 @@ static size_t row_offset(size_t j)
     return 32 * q * (q + 1) + r * (q + 1);
 }
 
-static void mark(uint64_t *matrix, size_t row_start, size_t i)
-{
-    matrix[row_start + (i >> 6)] |= (uint64_t)1 << (i & 63);
-}
-
 static int marked(const uint64_t *matrix, size_t j, size_t i)
 {
     return (matrix[row_offset(j) + (i >> 6)] >> (i & 63)) & 1;
@@ -129,15 +146,16 @@ static size_t pair_index(size_t j, size_t i)
 
 static size_t bisect_right(const uint32_t *a, size_t len, uint64_t x)
 {
-    size_t lo = 0, hi = len;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (x < a[mid])
-            hi = mid;
-        else
-            lo = mid + 1;
+    /* Without branches on the comparisons (they are not predictable): the base moves by a conditional add. */
+    if (len == 0)
+        return 0;
+    const uint32_t *base = a;
+    while (len > 1) {
+        size_t half = len / 2;
+        base += (uint64_t)base[half] <= x ? half : 0;
+        len -= half;
     }
-    return lo;
+    return (size_t)(base - a) + ((uint64_t)*base <= x);
 }
 
 /* reference._score: the same double division Python does for int / int below 2**53. */
@@ -180,15 +198,16 @@ static size_t min_shared(size_t len_a, size_t len_b, size_t floor, int metric, d
 }
 
 /* reference._compared_lengths: both sketches are complete samples below tau = min(cap a, cap b); the
- * containment floor is min(MIN_EVIDENCE, |a|, |b|). */
+ * containment floor is min(MIN_EVIDENCE, |a|, |b|). The sketch whose cap is tau keeps all of its values (its
+ * cap is its largest value, or it has none), so only the other one is cut. */
 static void compared_lengths(const result_set *set, size_t a, size_t b, size_t *len_a, size_t *len_b,
                              size_t *floor)
 {
-    uint64_t tau = set->cap[a] < set->cap[b] ? set->cap[a] : set->cap[b];
+    uint64_t cap_a = set->cap[a], cap_b = set->cap[b];
     const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
     size_t full_a = set->start[a + 1] - set->start[a], full_b = set->start[b + 1] - set->start[b];
-    *len_a = bisect_right(va, full_a, tau);
-    *len_b = bisect_right(vb, full_b, tau);
+    *len_a = cap_a <= cap_b ? full_a : bisect_right(va, full_a, cap_b);
+    *len_b = cap_b <= cap_a ? full_b : bisect_right(vb, full_b, cap_a);
     *floor = full_a < full_b ? full_a : full_b;
     if (*floor > MIN_EVIDENCE)
         *floor = MIN_EVIDENCE;
@@ -231,15 +250,18 @@ static int is_duplicate(const result_set *set, size_t a, size_t b, double *simil
     }
     size_t len_a, len_b, floor;
     compared_lengths(set, a, b, &len_a, &len_b, &floor);
-    size_t needed = min_shared(len_a, len_b, floor, set->metric, set->threshold);
     long counted = counted_shared(set, a, b);
     if (counted >= 0) {
-        if ((size_t)counted < needed)
+        /* The score grows with the shared count, so reaching min_shared's count is reaching the threshold:
+         * one division instead of min_shared's search. */
+        double value = score((size_t)counted, len_a, len_b, floor, set->metric);
+        if (!(counted > 0 && value >= set->threshold))
             return 0;
         if (similarity)
-            *similarity = score((size_t)counted, len_a, len_b, floor, set->metric);
+            *similarity = value;
         return 1;
     }
+    size_t needed = min_shared(len_a, len_b, floor, set->metric, set->threshold);
     const uint32_t *va = set->values + set->start[a], *vb = set->values + set->start[b];
     size_t i = 0, j = 0, shared = 0;
     while (shared < needed) {
@@ -274,86 +296,256 @@ static double pair_similarity(const result_set *set, size_t a, size_t b)
 /* ---- candidate pairs ---- */
 
 
-/* A slot holds 1 + the latest occurrence of its value (0 = empty); the value is read from the occurrence.
- * Four bytes a slot keep the table a quarter of the cache it would take with the value beside it. */
+/* The value table: a slot holds 1 + the latest occurrence of its value (0 = empty); the value is read from the
+ * occurrence (values[-1] exists, so an empty slot's read needs no branch). Sets of fewer than 65,535 values
+ * (every real result set) use two-byte slots, the others four: the smaller the table, the more of it stays in
+ * the cache. */
 typedef struct {
-    int32_t *slots;
+    int32_t prev;  /* the previous occurrence of the same value, -1 at the first */
+    int32_t owner; /* the sketch holding it */
+    int32_t depth; /* set for repeats only (count_repeats): how many occurrences the chain holds up to here */
+} occurrence;
+
+typedef struct {
+    void *slots; /* uint16_t or uint32_t, by wide */
+    int wide;
     int bits;
     const uint32_t *values; /* per occurrence: its value (result_set.values) */
-    int32_t *next;  /* per occurrence: the previous occurrence of the same value, -1 at the end */
-    int32_t *owner; /* per occurrence: the sketch holding it */
-    int32_t *depth; /* per occurrence: how many occurrences its chain holds, itself included */
+    occurrence *occurrences; /* one read brings a chain step's fields */
 } value_table;
 
-/* Inserts every value, chaining it to the earlier occurrences of the same value; for each short chain marks
- * the new pairs as candidates and counts the value for each (when counts is given); lists the slots whose
- * chain grew too long for pairwise work. */
-static size_t fill_and_mark(const value_table *table, const result_set *set, size_t n, size_t max_depth,
-                            uint64_t *matrix, uint8_t *counts, uint32_t *long_chains)
+/* Sets of fewer values than this use two-byte slots. */
+#define NARROW_MAX_VALUES 65535
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#define UNLIKELY(condition) __builtin_expect(!!(condition), 0)
+#else
+#define ALWAYS_INLINE inline
+#define UNLIKELY(condition) (condition)
+#endif
+
+static ALWAYS_INLINE uint32_t slot_at(const value_table *table, uint64_t at, int wide)
 {
-    size_t n_long = 0;
-    int shift = 64 - table->bits;
+    return wide ? ((const uint32_t *)table->slots)[at] : ((const uint16_t *)table->slots)[at];
+}
+
+/* The slot of `value`: the one holding it, else the empty one where it goes. */
+static ALWAYS_INLINE uint64_t find_slot(const value_table *table, uint32_t value, int wide)
+{
     uint64_t mask = ((uint64_t)1 << table->bits) - 1;
-    int32_t *slots = table->slots, *next = table->next, *owner = table->owner, *depth = table->depth;
-    const uint32_t *values = table->values;
-    int prefetch = (sizeof *slots << table->bits) > PREFETCH_MIN_TABLE_BYTES;
-    for (size_t s = 0; s < n; s++) {
-        size_t row_start = row_offset(s), count_start = s ? pair_index(s, 0) : 0;
-        if (prefetch)
-            for (uint32_t e = set->start[s]; e < set->start[s + 1]; e++)
-                PREFETCH(&slots[(hash_multiplier * values[e]) >> shift]);
-        for (uint32_t e = set->start[s]; e < set->start[s + 1]; e++) {
-            uint32_t value = values[e];
-            uint64_t at = (hash_multiplier * value) >> shift;
-            while (slots[at] && values[slots[at] - 1] != value)
+    uint64_t at = (hash_multiplier * value) >> (64 - table->bits);
+    uint32_t held = slot_at(table, at, wide);
+    /* Nonzero only when the slot holds another value: one branch, rarely taken, instead of two that are not
+     * predictable (empty or the same value). */
+    if (UNLIKELY((uint64_t)held * (uint64_t)(table->values[(int64_t)held - 1] ^ value) != 0)) {
+        do {
+            at = (at + 1) & mask;
+            held = slot_at(table, at, wide);
+        } while (held && table->values[held - 1] != value);
+    }
+    return at;
+}
+
+/* Inserts the values of occurrences first..end-1 (sketch s), each chained to the latest earlier occurrence of
+ * its value, without a branch on whether there is one (that is not predictable); lists in `repeats` those
+ * that have one and returns how many. */
+static ALWAYS_INLINE size_t insert_values_width(const value_table *table, uint32_t first, uint32_t end, int32_t s,
+                                                int32_t *restrict repeats, int wide)
+{
+    /* locals the stores below cannot alias, so nothing is reloaded in the loop */
+    const uint32_t *restrict values = table->values;
+    occurrence *restrict occurrences = table->occurrences;
+    uint16_t *restrict narrow = table->slots;
+    uint32_t *restrict wide_slots = table->slots;
+    const uint64_t multiplier = hash_multiplier, mask = ((uint64_t)1 << table->bits) - 1;
+    const int shift = 64 - table->bits;
+    size_t n_repeats = 0;
+    for (uint32_t e = first; e < end; e++) {
+        uint32_t value = values[e];
+        uint64_t at = (multiplier * value) >> shift;
+        uint32_t held = wide ? wide_slots[at] : narrow[at];
+        /* Nonzero only when the slot holds another value: one branch, rarely taken, instead of two that are
+         * not predictable (empty or the same value). */
+        if (UNLIKELY((uint64_t)held * (uint64_t)(values[(int64_t)held - 1] ^ value) != 0)) {
+            do {
                 at = (at + 1) & mask;
-            int32_t head = slots[at] - 1;
-            if (head < 0) {
-                depth[e] = 1;
-            } else {
-                depth[e] = depth[head] + 1;
-                if ((size_t)depth[e] <= max_depth) {
-                    for (int32_t f = head; f >= 0; f = next[f]) {
-                        size_t i = (size_t)owner[f];
-                        if (i == s) /* a value twice in one (unsorted) sketch */
-                            continue;
-                        mark(matrix, row_start, i);
-                        if (counts && counts[count_start + i] < COUNT_SATURATED)
-                            counts[count_start + i]++;
-                    }
-                } else if ((size_t)depth[e] == max_depth + 1) {
-                    long_chains[n_long++] = (uint32_t)at;
-                }
-            }
-            slots[at] = (int32_t)e + 1;
-            next[e] = head;
-            owner[e] = (int32_t)s;
+                held = wide ? wide_slots[at] : narrow[at];
+            } while (held && values[held - 1] != value);
+        }
+        if (wide)
+            wide_slots[at] = e + 1;
+        else
+            narrow[at] = (uint16_t)(e + 1);
+        occurrences[e].prev = (int32_t)held - 1;
+        occurrences[e].owner = s;
+        repeats[n_repeats] = (int32_t)e;
+        n_repeats += held != 0;
+    }
+    return n_repeats;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
+static NOINLINE size_t insert_values_narrow(const value_table *table, uint32_t first, uint32_t end, int32_t s,
+                                            int32_t *repeats)
+{
+    return insert_values_width(table, first, end, s, repeats, 0);
+}
+
+static NOINLINE size_t insert_values_wide(const value_table *table, uint32_t first, uint32_t end, int32_t s,
+                                          int32_t *repeats)
+{
+    return insert_values_width(table, first, end, s, repeats, 1);
+}
+
+/* How the repeats of a sketch are counted: by a byte per pair that cannot overflow (no sketch holds more than
+ * 254 values, so no pair shares more), by one that saturates at COUNT_SATURATED, or not at all (candidates
+ * are marked in the matrix instead). Counted pairs are marked from their counts afterwards
+ * (mark_counted_pairs). */
+enum { COUNT_PLAIN, COUNT_SATURATING, MARK_ONLY };
+
+/* The repeats of sketch s (occurrences whose value an earlier occurrence holds): each earlier occurrence's
+ * sketch is counted (or marked); values held by too many sketches are listed in long_chains instead. */
+static ALWAYS_INLINE size_t count_repeats(occurrence *occurrences, const int32_t *repeats, size_t n_repeats,
+                                          size_t s, size_t max_depth, uint64_t *matrix_row, uint8_t *count_row,
+                                          uint32_t *long_chains, size_t n_long, int mode)
+{
+    uint8_t sink = 0;
+    for (size_t r = 0; r < n_repeats; r++) {
+        int32_t e = repeats[r], f = occurrences[e].prev, before = occurrences[f].prev;
+        int32_t depth = (before >= 0 ? occurrences[f].depth : 1) + 1;
+        occurrences[e].depth = depth;
+        if (UNLIKELY((size_t)depth > max_depth)) {
+            if ((size_t)depth == max_depth + 1)
+                long_chains[n_long++] = (uint32_t)e;
+            continue;
+        }
+        if (mode == COUNT_PLAIN) {
+            /* Most values are held by two or three sketches: the first two earlier occurrences are counted
+             * without a branch on whether the second exists (occurrences[-1] stands for none, its count goes
+             * to a sink), so the varying chain lengths cost no mispredicted loop exits. */
+            size_t i = (size_t)occurrences[f].owner, i_before = (size_t)occurrences[before].owner;
+            if (i != s) /* a value twice in one (unsorted) sketch */
+                count_row[i]++;
+            uint8_t *count = before >= 0 && i_before != s ? count_row + i_before : &sink;
+            (*count)++;
+            f = occurrences[before].prev;
+        }
+        for (; f >= 0; f = occurrences[f].prev) {
+            size_t i = (size_t)occurrences[f].owner;
+            if (i == s)
+                continue;
+            if (mode == MARK_ONLY)
+                matrix_row[i >> 6] |= (uint64_t)1 << (i & 63);
+            else if (mode == COUNT_SATURATING)
+                count_row[i] += count_row[i] != COUNT_SATURATED;
+            else
+                count_row[i]++;
         }
     }
     return n_long;
 }
 
+/* Inserts every value, chaining it to the earlier occurrences of the same value; for each short chain counts
+ * the value for each pair it makes (or, without counts, marks the pairs as candidates); lists an occurrence
+ * of each value whose chain grew too long for pairwise work. Sketch by sketch: its values are inserted
+ * (insert_values_width), then its repeats counted (count_repeats). */
+static ALWAYS_INLINE size_t fill_and_mark_width(const value_table *table, const result_set *set, size_t n,
+                                                size_t max_depth, uint64_t *matrix, uint8_t *counts, int saturate,
+                                                uint32_t *long_chains, int32_t *repeats, int wide)
+{
+    size_t n_long = 0;
+    int shift = 64 - table->bits;
+    occurrence *occurrences = table->occurrences;
+    const uint32_t *values = table->values;
+    int prefetch = ((size_t)(wide ? 4 : 2) << table->bits) > PREFETCH_MIN_TABLE_BYTES;
+    for (size_t s = 0; s < n; s++) {
+        uint32_t first = set->start[s], end = set->start[s + 1];
+        if (prefetch)
+            for (uint32_t e = first; e < end; e++)
+                PREFETCH(wide ? (void *)&((uint32_t *)table->slots)[(hash_multiplier * values[e]) >> shift]
+                              : (void *)&((uint16_t *)table->slots)[(hash_multiplier * values[e]) >> shift]);
+        size_t n_repeats = wide ? insert_values_wide(table, first, end, (int32_t)s, repeats)
+                                : insert_values_narrow(table, first, end, (int32_t)s, repeats);
+        uint64_t *matrix_row = matrix + row_offset(s);
+        uint8_t *count_row = counts ? counts + (s ? pair_index(s, 0) : 0) : NULL;
+        if (!counts)
+            n_long = count_repeats(occurrences, repeats, n_repeats, s, max_depth, matrix_row, NULL, long_chains,
+                                   n_long, MARK_ONLY);
+        else if (saturate)
+            n_long = count_repeats(occurrences, repeats, n_repeats, s, max_depth, matrix_row, count_row,
+                                   long_chains, n_long, COUNT_SATURATING);
+        else
+            n_long = count_repeats(occurrences, repeats, n_repeats, s, max_depth, matrix_row, count_row,
+                                   long_chains, n_long, COUNT_PLAIN);
+    }
+    return n_long;
+}
+
+static size_t fill_and_mark(const value_table *table, const result_set *set, size_t n, size_t max_depth,
+                            uint64_t *matrix, uint8_t *counts, int saturate, uint32_t *long_chains,
+                            int32_t *repeats)
+{
+    if (table->wide)
+        return fill_and_mark_width(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats, 1);
+    return fill_and_mark_width(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats, 0);
+}
+
+/* Marks every pair with a nonzero count as a candidate: sixteen counts at a time where SSE2 is there. The
+ * count rows are padded (allocate), so a row's last block may read past it; those bits are dropped. */
+static void mark_counted_pairs(const uint8_t *counts, size_t n, uint64_t *matrix)
+{
+    for (size_t j = 1; j < n; j++) {
+        const uint8_t *row = counts + pair_index(j, 0);
+        uint64_t *matrix_row = matrix + row_offset(j);
+        for (size_t w = 0; w <= (j - 1) >> 6; w++) {
+            uint64_t word = 0;
+#if defined(__SSE2__)
+            const __m128i zero = _mm_setzero_si128();
+            for (size_t b = 0; b < 4 && 64 * w + 16 * b < j; b++) {
+                __m128i block = _mm_loadu_si128((const __m128i *)(row + 64 * w + 16 * b));
+                uint64_t nonzero = (uint64_t)(~_mm_movemask_epi8(_mm_cmpeq_epi8(block, zero)) & 0xFFFF);
+                word |= nonzero << (16 * b);
+            }
+#else
+            for (size_t i = 64 * w; i < j && i < 64 * (w + 1); i++)
+                word |= (uint64_t)(row[i] != 0) << (i & 63);
+#endif
+            if (j < 64 * (w + 1))
+                word &= ((uint64_t)1 << (j & 63)) - 1;
+            matrix_row[w] |= word;
+        }
+    }
+}
+
 /* Marks every pair of a long chain, as a candidate and as not counted, by OR-ing the bitset of its sketches
  * into each one's row: m × n/64 words instead of m²/2 single bits, so many sketches sharing one value stay
- * cheap. */
+ * cheap. Each chain is found again from the value of one of its occurrences. */
 static void mark_long_chains(const value_table *table, const uint32_t *long_chains, size_t n_long,
                              uint64_t *matrix, uint64_t *uncounted, uint64_t *members)
 {
     for (size_t c = 0; c < n_long; c++) {
-        int32_t head = table->slots[long_chains[c]] - 1;
-        for (int32_t e = head; e >= 0; e = table->next[e]) {
-            size_t i = (size_t)table->owner[e];
+        uint32_t value = table->values[long_chains[c]];
+        int32_t head = table->wide ? (int32_t)slot_at(table, find_slot(table, value, 1), 1) - 1
+                                   : (int32_t)slot_at(table, find_slot(table, value, 0), 0) - 1;
+        for (int32_t e = head; e >= 0; e = table->occurrences[e].prev) {
+            size_t i = (size_t)table->occurrences[e].owner;
             members[i >> 6] |= (uint64_t)1 << (i & 63);
         }
-        for (int32_t e = head; e >= 0; e = table->next[e]) {
-            size_t row = (size_t)table->owner[e], row_start = row_offset(row);
+        for (int32_t e = head; e >= 0; e = table->occurrences[e].prev) {
+            size_t row = (size_t)table->occurrences[e].owner, row_start = row_offset(row);
             for (size_t w = 0; w <= row >> 6; w++) {
                 matrix[row_start + w] |= members[w];
                 uncounted[row_start + w] |= members[w];
             }
         }
-        for (int32_t e = head; e >= 0; e = table->next[e])
-            members[(size_t)table->owner[e] >> 6] = 0;
+        for (int32_t e = head; e >= 0; e = table->occurrences[e].prev)
+            members[(size_t)table->occurrences[e].owner >> 6] = 0;
     }
 }
 
@@ -521,15 +713,18 @@ static int check_parameters(Py_ssize_t k, double threshold, int metric)
     return 0;
 }
 
-/* Everything one call needs beyond the input, carved from two blocks (one zeroed) that are always freed. */
+/* Everything one call needs beyond the input, carved from one arena block (see arena_take). */
 typedef struct {
     uint32_t *values, *start, *long_chains;
     uint64_t *cap, *matrix, *uncounted, *bitset, *fingerprints, *present;
     uint8_t *counts;
-    int32_t *slots;
-    int32_t *next, *owner, *depth, *parent, *duplicate_of, *group;
+    void *slots;
+    occurrence *occurrences;
+    int32_t *repeats, *parent, *duplicate_of, *group;
     double *similarity;
-    void *block, *zeroed_block;
+    char *block;
+    size_t size;
+    size_t zeroed_from, zeroed_bytes; /* the run of buffers that must start zeroed (clear_zeroed) */
 } buffers;
 
 /* The chosen grouping of a set whose candidate matrix is marked, into b's answer arrays. */
@@ -543,47 +738,120 @@ static void group(const result_set *set, buffers *b, size_t n, int grouping)
         group_components(set, b->matrix, b->parent, n, b->duplicate_of, b->group, b->similarity);
 }
 
-/* Hands out `count` items of `size` bytes from a block at *used, 8-byte aligned; with block NULL it only counts. */
-static void *carve(char *block, size_t *used, size_t count, size_t size)
-{
-    void *at = block ? block + *used : NULL;
-    *used += (count * size + 7) & ~(size_t)7;
-    return at;
-}
+/* ---- arenas ----
+ * A call's buffers come from an arena block that is kept for the next call: a block allocated and freed per
+ * call costs a page fault per 4 KB page touched (glibc returns a large block's pages to the system on free),
+ * which was most of a 100-result set's time. Blocks are taken from and given back to a small pool while the GIL
+ * is held, so threads running the kernel at once (it releases the GIL) each work in their own block. */
+#define ARENA_POOL_SIZE 4
+/* Blocks larger than this are freed after their call rather than kept. */
+#define ARENA_KEEP_MAX_BYTES ((size_t)8 << 20)
 
-/* Returns 0, or -1 with MemoryError set. A SimHash set (fingerprints) needs no value table. */
-static int allocate(buffers *b, size_t n, size_t total, size_t slots, int counted, int fingerprints)
+#ifdef Py_GIL_DISABLED
+/* No GIL to guard the pool: every call allocates its own block. */
+#define ARENA_POOLED 0
+#else
+#define ARENA_POOLED 1
+#endif
+
+static struct {
+    char *block;
+    size_t size;
+} arena_pool[ARENA_POOL_SIZE];
+static int arena_pool_count;
+
+/* A block of at least `size` bytes into b (the GIL held); 0, or -1 with MemoryError set. */
+static int arena_take(buffers *b, size_t size)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        size_t used = 0, zeroed = 0;
-        b->values = carve(b->block, &used, total + 1, sizeof *b->values);
-        b->start = carve(b->block, &used, n + 1, sizeof *b->start);
-        b->long_chains = carve(b->block, &used, total + 1, sizeof *b->long_chains);
-        b->cap = carve(b->block, &used, n + 1, sizeof *b->cap);
-        b->next = carve(b->block, &used, total + 1, sizeof *b->next);
-        b->owner = carve(b->block, &used, total + 1, sizeof *b->owner);
-        b->depth = carve(b->block, &used, total + 1, sizeof *b->depth);
-        b->parent = carve(b->block, &used, n + 1, sizeof *b->parent);
-        b->duplicate_of = carve(b->block, &used, n + 1, sizeof *b->duplicate_of);
-        b->group = carve(b->block, &used, n + 1, sizeof *b->group);
-        b->similarity = carve(b->block, &used, n + 1, sizeof *b->similarity);
-        b->slots = carve(b->zeroed_block, &zeroed, slots, sizeof *b->slots);
-        b->matrix = carve(b->zeroed_block, &zeroed, row_offset(n) + 1, sizeof *b->matrix);
-        b->uncounted = carve(b->zeroed_block, &zeroed, fingerprints ? 1 : row_offset(n) + 1, sizeof *b->uncounted);
-        b->counts = counted ? carve(b->zeroed_block, &zeroed, n * (n - 1) / 2 + 1, sizeof *b->counts) : NULL;
-        b->bitset = carve(b->zeroed_block, &zeroed, n / 64 + 1, sizeof *b->bitset);
-        b->fingerprints = fingerprints ? carve(b->block, &used, n + 1, sizeof *b->fingerprints) : NULL;
-        b->present = fingerprints ? carve(b->zeroed_block, &zeroed, n / 64 + 1, sizeof *b->present) : NULL;
-        if (pass == 0) {
-            b->block = PyMem_RawMalloc(used);
-            b->zeroed_block = PyMem_RawCalloc(zeroed, 1);
-            if (!b->block || !b->zeroed_block) {
-                PyErr_NoMemory();
-                return -1;
-            }
+    b->block = NULL;
+    b->size = 0;
+    if (ARENA_POOLED && arena_pool_count > 0) {
+        arena_pool_count--;
+        b->block = arena_pool[arena_pool_count].block;
+        b->size = arena_pool[arena_pool_count].size;
+    }
+    if (b->size < size) {
+        PyMem_RawFree(b->block);
+        b->block = PyMem_RawMalloc(size);
+        b->size = b->block ? size : 0;
+        if (!b->block) {
+            PyErr_NoMemory();
+            return -1;
         }
     }
     return 0;
+}
+
+/* Gives b's block back to the pool, or frees it (the GIL held). */
+static void arena_give_back(buffers *b)
+{
+    if (ARENA_POOLED && b->block && b->size <= ARENA_KEEP_MAX_BYTES && arena_pool_count < ARENA_POOL_SIZE) {
+        arena_pool[arena_pool_count].block = b->block;
+        arena_pool[arena_pool_count].size = b->size;
+        arena_pool_count++;
+    } else {
+        PyMem_RawFree(b->block);
+    }
+    b->block = NULL;
+    b->size = 0;
+}
+
+/* Hands out `count` items of `size` bytes from a block at *used, 64-byte aligned; with block NULL it only counts. */
+static void *carve(char *block, size_t *used, size_t count, size_t size)
+{
+    void *at = block ? block + *used : NULL;
+    *used += (count * size + 63) & ~(size_t)63;
+    return at;
+}
+
+/* Returns 0, or -1 with MemoryError set. A SimHash set (fingerprints) needs no value table. The buffers that
+ * must start zeroed are carved last, as one run that clear_zeroed clears (without the GIL, where it can). */
+static int allocate(buffers *b, size_t n, size_t total, size_t slot_bytes, int counted, int fingerprints)
+{
+    char *block = NULL;
+    size_t used, zeroed_from;
+    for (int pass = 0; pass < 2; pass++) {
+        used = 0;
+        /* one spare value in front: values[-1] */
+        b->values = carve(block, &used, total + 2, sizeof *b->values);
+        if (b->values)
+            b->values = b->values + 1;
+        b->start = carve(block, &used, n + 1, sizeof *b->start);
+        /* a value is listed once, when its chain outgrows MAX_PAIRWISE_DEPTH */
+        b->long_chains = carve(block, &used, total / (MAX_PAIRWISE_DEPTH(n) + 1) + 1, sizeof *b->long_chains);
+        b->cap = carve(block, &used, n + 1, sizeof *b->cap);
+        /* one spare occurrence in front: occurrences[-1], "no earlier occurrence" */
+        b->occurrences = carve(block, &used, total + 2, sizeof *b->occurrences);
+        if (b->occurrences)
+            b->occurrences = b->occurrences + 1;
+        b->repeats = carve(block, &used, total + 1, sizeof *b->repeats);
+        b->parent = carve(block, &used, n + 1, sizeof *b->parent);
+        b->duplicate_of = carve(block, &used, n + 1, sizeof *b->duplicate_of);
+        b->group = carve(block, &used, n + 1, sizeof *b->group);
+        b->similarity = carve(block, &used, n + 1, sizeof *b->similarity);
+        b->fingerprints = fingerprints ? carve(block, &used, n + 1, sizeof *b->fingerprints) : NULL;
+        zeroed_from = used;
+        b->slots = carve(block, &used, slot_bytes, 1);
+        b->matrix = carve(block, &used, row_offset(n) + 1, sizeof *b->matrix);
+        b->uncounted = carve(block, &used, fingerprints ? 1 : row_offset(n) + 1, sizeof *b->uncounted);
+        /* padded for mark_counted_pairs' blocks of 16 */
+        b->counts = counted ? carve(block, &used, n * (n - 1) / 2 + 16, sizeof *b->counts) : NULL;
+        b->bitset = carve(block, &used, n / 64 + 1, sizeof *b->bitset);
+        b->present = fingerprints ? carve(block, &used, n / 64 + 1, sizeof *b->present) : NULL;
+        if (pass == 0) {
+            if (arena_take(b, used) < 0)
+                return -1;
+            block = b->block;
+        }
+    }
+    b->zeroed_from = zeroed_from;
+    b->zeroed_bytes = used - zeroed_from;
+    return 0;
+}
+
+static void clear_zeroed(buffers *b)
+{
+    memset(b->block + b->zeroed_from, 0, b->zeroed_bytes);
 }
 
 /* (duplicate_of, similarity, group) as three lists; kept results share one 0.0 object. */
@@ -622,16 +890,18 @@ fail:
 }
 
 PyDoc_STRVAR(dedup_doc,
-             "dedup(sketches, k, threshold, metric_code, grouping_code) -> (duplicate_of, similarity, group)\n\n"
-             "reference.dedup on bytes sketches (None for a result without one); use kernel.dedup.");
+             "dedup(sketches, k, threshold, metric_code, grouping_code[, wide]) -> (duplicate_of, similarity, group)\n\n"
+             "reference.dedup on bytes sketches (None for a result without one); use kernel.dedup. wide=1 makes\n"
+             "the value table use four-byte slots whatever the set's size (for tests: sets of 65,535 values and\n"
+             "more use them anyway).");
 
 static PyObject *kernel_dedup(PyObject *module, PyObject *args)
 {
     PyObject *sequence;
     Py_ssize_t k;
     double threshold;
-    int metric, grouping;
-    if (!PyArg_ParseTuple(args, "Ondii:dedup", &sequence, &k, &threshold, &metric, &grouping))
+    int metric, grouping, force_wide = 0;
+    if (!PyArg_ParseTuple(args, "Ondii|p:dedup", &sequence, &k, &threshold, &metric, &grouping, &force_wide))
         return NULL;
     if (check_parameters(k, threshold, metric) < 0)
         return NULL;
@@ -665,11 +935,12 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     int bits = 1;
     while (((size_t)1 << bits) < TABLE_SLOTS_PER_VALUE * total)
         bits++;
-    int counted = n <= COUNTED_MAX_RESULTS;
-    if (allocate(&b, n, total, (size_t)1 << bits, counted, 0) < 0)
+    int counted = n <= COUNTED_MAX_RESULTS, wide = force_wide || total >= NARROW_MAX_VALUES;
+    if (allocate(&b, n, total, (size_t)(wide ? 4 : 2) << bits, counted, 0) < 0)
         goto done;
 
     Py_BEGIN_ALLOW_THREADS
+    clear_zeroed(&b);
     b.start[0] = 0;
     for (size_t s = 0; s < n; s++) {
         PyObject *sketch = PyTuple_GET_ITEM(sketches, s);
@@ -680,16 +951,20 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
         b.cap[s] = length && length >= (size_t)k ? b.values[b.start[s] + length - 1] : UNCAPPED;
     }
     result_set set = {b.values, b.start, b.cap, metric, threshold, b.counts, b.uncounted, NULL, 0};
-    value_table table = {b.slots, bits, b.values, b.next, b.owner, b.depth};
-    size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.counts, b.long_chains);
+    b.occurrences[-1].prev = -1;
+    b.occurrences[-1].owner = 0;
+    value_table table = {b.slots, wide, bits, b.values, b.occurrences};
+    size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.counts,
+                                  k >= COUNT_SATURATED, b.long_chains, b.repeats);
+    if (b.counts)
+        mark_counted_pairs(b.counts, n, b.matrix);
     mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.uncounted, b.bitset);
     group(&set, &b, n, grouping);
     Py_END_ALLOW_THREADS
 
     result = build_result(&b, n);
 done:
-    PyMem_RawFree(b.block);
-    PyMem_RawFree(b.zeroed_block);
+    arena_give_back(&b);
     Py_DECREF(sketches);
     return result;
 }
@@ -881,6 +1156,7 @@ static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
     }
     if (allocate(&b, n, 0, 1, 0, 1) < 0)
         goto done;
+    clear_zeroed(&b);
     uint64_t *present = b.present;
     for (size_t s = 0; s < n; s++) {
         int found = simhash_fingerprint(PyTuple_GET_ITEM(sketches, s), (Py_ssize_t)s, &b.fingerprints[s]);
@@ -898,8 +1174,7 @@ static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
 
     result = build_result(&b, n);
 done:
-    PyMem_RawFree(b.block);
-    PyMem_RawFree(b.zeroed_block);
+    arena_give_back(&b);
     Py_DECREF(sketches);
     return result;
 }
