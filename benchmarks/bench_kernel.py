@@ -7,15 +7,27 @@ to trust. The same documents as 64-bit SimHash fingerprints (a simhash store's s
 kernel's popcount path, timed in turns with the bottom-K kernel on the same sets (measure.interleaved_us), and
 against reference.dedup_simhash. Usage: python benchmarks/bench_kernel.py [--quick]; writes
 benchmarks/out/kernel.json.
+
+`--real` times the installed kernel against a baseline build of an earlier commit's _kernel.c (--baseline REV,
+by default the kernel before the arena and the two-byte table), alternating calls on the same inputs, on real
+result sets: the development corpus indexed by the real CLI (load.build_store), result sets of 100 stored ids
+with 20-40 % near-duplicates (load.dedup_bodies), their sketches read as the server reads them (LiveView), at
+the service's defaults (K=128, threshold 0.52, containment, greedy) and the other metric/grouping pairs; and
+kernel.similarity, kernel.similar (FindSimilar's verify) and dedup_simhash on inputs from the same sets. Every
+answer is checked equal to the baseline's. Writes benchmarks/out/kernel_real.json.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import platform
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +43,10 @@ THRESHOLD = 0.7
 SIMHASH_THRESHOLD = 61 / 64  # a simhash store's default: at most 3 differing bits
 SEED = 20240601
 OUT = ROOT / "benchmarks" / "out" / "kernel.json"
+REAL_OUT = ROOT / "benchmarks" / "out" / "kernel_real.json"
+#: The last commit of the kernel before the per-call arena, the two-byte value table and the branch-free insert.
+BASELINE_REV = "0dba9abc18f457455812355c55bef2efd630842a"
+KERNEL_SOURCE = "server/neardup/core/_kernel.c"
 
 
 def _document(rng: random.Random) -> set[int]:
@@ -98,10 +114,145 @@ def simhash_rows(documents: list[list[set[int]]], quick: bool) -> list[dict]:
     return rows
 
 
+# ---- --real: the installed kernel against an earlier commit's, on the development corpus ----
+
+def build_baseline(rev: str, work: Path):
+    """rev's _kernel.c compiled as module _kernel_baseline (the package's compiler flags), imported."""
+    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{KERNEL_SOURCE}"], capture_output=True,
+                            text=True, check=True).stdout
+    name = "_kernel_baseline"
+    source = source.replace("PyInit__kernel", f"PyInit_{name}").replace('"neardup.core._kernel"', f'"{name}"')
+    (work / f"{name}.c").write_text(source)
+    from setuptools import Distribution, Extension
+    from setuptools.command.build_ext import build_ext
+    command = build_ext(Distribution({"ext_modules": [
+        Extension(name, [str(work / f"{name}.c")], extra_compile_args=["-O3", "-std=c99"])]}))
+    command.build_lib, command.build_temp = str(work), str(work / "build")
+    command.ensure_finalized()
+    command.run()
+    spec = importlib.util.spec_from_file_location(name, command.get_ext_fullpath(name))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def real_sets(work: Path, count: int) -> tuple[int, list[list[bytes | None]]]:
+    """K and the sketches of `count` result sets of 100 stored ids, as the server's view hands them over."""
+    import load  # noqa: E402  (puts tests/ on sys.path; only --real needs it)
+    from neardup.store import open_store
+    from neardup.view import LiveView
+    docs, store_path, _ = load.build_store(work)
+    id_sets, _ = load.dedup_bodies(docs, count)
+    with open_store(store_path, readonly=True) as store:
+        reading = LiveView(store).read()
+        return store.config.k, [list(reading.get_many(ids)) for ids in id_sets]
+
+
+def alternating_us(old, new, inputs: list[tuple], rounds: int) -> dict:
+    """old(*args) and new(*args) called one after the other on each input, their order swapped every round;
+    median and p99 µs of each, the ratio of the medians and the median of the per-call ratios new/old."""
+    times = {"old": [], "new": []}
+    clock = time.perf_counter_ns
+    for round_ in range(rounds):
+        order = (("old", old), ("new", new)) if round_ % 2 == 0 else (("new", new), ("old", old))
+        for args in inputs:
+            for name, call in order:
+                start = clock()
+                call(*args)
+                times[name].append((clock() - start) / 1000)
+    summary = {name: summary_us([samples]) for name, samples in times.items()}
+    return {**summary, "ratio_of_medians": summary["new"]["median_us"] / summary["old"]["median_us"],
+            "median_paired_ratio": statistics.median(n / o for n, o in zip(times["new"], times["old"]))}
+
+
+def real_rows(baseline, k: int, sets: list[list[bytes | None]], quick: bool) -> list[dict]:
+    from neardup.core import _kernel
+    from neardup.core.defaults import DEFAULT_THRESHOLD
+    rounds = 5 if quick else 15
+    metric_codes = {reference.CONTAINMENT: _kernel.CONTAINMENT, reference.JACCARD: _kernel.JACCARD}
+    grouping_codes = {reference.GREEDY: _kernel.GREEDY, reference.COMPONENTS: _kernel.COMPONENTS,
+                      reference.COMPLETE: _kernel.COMPLETE}
+    ways = [(reference.CONTAINMENT, reference.GREEDY)]
+    if not quick:
+        ways += [(m, g) for m in reference.BOTTOMK_METRICS for g in reference.GROUPINGS if (m, g) != ways[0]]
+    rows = []
+    for metric, grouping in ways:
+        args = [(s, k, DEFAULT_THRESHOLD, metric_codes[metric], grouping_codes[grouping]) for s in sets]
+        for a in args:
+            assert _kernel.dedup(*a) == baseline.dedup(*a), "the kernels disagree"
+        duplicates = statistics.mean(sum(d >= 0 for d in _kernel.dedup(*a)[0]) for a in args)
+        rows.append({"call": f"dedup {metric} {grouping}", "duplicates_per_set": duplicates,
+                     **alternating_us(baseline.dedup, _kernel.dedup, args, rounds)})
+    # the default mode's synthetic sets (K=64 full sketches, threshold 0.7), in turns the same way
+    rng = random.Random(SEED)
+    synthetic = [[encode_sketch(sk) for sk in result_set(rng)] for _ in range(20 if quick else 100)]
+    for metric, grouping in ways:
+        args = [(s, K, THRESHOLD, metric_codes[metric], grouping_codes[grouping]) for s in synthetic]
+        for a in args:
+            assert _kernel.dedup(*a) == baseline.dedup(*a), "the kernels disagree"
+        duplicates = statistics.mean(sum(d >= 0 for d in _kernel.dedup(*a)[0]) for a in args)
+        rows.append({"call": f"dedup {metric} {grouping}, synthetic K={K} at {THRESHOLD}",
+                     "duplicates_per_set": duplicates, **alternating_us(baseline.dedup, _kernel.dedup, args,
+                                                                        4 * rounds)})
+    present = [[b for b in s if b] for s in sets]
+    pairs = [(a, b, k, _kernel.CONTAINMENT) for p in present for a, b in zip(p[::2], p[1::2])]
+    for a in pairs:
+        assert _kernel.similarity(*a) == baseline.similarity(*a)
+    rows.append({"call": "similarity (pairs of a set's sketches)", "duplicates_per_set": None,
+                 **alternating_us(baseline.similarity, _kernel.similarity, pairs, rounds)})
+    queries = [(p[0], p[1:], k, DEFAULT_THRESHOLD, _kernel.CONTAINMENT) for p in present]
+    for a in queries:
+        assert _kernel.similar(*a) == baseline.similar(*a)
+    rows.append({"call": "similar (a set's first sketch against the rest)", "duplicates_per_set": None,
+                 **alternating_us(baseline.similar, _kernel.similar, queries, rounds)})
+    # 8-byte fingerprints from the same sets: copies that keep their two smallest values keep their fingerprint
+    fingerprints = [[b[:8] if b and len(b) >= 8 else None for b in s] for s in sets]
+    simhash = [(f, 3, _kernel.GREEDY) for f in fingerprints]
+    for a in simhash:
+        assert _kernel.dedup_simhash(*a) == baseline.dedup_simhash(*a)
+    rows.append({"call": "dedup_simhash (greedy, 3 bits)", "duplicates_per_set": None,
+                 **alternating_us(baseline.dedup_simhash, _kernel.dedup_simhash, simhash, rounds)})
+    return rows
+
+
+def real_main(quick: bool, rev: str) -> None:
+    with tempfile.TemporaryDirectory(prefix="neardup-kernel-") as scratch:
+        work = Path(scratch)
+        baseline = build_baseline(rev, work)
+        k, sets = real_sets(work, 40 if quick else 200)
+        rows = real_rows(baseline, k, sets, quick)
+    values = [sum(len(b) // 4 for b in s if b) for s in sets]
+    report = {"baseline": rev, "k": k, "sets": len(sets), "results_per_set": statistics.mean(map(len, sets)),
+              "values_per_set": statistics.mean(values), "quick": quick, "python": platform.python_version(),
+              "machine": platform.machine(), "rows": rows}
+    REAL_OUT.parent.mkdir(parents=True, exist_ok=True)
+    REAL_OUT.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"{len(sets)} real result sets of {report['results_per_set']:.0f} stored ids "
+          f"(~{report['values_per_set']:,.0f} values, K={k}); installed kernel (new) against {rev[:10]} (old), "
+          f"alternating calls; µs per call{' (quick)' if quick else ''}\n")
+    print("| call | dups/set | old median | new median | old p99 | new p99 | new/old (medians) | new/old (paired) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        dups = "" if row["duplicates_per_set"] is None else f"{row['duplicates_per_set']:.1f}"
+        print(f"| {row['call']} | {dups} | {row['old']['median_us']:.1f} | {row['new']['median_us']:.1f} "
+              f"| {row['old']['p99_us']:.1f} | {row['new']['p99_us']:.1f} | {row['ratio_of_medians']:.2f} "
+              f"| {row['median_paired_ratio']:.2f} |")
+    print(f"\nwrote {REAL_OUT.relative_to(ROOT)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer sets and rounds (a smoke run)")
-    quick = parser.parse_args().quick
+    parser.add_argument("--real", action="store_true",
+                        help="the installed kernel against --baseline's on the development corpus's result sets")
+    parser.add_argument("--baseline", default=BASELINE_REV, metavar="REV",
+                        help="the commit whose _kernel.c --real compares against (default: %(default).10s, the "
+                             "kernel before the arena and the two-byte table)")
+    args = parser.parse_args()
+    if args.real:
+        real_main(args.quick, args.baseline)
+        return
+    quick = args.quick
     rng = random.Random(SEED)
     documents = [result_documents(rng) for _ in range(20 if quick else 100)]
     sets = [[sorted(doc)[:K] for doc in docs] for docs in documents]
