@@ -215,16 +215,56 @@ def real_rows(baseline, k: int, sets: list[list[bytes | None]], quick: bool) -> 
     return rows
 
 
+ALONE = """
+import pickle, resource, statistics, sys, time, importlib.util
+path, sets_file, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if path == "installed":
+    from neardup.core import _kernel as module
+else:
+    spec = importlib.util.spec_from_file_location("_kernel_baseline", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+k, sets = pickle.load(open(sets_file, "rb"))
+for s in sets:
+    module.dedup(s, k, 0.52, 0, 0)
+faults, times = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, []
+for _ in range(rounds):
+    for s in sets:
+        start = time.perf_counter_ns()
+        module.dedup(s, k, 0.52, 0, 0)
+        times.append((time.perf_counter_ns() - start) / 1000)
+print(statistics.median(times), (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / len(times))
+"""
+
+
+def alone(baseline, k: int, sets: list, work: Path, rounds: int) -> dict:
+    """Each kernel alone in a fresh process's main thread (containment greedy at 0.52), one after the other,
+    twice: median µs and page faults per call. Alternating calls in one process hide what a kernel's own
+    allocations cost (the other kernel's blocks change the heap)."""
+    import pickle
+    sets_file = work / "sets.pickle"
+    sets_file.write_bytes(pickle.dumps((k, sets)))
+    runs = {"old": [], "new": []}
+    for _ in range(2):
+        for name, path in (("old", baseline.__file__), ("new", "installed")):
+            done = subprocess.run([sys.executable, "-c", ALONE, path, str(sets_file), str(rounds)],
+                                  capture_output=True, text=True, check=True)
+            median, faults = map(float, done.stdout.split())
+            runs[name].append({"median_us": median, "page_faults_per_call": faults})
+    return runs
+
+
 def real_main(quick: bool, rev: str) -> None:
     with tempfile.TemporaryDirectory(prefix="neardup-kernel-") as scratch:
         work = Path(scratch)
         baseline = build_baseline(rev, work)
         k, sets = real_sets(work, 40 if quick else 200)
         rows = real_rows(baseline, k, sets, quick)
+        alone_runs = alone(baseline, k, sets, work, 3 if quick else 10)
     values = [sum(len(b) // 4 for b in s if b) for s in sets]
     report = {"baseline": rev, "k": k, "sets": len(sets), "results_per_set": statistics.mean(map(len, sets)),
               "values_per_set": statistics.mean(values), "quick": quick, "python": platform.python_version(),
-              "machine": platform.machine(), "rows": rows}
+              "machine": platform.machine(), "rows": rows, "alone": alone_runs}
     REAL_OUT.parent.mkdir(parents=True, exist_ok=True)
     REAL_OUT.write_text(json.dumps(report, indent=2) + "\n")
     print(f"{len(sets)} real result sets of {report['results_per_set']:.0f} stored ids "
@@ -237,6 +277,11 @@ def real_main(quick: bool, rev: str) -> None:
         print(f"| {row['call']} | {dups} | {row['old']['median_us']:.1f} | {row['new']['median_us']:.1f} "
               f"| {row['old']['p99_us']:.1f} | {row['new']['p99_us']:.1f} | {row['ratio_of_medians']:.2f} "
               f"| {row['median_paired_ratio']:.2f} |")
+    print("\nEach kernel alone in a fresh process's main thread (containment greedy), two runs each: median µs, "
+          "page faults per call")
+    for name in ("old", "new"):
+        print(f"  {name}: " + ", ".join(f"{run['median_us']:.1f} µs, {run['page_faults_per_call']:.1f} faults"
+                                        for run in alone_runs[name]))
     print(f"\nwrote {REAL_OUT.relative_to(ROOT)}")
 
 
