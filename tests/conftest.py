@@ -3,6 +3,7 @@ server (with a client) on the module's own `store` fixture. Plain helpers (real 
 sketches) are in serverproc.py."""
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,12 @@ import pytest
 from neardup.cli import main
 from neardup_client import NearDupClient
 from serverproc import serving, write_jsonl
+
+# A suite started in the background of a non-interactive shell (`bash .ci/run &`, nohup) inherits SIGINT ignored,
+# and so would every command it starts: Python then installs no Ctrl-C handler, and the tests of Ctrl-C (exit 130)
+# would see their command run to the end. A handler here is reset to the default in each child, as a terminal's is.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
