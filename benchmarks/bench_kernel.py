@@ -40,7 +40,7 @@ from neardup.core.sketch import encode_sketch  # noqa: E402
 K = 64
 RESULTS = 100
 THRESHOLD = 0.7
-SIMHASH_THRESHOLD = 61 / 64  # a simhash store's default: at most 3 differing bits
+SIMHASH_THRESHOLD = 61 / 64  # at most 3 differing bits (a simhash store's Dedup default allows 18: core/defaults.py)
 SEED = 20240601
 OUT = ROOT / "benchmarks" / "out" / "kernel.json"
 REAL_OUT = ROOT / "benchmarks" / "out" / "kernel_real.json"
