@@ -302,7 +302,7 @@ def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], to
                    summary: IndexSummary) -> None:
     """Pass 2: atomic batches of batch_size, so a killed process leaves whole batches only. In a clustered store
     each new article gets its cluster after its batch (Deduplicator.assign_clusters)."""
-    clustered = Deduplicator(store) if store.indexed and store.clustering() else None
+    clustered = Deduplicator(store) if store.clustered() else None
     with progress("writing", total=total) as bar:
         while batch := list(islice(sketches, batch_size)):
             store.put_many(batch)
