@@ -1,5 +1,5 @@
-"""Only the compiled parts live here (the pair kernel, the n-gram hashing); everything else is declared in
-pyproject.toml."""
+"""Only the compiled parts live here (the pair kernel, the n-gram hashing, Dedup's wire format); everything else is
+declared in pyproject.toml."""
 from setuptools import Extension, setup
 
 setup(
@@ -7,6 +7,11 @@ setup(
         Extension(
             "neardup.core._kernel",
             sources=["server/neardup/core/_kernel.c"],
+            extra_compile_args=["-O3", "-std=c99"],
+        ),
+        Extension(
+            "neardup.service._wire",
+            sources=["server/neardup/service/_wire.c"],
             extra_compile_args=["-O3", "-std=c99"],
         ),
         Extension(

@@ -65,11 +65,12 @@ def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
         reading = LiveView(store).read()
         params = DedupParams()
 
-        def decode(body: bytes) -> tuple[list[str], DedupParams]:
-            request = pb.DedupRequest.FromString(body)
-            return list(request.ids), converters.dedup_params(request, params)
+        def decode(body: bytes) -> list[str]:
+            """The servicer's read of a plain request: the compiled wire reader, else the protobuf runtime."""
+            plain = converters.plain_dedup_request(body)
+            return plain[0] if plain is not None else list(pb.DedupRequest.FromString(body).ids)
 
-        ids = [decode(body)[0] for body in bodies]
+        ids = [decode(body) for body in bodies]
         sketches = [reading.get_many(i) for i in ids]
         outcomes = [uncached.engine.dedup_ids(i, params) for i in ids]
         for body in bodies:
@@ -78,14 +79,14 @@ def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
             "handler, uncached (servicer.Dedup)": (lambda b: uncached.Dedup(b, None), [(b,) for b in bodies]),
             "handler, cache hit": (lambda b: cached.Dedup(b, None), [(b,) for b in bodies]),
             "view catch-up (LiveView.read: store.generation)": (uncached.view.read, [()] * len(bodies)),
-            "request decode (FromString, ids list, params)": (decode, [(b,) for b in bodies]),
+            "request decode (wire reader: ids, tag, key)": (decode, [(b,) for b in bodies]),
             "sketch gather, in-memory view (warm)": (reading.get_many, [(i,) for i in ids]),
             "sketch gather, store.get_many (LMDB: a view miss)": (store.get_many, [(i,) for i in ids]),
             "kernel.dedup": (lambda s: kernel.dedup(s, store.config.k, params.threshold), [(s,) for s in sketches]),
             "engine.dedup_ids (checks, gather, kernel)": (lambda i: uncached.engine.dedup_ids(i, params, reading),
                                                           [(i,) for i in ids]),
-            "response encode (message, SerializeToString)":
-                (lambda o: converters.dedup_response(o, params).SerializeToString(), [(o,) for o in outcomes]),
+            "response encode (converters.dedup_response: wire bytes)":
+                (lambda o: converters.dedup_response(o, params), [(o,) for o in outcomes]),
         }
         return {"stages": measure.interleaved_us(stages, rounds)}
 

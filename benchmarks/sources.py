@@ -16,7 +16,6 @@ Nothing is downloaded: each loader reads files installed on the machine and says
 from __future__ import annotations
 
 import bz2
-import gzip
 import hashlib
 import importlib.util
 import inspect

@@ -13,7 +13,7 @@ import lmdb
 import numpy as np
 import pytest
 
-from neardup.core import reference
+from neardup.core import kernel, reference
 from neardup.core.reference import CONTAINMENT, GROUPINGS, HAMMING, LOG_TF, SIMHASH, UNIT
 from neardup.core.similar import SIMHASH_BLOCKS, index_values
 from neardup.core.sketch import SketchConfig, Sketcher, encode_sketch
@@ -125,7 +125,7 @@ def test_dedup_of_stored_ids_equals_the_reference(engine, store_path, grouping, 
     fingerprints = store_path[1]
     ids = list(fingerprints)[:150] + ["not-stored"] + list(fingerprints)[300:]
     outcome = engine.dedup_ids(ids, DedupParams(threshold, HAMMING, grouping))
-    assert outcome.grouping == reference.dedup_simhash([fingerprints.get(i) for i in ids], threshold, grouping)
+    assert kernel.unpack(outcome.packed_grouping) == reference.dedup_simhash([fingerprints.get(i) for i in ids], threshold, grouping)
     assert outcome.missing == [150]
 
 
@@ -138,8 +138,8 @@ def test_dedup_of_documents_sketches_texts_like_the_store(tmp_path):
         outcome = engine.dedup_documents([Document("t0"), Document("copy", text=copy), Document("t1"),
                                           Document("sketch", sketch=store.get_many(["t2"])[0])],
                                          engine.defaults)
-        assert outcome.grouping.duplicate_of == [-1, -1, 1, -1]
-        assert outcome.grouping.similarity[2] == 1.0
+        grouping = kernel.unpack(outcome.packed_grouping)
+        assert grouping.duplicate_of == [-1, -1, 1, -1] and grouping.similarity[2] == 1.0
         with pytest.raises(InvalidArgument, match="a simhash sketch is 8 bytes"):
             engine.dedup_documents([Document("x", sketch=encode_sketch([1, 2, 3]))], engine.defaults)
 
@@ -169,7 +169,8 @@ def test_a_store_made_before_weights_sketches_inline_texts_as_its_fingerprints_w
             assert engine.sketcher.sketch(text) == stored[doc_id]
             outcome = engine.dedup_documents([Document(doc_id), Document("inline", text=text)],
                                              DedupParams(1.0, HAMMING))
-            assert outcome.grouping.duplicate_of == [-1, 0] and outcome.grouping.similarity[1] == 1.0
+            grouping = kernel.unpack(outcome.packed_grouping)
+            assert grouping.duplicate_of == [-1, 0] and grouping.similarity[1] == 1.0
             found = engine.find_similar(Document("", text=text), SimilarParams(threshold=1.0, metric=HAMMING))
             assert [(m.id, m.similarity) for m in found.matches] == [(doc_id, 1.0)]
         engine.upsert([Document("upserted", text=texts["r0"])])

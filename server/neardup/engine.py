@@ -11,7 +11,7 @@ from typing import Iterator, NamedTuple, Protocol, Sequence
 from . import __version__
 from .core import defaults, kernel, similar
 from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
-from .core.reference import GROUPINGS, KIND_METRICS, METRICS, SIMHASH, Grouping
+from .core.reference import GROUPINGS, KIND_METRICS, METRICS, SIMHASH
 from .core.sketch import SketchConfig, Sketcher, check_sketch
 from .errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
 from .store.base import SketchStore, Snapshot, check_ids, encode_id
@@ -81,7 +81,7 @@ class SimilarOutcome(NamedTuple):
 
 
 class DedupOutcome(NamedTuple):
-    grouping: Grouping
+    packed_grouping: bytes      # the kernel's packed answer, encoded as is (kernel.unpack reads it)
     missing: list[int]          # positions whose id has no stored sketch
     read_ids: Sequence[str]     # ids whose sketches (or clusters) came from the store: what a cached answer reads
     clusters: list[int] | None = None  # per position, once the store is clustered (-1: none)
@@ -137,11 +137,11 @@ class Deduplicator:
                 f"{' or '.join(KIND_METRICS[kind])}, or leave the metric unset for the store's default "
                 f"({self.defaults.metric} at {self.defaults.threshold:g})")
 
-    def _dedup(self, sketches: list[bytes | None], params: DedupParams) -> Grouping:
-        """The kernel of the store's sketch kind (the metric already checked)."""
+    def _dedup(self, sketches: list[bytes | None], params: DedupParams) -> bytes:
+        """The kernel of the store's sketch kind (the metric already checked), its answer packed."""
         if self.config.kind == SIMHASH:
-            return kernel.dedup_simhash(sketches, params.threshold, params.grouping)
-        return kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping)
+            return kernel.dedup_simhash(sketches, params.threshold, params.grouping, packed=True)
+        return kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping, packed=True)
 
     def _check_size(self, count: int) -> None:
         if count > self.limits.max_result_set:

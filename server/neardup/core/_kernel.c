@@ -855,7 +855,7 @@ static void clear_zeroed(buffers *b)
 }
 
 /* (duplicate_of, similarity, group) as three lists; kept results share one 0.0 object. */
-static PyObject *build_result(const buffers *b, size_t n)
+static PyObject *build_lists(const buffers *b, size_t n)
 {
     PyObject *zero = PyFloat_FromDouble(0.0), *result = PyTuple_New(3);
     if (!zero || !result)
@@ -889,19 +889,42 @@ fail:
     return NULL;
 }
 
+/* The same answer as one bytes object, in native byte order: int32 duplicate_of[n], int32 group[n], then
+ * double similarity[n]. The request path hands it to the
+ * compiled response encoder without making 3n Python objects (kernel.unpack reads it back). */
+static PyObject *build_packed(const buffers *b, size_t n)
+{
+    PyObject *packed = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n * (2 * sizeof(int32_t) + sizeof(double))));
+    if (!packed)
+        return NULL;
+    char *at = PyBytes_AS_STRING(packed);
+    memcpy(at, b->duplicate_of, n * sizeof(int32_t));
+    memcpy(at + n * sizeof(int32_t), b->group, n * sizeof(int32_t));
+    double *similarity = (double *)(at + 2 * n * sizeof(int32_t));
+    for (size_t j = 0; j < n; j++) /* a kept result's similarity is 0, whatever the grouping left there */
+        memcpy(similarity + j, b->duplicate_of[j] < 0 ? &(double){0.0} : &b->similarity[j], sizeof(double));
+    return packed;
+}
+
+static PyObject *build_result(const buffers *b, size_t n, int packed)
+{
+    return packed ? build_packed(b, n) : build_lists(b, n);
+}
+
 PyDoc_STRVAR(dedup_doc,
-             "dedup(sketches, k, threshold, metric_code, grouping_code[, wide]) -> (duplicate_of, similarity, group)\n\n"
+             "dedup(sketches, k, threshold, metric_code, grouping_code[, wide[, packed]]) -> (duplicate_of, similarity, group)\n\n"
              "reference.dedup on bytes sketches (None for a result without one); use kernel.dedup. wide=1 makes\n"
              "the value table use four-byte slots whatever the set's size (for tests: sets of 65,535 values and\n"
-             "more use them anyway).");
+             "more use them anyway). packed=1 returns the answer as one bytes object (kernel.unpack).");
 
 static PyObject *kernel_dedup(PyObject *module, PyObject *args)
 {
     PyObject *sequence;
     Py_ssize_t k;
     double threshold;
-    int metric, grouping, force_wide = 0;
-    if (!PyArg_ParseTuple(args, "Ondii|p:dedup", &sequence, &k, &threshold, &metric, &grouping, &force_wide))
+    int metric, grouping, force_wide = 0, packed = 0;
+    if (!PyArg_ParseTuple(args, "Ondii|pp:dedup", &sequence, &k, &threshold, &metric, &grouping, &force_wide,
+                          &packed))
         return NULL;
     if (check_parameters(k, threshold, metric) < 0)
         return NULL;
@@ -962,7 +985,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     group(&set, &b, n, grouping);
     Py_END_ALLOW_THREADS
 
-    result = build_result(&b, n);
+    result = build_result(&b, n, packed);
 done:
     arena_give_back(&b);
     Py_DECREF(sketches);
@@ -1128,15 +1151,16 @@ static void mark_simhash_pairs(const uint64_t *fingerprints, const uint64_t *pre
 }
 
 PyDoc_STRVAR(dedup_simhash_doc,
-             "dedup_simhash(sketches, max_distance, grouping_code) -> (duplicate_of, similarity, group)\n\n"
+             "dedup_simhash(sketches, max_distance, grouping_code[, packed]) -> (duplicate_of, similarity, group)\n\n"
              "reference.dedup_simhash on 8-byte SimHash sketches (None or b'' for a result without one), a pair\n"
-             "being a duplicate when its Hamming distance is at most max_distance; use kernel.dedup_simhash.");
+             "being a duplicate when its Hamming distance is at most max_distance; use kernel.dedup_simhash. packed=1\n"
+             "returns the answer as one bytes object (kernel.unpack).");
 
 static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
 {
     PyObject *sequence;
-    int max_distance, grouping;
-    if (!PyArg_ParseTuple(args, "Oii:dedup_simhash", &sequence, &max_distance, &grouping))
+    int max_distance, grouping, packed = 0;
+    if (!PyArg_ParseTuple(args, "Oii|p:dedup_simhash", &sequence, &max_distance, &grouping, &packed))
         return NULL;
     if (check_max_distance(max_distance) < 0)
         return NULL;
@@ -1172,7 +1196,7 @@ static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
     group(&set, &b, n, grouping);
     Py_END_ALLOW_THREADS
 
-    result = build_result(&b, n);
+    result = build_result(&b, n, packed);
 done:
     arena_give_back(&b);
     Py_DECREF(sketches);

@@ -9,6 +9,7 @@ decided by one popcount; the threshold becomes a maximum Hamming distance here (
 from __future__ import annotations
 
 import math
+import struct
 from typing import Sequence
 
 from . import _kernel
@@ -30,17 +31,26 @@ def _code(codes: dict, name: str, what: str) -> int:
 
 
 def dedup(sketches: Sequence[bytes | None], k: int, threshold: float, metric: str = CONTAINMENT,
-          grouping: str = GREEDY) -> Grouping:
+          grouping: str = GREEDY, packed: bool = False) -> Grouping | bytes:
     """Groups a result set given in rank order; None stands for a result without a sketch (never a duplicate).
+    With packed, the Grouping comes as one bytes object (unpack reads it): what the request path encodes.
 
     Raises TypeError for a sketch that is not bytes, ValueError for bytes that are not whole uint32 values
     or hold more than k of them, for k < 1, a threshold that is not finite, or an unknown metric/grouping.
     A threshold above 1 finds nothing, one at or below 0 takes any shared value. Ascending order is not
     checked here (sketch.validate_sketch does it on the way in): unsorted values get an answer, not a crash.
     """
-    duplicate_of, similarity, group = _kernel.dedup(
-        sketches, k, threshold, _code(_METRIC_CODES, metric, "metric"), _code(_GROUPING_CODES, grouping, "grouping"))
-    return Grouping(duplicate_of, similarity, group)
+    answer = _kernel.dedup(sketches, k, threshold, _code(_METRIC_CODES, metric, "metric"),
+                           _code(_GROUPING_CODES, grouping, "grouping"), False, packed)
+    return answer if packed else Grouping(*answer)
+
+
+def unpack(packed: bytes) -> Grouping:
+    """The Grouping a packed answer holds: native int32 duplicate_of[n], int32 group[n], float64 similarity[n]."""
+    n = len(packed) // 16
+    duplicate_of, group, similarity = (struct.unpack_from(f"={n}{code}", packed, offset)
+                                       for code, offset in (("i", 0), ("i", 4 * n), ("d", 8 * n)))
+    return Grouping(list(duplicate_of), list(similarity), list(group))
 
 
 def similarity(a: bytes, b: bytes, k: int, metric: str = CONTAINMENT) -> float:
@@ -61,17 +71,18 @@ def _max_distance(threshold: float) -> int:
     return max_distance(threshold)
 
 
-def dedup_simhash(sketches: Sequence[bytes | None], threshold: float, grouping: str = GREEDY) -> Grouping:
+def dedup_simhash(sketches: Sequence[bytes | None], threshold: float, grouping: str = GREEDY,
+                  packed: bool = False) -> Grouping | bytes:
     """reference.dedup_simhash on 8-byte SimHash sketches; None or b"" stands for a result without a
     fingerprint (never a duplicate). A pair is a duplicate when its Hamming distance is at most
     reference.max_distance(threshold): 3 at 61/64, every pair at 0, none above 1.
 
     Raises TypeError for a sketch that is not bytes or None, ValueError for bytes of another length than 8 or 0,
-    a threshold that is not finite, or an unknown grouping.
+    a threshold that is not finite, or an unknown grouping. packed as for dedup.
     """
-    duplicate_of, similarity, group = _kernel.dedup_simhash(
-        sketches, _max_distance(threshold), _code(_GROUPING_CODES, grouping, "grouping"))
-    return Grouping(duplicate_of, similarity, group)
+    answer = _kernel.dedup_simhash(sketches, _max_distance(threshold), _code(_GROUPING_CODES, grouping, "grouping"),
+                                   packed)
+    return answer if packed else Grouping(*answer)
 
 
 def similar_simhash(query: bytes, sketches: Sequence[bytes], threshold: float) -> list[tuple[int, float]]:

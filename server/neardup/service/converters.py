@@ -9,6 +9,7 @@ from ..core.similar import DEFAULT_TOP_K
 from ..core.sketch import SketchConfig
 from ..engine import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
 from ..errors import InvalidArgument
+from . import _wire
 
 
 def _enum_name(value: int, names: dict, default: str, what: str) -> str:
@@ -111,12 +112,23 @@ def document(message: pb.Document) -> Document:
                     lang=message.lang or None)
 
 
-def dedup_response(outcome: DedupOutcome, params: DedupParams) -> pb.DedupResponse:
-    grouping = outcome.grouping
-    return pb.DedupResponse(
-        duplicate_of=grouping.duplicate_of, similarity=grouping.similarity, group=grouping.group,
-        missing=outcome.missing, threshold=params.threshold,
-        metric=METRIC_VALUES[params.metric], grouping=GROUPING_VALUES[params.grouping], cluster=outcome.clusters)
+def plain_dedup_request(request_bytes: bytes) -> tuple[list[str], int, bytes] | None:
+    """(ids, tag, the request without its tag) of a DedupRequest of ids with the server's default parameters, read
+    by the compiled wire reader; None for any other request (documents, parameters, anything it cannot read),
+    which goes through the protobuf runtime and the general path."""
+    return _wire.parse_dedup_ids(request_bytes)
+
+
+def dedup_response(outcome: DedupOutcome, params: DedupParams) -> bytes:
+    """The serialized DedupResponse, written by the compiled encoder straight from the kernel's packed answer."""
+    return _wire.encode_dedup_response(outcome.packed_grouping, outcome.missing, params.threshold,
+                                       METRIC_VALUES[params.metric], GROUPING_VALUES[params.grouping],
+                                       outcome.clusters)
+
+
+def tag_field(tag: int) -> bytes:
+    """A DedupResponse's tag field, appended to an answer (a later field overrides)."""
+    return pb.DedupResponse(tag=tag).SerializeToString() if tag else b""
 
 
 def similar_response(outcome: SimilarOutcome, params: SimilarParams) -> pb.FindSimilarResponse:

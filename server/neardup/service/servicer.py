@@ -15,7 +15,7 @@ import grpc
 from google.protobuf.message import DecodeError
 from neardup_client.v1 import neardup_pb2 as pb
 
-from ..engine import Deduplicator, DedupParams, Document, Limits
+from ..engine import DedupOutcome, Deduplicator, DedupParams, Document, Limits
 from ..errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
 from ..store.base import SketchStore
 from ..view import LiveView, Reading
@@ -75,38 +75,48 @@ class NearDupServicer:
         if answer is not None:
             self.count_cache_lookup(True)
             return answer + _CACHED_FLAG
-        try:
-            request = _decode(pb.DedupRequest, request_bytes)
-        except InvalidArgument:
-            self.count_cache_lookup(False)
-            raise
-        tag = b""
-        # The cache holds untagged answers under canonical bytes (a tag, or a field written with its default
-        # value, would make the same result set another key); the tag goes on last (a later field wins).
-        if request.tag or request.ByteSize() != len(request_bytes):
-            tag = pb.DedupResponse(tag=request.tag).SerializeToString() if request.tag else b""
-            request.ClearField("tag")
-            request_bytes = request.SerializeToString()
-            answer = reading.cached(request_bytes)
+        # The usual request (ids, the server's parameters) is read by the compiled wire reader; the rest decodes
+        # through the protobuf runtime, whose errors are INVALID_ARGUMENT.
+        plain = converters.plain_dedup_request(request_bytes)
+        if plain is not None:
+            request = None
+            ids, tag, key = plain
+        else:
+            try:
+                request = _decode(pb.DedupRequest, request_bytes)
+            except InvalidArgument:
+                self.count_cache_lookup(False)
+                raise
+            tag, key = request.tag, request_bytes
+            # The cache holds untagged answers under canonical bytes (a tag, or a field written with its default
+            # value, would make the same result set another key).
+            if tag or request.ByteSize() != len(request_bytes):
+                request.ClearField("tag")
+                key = request.SerializeToString()
+        tag_bytes = converters.tag_field(tag)  # goes on last: a later field wins
+        if key is not request_bytes:
+            answer = reading.cached(key)
             if answer is not None:
                 self.count_cache_lookup(True)
-                return answer + _CACHED_FLAG + tag
+                return answer + _CACHED_FLAG + tag_bytes
         self.count_cache_lookup(False)
-        return self._compute(request, request_bytes, reading) + tag
+        if request is None:
+            params, outcome = self.defaults, self.engine.dedup_ids(ids, self.defaults, reading)
+        else:
+            params, outcome = self._outcome(request, reading)
+        answer = converters.dedup_response(outcome, params)
+        reading.remember(key, answer, outcome.read_ids)
+        return answer + tag_bytes
 
-    def _compute(self, request: pb.DedupRequest, key: bytes, reading: Reading) -> bytes:
+    def _outcome(self, request: pb.DedupRequest, reading: Reading) -> tuple[DedupParams, DedupOutcome]:
         params = converters.dedup_params(request, self.defaults)
         if request.ids and request.documents:
             raise InvalidArgument("set either ids or documents in a DedupRequest, not both")
         if request.documents:
             self.engine.check_config(converters.request_sketch_config(request))
-            outcome = self.engine.dedup_documents([converters.document(d) for d in request.documents], params,
-                                                  reading)
-        else:
-            outcome = self.engine.dedup_ids(list(request.ids), params, reading)
-        answer = converters.dedup_response(outcome, params).SerializeToString()
-        reading.remember(key, answer, outcome.read_ids)
-        return answer
+            return params, self.engine.dedup_documents([converters.document(d) for d in request.documents], params,
+                                                       reading)
+        return params, self.engine.dedup_ids(list(request.ids), params, reading)
 
     def DedupStream(self, request_iterator: Iterator[bytes], context) -> Iterator[bytes]:
         """Dedup per message, answers in order; a failed message is answered with its status, the stream goes on."""
