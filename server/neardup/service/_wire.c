@@ -92,7 +92,7 @@ static PyObject *parse_dedup_ids(PyObject *module, PyObject *args)
     Py_ssize_t position = 0;
     for (const uint8_t *at = start; at < end;) {
         const uint8_t *field = at;
-        uint64_t field_key, value;
+        uint64_t field_key = 0, value = 0;
         read_varint(&at, end, &field_key); /* the first pass checked every field */
         read_varint(&at, end, &value);
         if (field_key != (REQUEST_IDS << 3 | WIRE_LEN))
