@@ -54,13 +54,14 @@ def sketch_store(path: Path, sketches: dict[str, bytes], config: SketchConfig | 
 class Server:
     """`neardup serve` in its own process group; stop() sends SIGTERM and returns the exit code."""
 
-    def __init__(self, store: Path, *args: str, workers: int = 1, port: int | None = None):
+    def __init__(self, store: Path, *args: str, workers: int = 1, port: int | None = None,
+                 command: list[str] = NEARDUP):
         self.port = port or free_port()
         self.target = f"127.0.0.1:{self.port}"
         self.log_path = store.parent / f"serve-{self.port}.log"
         self._log = open(self.log_path, "w")
         self.process = subprocess.Popen(
-            [*NEARDUP, "serve", "--store", str(store), "--port", str(self.port), "--workers", str(workers), *args],
+            [*command, "serve", "--store", str(store), "--port", str(self.port), "--workers", str(workers), *args],
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
         self.workers = workers
 
