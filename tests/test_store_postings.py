@@ -17,7 +17,7 @@ from neardup.core.reference import MIN_EVIDENCE
 from neardup.core.sketch import SketchConfig, encode_sketch
 from neardup.errors import ConfigMismatch
 from neardup.store import create_store, open_store
-from neardup.store.lmdb import BUCKET_BITS
+from neardup.store.buckets import BUCKET_BITS
 
 K = 32
 HOT = list(range(1, 9))  # values many articles hold, so some buckets grow long

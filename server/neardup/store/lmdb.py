@@ -10,16 +10,7 @@ generation, the change log's floor and size, whether postings are kept, the next
 transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`, and
 `clusters` (id → cluster id, written by `neardup cluster` and for each new article once the store is clustered).
 
-Postings: value → the articles indexed under it, grouped in buckets by the value's low BUCKET_BITS bits.
-One LMDB entry per (value, article) would cost ~18 bytes of node overhead for 4 bytes of article number, since
-most values of a corpus are held by one article; a bucket entry is 6 bytes: a tag (uint16: the value's other 12
-bits, then 4 bits of the article's length when it is short, core.similar's bound needs it) and the article
-number (uint32). Buckets average ~120 entries at a million articles of 128 values. A write appends to a bucket
-and decodes it only to drop entries (a replaced or deleted article), so a batch costs what it adds, not what
-the buckets hold; a search decodes small buckets together and picks a hot value's entries out of its own.
-What an article is indexed under is core.similar.index_values' rule: a bottom-K sketch's own values; for a
-simhash store the four permutation-table keys of its fingerprint (each below 2**18, so a bucket is one key):
-4 entries, 24 bytes, per article.
+Postings: the bucket format of store/buckets.py, in the `postings` sub-database.
 """
 from __future__ import annotations
 
@@ -35,13 +26,11 @@ from typing import Iterable, Iterator, Sequence
 
 import lmdb
 
-import numpy as np
-
-from ..core import similar
-from ..core.similar import Postings, index_values
 from ..core.sketch import SketchConfig, decode_sketch, encode_sketch, stoplist_digest
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
-from .base import SketchStore, Snapshot, encode_id
+from . import buckets
+from .base import SketchStore, encode_id
+from .buckets import BucketSnapshot, LargeBuckets
 
 #: 2 added docnos, ids and postings (version 1 stores are read and written as stores without postings).
 FORMAT_VERSION = 2
@@ -56,11 +45,6 @@ _MAX_READERS = 1024  # reader slots across all processes: server workers × thre
 _FORMAT_VERSION, _CONFIG, _STOPLIST, _CREATED_AT = b"format_version", b"config", b"stoplist", b"created_at"
 _GENERATION, _LOG_FLOOR, _LOG_IDS = b"generation", b"log_floor", b"log_ids"
 _INDEXED, _NEXT_DOCNO, _CLUSTERING = b"indexed", b"next_docno", b"clustering"
-BUCKET_BITS = 20
-_BUCKET_MASK = (1 << BUCKET_BITS) - 1
-_ENTRY = np.dtype([("tag", "<u2"), ("docno", "<u4")])  # packed: 6 bytes
-_LENGTH_BITS = 4  # the low bits of a tag: a short article's length (< MIN_EVIDENCE = 16), 0 for a long one
-_LENGTH_MASK = (1 << _LENGTH_BITS) - 1
 
 
 def _int(value: int) -> bytes:
@@ -85,7 +69,7 @@ class LmdbStore(SketchStore):
         self._path = path
         self._commits = _CommitId.attach(env, path)
         self._seen = (-1, -1)  # (LMDB transaction id, generation) of the last generation read
-        self._large_buckets: dict[bytes, _LargeBucket] = {}  # decoded once per committed state (LmdbSnapshot)
+        self._large_buckets = LargeBuckets()  # decoded once per committed state (LmdbSnapshot)
         try:
             self._meta = env.open_db(b"meta", create=False)
             with env.begin(db=self._meta) as txn:
@@ -310,35 +294,8 @@ class LmdbStore(SketchStore):
             if sketch is not None:
                 new.append((sketch, docno))
         txn.put(_NEXT_DOCNO, _int(next_docno), db=self._meta)
-        kind = self.config.kind
-        old_values, old_docnos, _ = _flatten(old, kind)
-        new_values, new_docnos, length_class = _flatten(new, kind)
-        added = np.empty(len(new_values), _ENTRY)
-        added["tag"] = _tags(new_values, length_class)
-        added["docno"] = new_docnos
-        new_buckets = new_values & _BUCKET_MASK
-        order = np.argsort(new_buckets, kind="stable")
-        new_buckets, added = new_buckets[order], added[order].tobytes()
-        touched = _distinct(np.concatenate([old_values & _BUCKET_MASK, new_buckets]))
-        ends = (np.searchsorted(new_buckets, touched, side="right") * _ENTRY.itemsize).tolist()
-        starts = [0] + ends[:-1]
-        raw_keys = touched.astype(">u4").tobytes()
-        keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
-        stored = dict(txn.cursor(db=self._postings).getmulti(keys))
-        # an old article's entries leave every bucket of its old values: only those buckets are decoded
-        dropping = {}
-        for bucket, docnos in _grouped(old_values & _BUCKET_MASK, old_docnos):
-            key = struct.pack(">I", bucket)
-            entries = np.frombuffer(stored.get(key, b""), _ENTRY)
-            dropping[key] = entries[~np.isin(entries["docno"], docnos)].tobytes()
-        writes, deletes = [], []
-        for key, start, end in zip(keys, starts, ends):
-            value = dropping[key] if key in dropping else stored.get(key, b"")
-            value += added[start:end]
-            if value:
-                writes.append((key, value))
-            elif key in stored:
-                deletes.append(key)
+        writes, deletes = buckets.rewrite(old, new, self.config.kind,
+                                          lambda keys: dict(txn.cursor(db=self._postings).getmulti(keys)))
         for key in deletes:
             txn.delete(key, db=self._postings)
         txn.cursor(db=self._postings).putmulti(writes)
@@ -377,12 +334,6 @@ class LmdbStore(SketchStore):
             txn.put(_LOG_FLOOR, oldest, db=self._meta)
             cursor.delete()
         txn.put(_LOG_IDS, _int(logged), db=self._meta)
-
-    def _remember_large(self, key: bytes, bucket: "_LargeBucket") -> "_LargeBucket":
-        if len(self._large_buckets) >= _MAX_LARGE_BUCKETS:
-            self._large_buckets.clear()
-        self._large_buckets[key] = bucket
-        return bucket
 
     def close(self) -> None:
         if self._commits is not None:
@@ -432,44 +383,20 @@ class _CommitId:
         self._memory.close()
 
 
-class _LargeBucket:
-    """A postings bucket of over similar.HOT_POSTINGS entries (a hot value's, at 1M articles 10K-100K of them),
-    decoded once and grouped by value: reading and scanning it per query was most of a search's time (~300 KB a
-    query at 1M). Valid only for the committed state it was read at (LMDB's transaction id): a snapshot of
-    another one reads the bucket again."""
-
-    __slots__ = ("txnid", "_by_value")
-
-    def __init__(self, txnid: int, bucket: bytes):
-        self.txnid = txnid
-        words = np.frombuffer(bucket, "<u2").reshape(-1, 3)  # an entry is 3 words: tag, docno low, docno high
-        high, length = words[:, 0] >> _LENGTH_BITS, (words[:, 0] & _LENGTH_MASK).astype(np.uint8)
-        docnos = words[:, 1].astype(np.uint32) | words[:, 2].astype(np.uint32) << np.uint32(16)
-        order = np.lexsort((length == 0, high))  # by value, short articles first, in bucket order within
-        high, length, docnos = high[order], length[order], docnos[order]
-        starts = np.flatnonzero(np.diff(high, prepend=-1)).tolist() + [len(high)]
-        self._by_value: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        for start, stop in zip(starts, starts[1:]):
-            split = start + int(np.count_nonzero(length[start:stop]))
-            self._by_value[int(high[start])] = (docnos[start:split], length[start:split], docnos[split:stop])
-
-    def entries(self, value_high: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(short articles' docnos, their lengths, long articles' docnos) of the value with these high bits."""
-        return self._by_value.get(value_high, _NO_ENTRIES)
-
-
-_NO_ENTRIES = (np.empty(0, np.uint32), np.empty(0, np.uint8), np.empty(0, np.uint32))
-#: The most decoded large buckets a store keeps (a few hundred at 1M articles).
-_MAX_LARGE_BUCKETS = 4096
-
-
-class LmdbSnapshot(Snapshot):
+class LmdbSnapshot(BucketSnapshot):
     """One read transaction: the query, its postings and its candidates come from the same generation."""
 
     def __init__(self, store: LmdbStore):
+        super().__init__(store.config.kind, store._large_buckets)
         self._store = store
         self._txn = store._env.begin()
-        self._held: tuple[bytes, dict[bytes, _LargeBucket]] = (b"", {})  # the latest query's, for unread_postings
+
+    @property
+    def _state(self) -> int:
+        return self._txn.id()
+
+    def _buckets(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        return dict(self._txn.cursor(db=self._store._postings).getmulti(keys))
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
         key = encode_id(doc_id)
@@ -477,65 +404,6 @@ class LmdbSnapshot(Snapshot):
         if sketch is None:
             return None
         return struct.unpack("<I", self._txn.get(key, db=self._store._docnos))[0], sketch
-
-    def postings(self, query: bytes) -> Postings:
-        """The query values' entries: small buckets decoded together; a large one (over similar.HOT_POSTINGS
-        entries) from its decoded form, which the store keeps per committed state (_LargeBucket), where a value
-        holding more than similar.HOT_POSTINGS long articles leaves them out (Postings.unread) until asked."""
-        values = index_values([query], self._store.config.kind).values
-        raw_keys = (values & _BUCKET_MASK).astype(">u4").tobytes()
-        keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
-        large = self._large(keys)
-        wanted = [key for key in keys if key not in large]
-        found = dict(self._txn.cursor(db=self._store._postings).getmulti(wanted)) if wanted else {}
-        for key, bucket in found.items():
-            if len(bucket) > similar.HOT_POSTINGS * _ENTRY.itemsize:
-                large[key] = self._store._remember_large(key, _LargeBucket(self._txn.id(), bucket))
-        held = [b"" if key in large else found.get(key, b"") for key in keys]
-        sizes = np.fromiter(map(len, held), np.int64, len(held)) // _ENTRY.itemsize
-        small = np.flatnonzero(sizes)
-        entries = np.frombuffer(b"".join([held[i] for i in small.tolist()]), _ENTRY)
-        value_index = np.repeat(small, sizes[small])
-        tags = entries["tag"]
-        match = (tags >> _LENGTH_BITS) == (values >> BUCKET_BITS)[value_index]
-        parts = [(value_index[match], entries["docno"][match], (tags[match] & _LENGTH_MASK).astype(np.uint8))]
-        unread, unread_lengths = [], []
-        self._held = (query, large)
-        for index, key in enumerate(keys):
-            if key not in large:
-                continue
-            short, short_lengths, long = large[key].entries(int(values[index]) >> BUCKET_BITS)
-            if len(long) > similar.HOT_POSTINGS:  # only the short articles' entries are taken
-                unread.append(index)
-                unread_lengths.append(len(long))
-                parts.append((np.full(len(short), index), short, short_lengths))
-            else:
-                parts.append((np.full(len(short) + len(long), index), np.concatenate([short, long]),
-                              np.concatenate([short_lengths, np.zeros(len(long), np.uint8)])))
-        return Postings(*(np.concatenate(column) for column in zip(*parts)), np.array(unread, np.intp),
-                        np.array(unread_lengths, np.int64))
-
-    def _large(self, keys: list[bytes]) -> dict[bytes, "_LargeBucket"]:
-        """The large buckets among keys that the store decoded at this snapshot's committed state."""
-        memo, txnid = self._store._large_buckets, self._txn.id()
-        found = {}
-        for key in keys:
-            bucket = memo.get(key)
-            if bucket is not None and bucket.txnid == txnid:
-                found[key] = bucket
-        return found
-
-    def unread_postings(self, query: bytes, value_indices: np.ndarray) -> Postings:
-        """The long articles' entries that postings(query) left out for these query values (Postings.unread)."""
-        values = index_values([query], self._store.config.kind).values
-        large = self._held[1] if self._held[0] == query else {}
-        parts = [(np.empty(0, np.intp), np.empty(0, np.uint32), np.empty(0, np.uint8))]
-        for index in np.asarray(value_indices).tolist():
-            key = struct.pack(">I", int(values[index]) & _BUCKET_MASK)
-            bucket = large.get(key) or _LargeBucket(self._txn.id(), self._txn.get(key, b"", db=self._store._postings))
-            long = bucket.entries(int(values[index]) >> BUCKET_BITS)[2]
-            parts.append((np.full(len(long), index), long, np.zeros(len(long), np.uint8)))
-        return Postings(*(np.concatenate(column) for column in zip(*parts)))
 
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
         get, ids, sketches = self._txn.get, self._store._ids, self._store._sketches
@@ -573,33 +441,6 @@ def _open_clusters(env: lmdb.Environment):
 def _docno_key(docno: int) -> bytes:
     """Big-endian, so the ids database iterates in docno order."""
     return struct.pack(">I", docno)
-
-
-def _flatten(sketches: list[tuple[bytes, int]], kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The index values of (sketch, docno) pairs (core.similar.index_values), and the docno and length class of
-    each value."""
-    indexed = index_values([sketch for sketch, _ in sketches], kind)
-    docnos = np.repeat(np.array([docno for _, docno in sketches], np.uint64), indexed.lengths)
-    return indexed.values, docnos, np.repeat(indexed.length_class, indexed.lengths)
-
-
-def _tags(values: np.ndarray, length_class: np.ndarray) -> np.ndarray:
-    """An entry's tag: the value's bits above the bucket's, then the article's length class."""
-    return ((values >> BUCKET_BITS).astype(np.uint16) << _LENGTH_BITS) | length_class.astype(np.uint16)
-
-
-def _grouped(buckets: np.ndarray, docnos: np.ndarray):
-    """(bucket, the docnos of its entries) per distinct bucket."""
-    order = np.argsort(buckets, kind="stable")
-    buckets, docnos = buckets[order], docnos[order]
-    cuts = np.flatnonzero(np.diff(buckets)) + 1
-    return zip(buckets[np.concatenate([[0], cuts])].tolist() if len(buckets) else [], np.split(docnos, cuts))
-
-
-def _distinct(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (a sort and a compare: faster than np.unique's hashing here)."""
-    values = np.sort(values)
-    return values[np.concatenate([[True], values[1:] != values[:-1]])] if len(values) else values
 
 
 def _pages(stat: dict) -> int:
