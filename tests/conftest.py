@@ -3,6 +3,8 @@ server (with a client) on the module's own `store` fixture. Plain helpers (real 
 sketches) are in serverproc.py."""
 from __future__ import annotations
 
+import itertools
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,7 +15,7 @@ import pytest
 
 from neardup.cli import main
 from neardup_client import NearDupClient
-from serverproc import serving, write_jsonl
+from serverproc import RedisServer, serving, write_jsonl
 
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`, nohup) inherits SIGINT ignored,
 # and so would every command it starts: Python then installs no Ctrl-C handler, and the tests of Ctrl-C (exit 130)
@@ -64,3 +66,22 @@ def server(store):
 def client(server):
     with NearDupClient(server.target, timeout=10) as connected:
         yield connected
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory) -> RedisServer:
+    """One redis-server (Debian's package; .ci/run installs it) for the session: each test's store has a prefix
+    of its own (redis_url)."""
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed: apt-get install redis-server (as .ci/run does)")
+    with RedisServer(tmp_path_factory.mktemp("redis")) as running:
+        yield running
+
+
+_redis_prefixes = itertools.count()
+
+
+@pytest.fixture
+def redis_url(redis_server) -> str:
+    """The URL of a Redis store no other test uses (a prefix of its own on the session's redis-server)."""
+    return redis_server.url(f"test{next(_redis_prefixes)}")

@@ -51,14 +51,62 @@ def sketch_store(path: Path, sketches: dict[str, bytes], config: SketchConfig | 
     return path
 
 
-class Server:
-    """`neardup serve` in its own process group; stop() sends SIGTERM and returns the exit code."""
+class RedisServer:
+    """Debian's redis-server on a free loopback port, in a directory of its own; `durable`: an append-only file
+    fsynced at every write (what a test of a restart needs), else nothing is saved."""
 
-    def __init__(self, store: Path, *args: str, workers: int = 1, port: int | None = None,
-                 command: list[str] = NEARDUP):
+    def __init__(self, directory: Path, durable: bool = False):
+        self.directory = directory
+        self.port = free_port()
+        self.durable = durable
+        self.process: subprocess.Popen | None = None
+
+    def url(self, prefix: str | None = None) -> str:
+        return f"redis://127.0.0.1:{self.port}/0" + (f"?prefix={prefix}" if prefix else "")
+
+    def start(self) -> "RedisServer":
+        persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else \
+            ["--appendonly", "no"]
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.process = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--dir",
+             str(self.directory), *persistence], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, f"redis-server exited with {self.process.returncode}"
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(64).startswith(b"+PONG"):
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.02)
+        raise RuntimeError("redis-server did not answer PING within 10 s")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """SIGTERM: Redis finishes its append-only file and exits; SIGKILL: a crash."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(sig)
+            self.process.wait(30)
+
+    def __enter__(self) -> "RedisServer":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+class Server:
+    """`neardup serve` in its own process group; stop() sends SIGTERM and returns the exit code. Its log goes
+    beside an LMDB store, or into log_dir (a Redis store has no directory)."""
+
+    def __init__(self, store: Path | str, *args: str, workers: int = 1, port: int | None = None,
+                 command: list[str] = NEARDUP, log_dir: Path | None = None):
         self.port = port or free_port()
         self.target = f"127.0.0.1:{self.port}"
-        self.log_path = store.parent / f"serve-{self.port}.log"
+        self.log_path = (log_dir or Path(store).parent) / f"serve-{self.port}.log"
         self._log = open(self.log_path, "w")
         self.process = subprocess.Popen(
             [*command, "serve", "--store", str(store), "--port", str(self.port), "--workers", str(workers), *args],
@@ -107,7 +155,7 @@ class Server:
 
 
 @contextlib.contextmanager
-def serving(store: Path, *args: str, **kwargs) -> Iterator[Server]:
+def serving(store: Path | str, *args: str, **kwargs) -> Iterator[Server]:
     """A ready `neardup serve` on store; on leaving, SIGTERM, and it must have stopped cleanly: exit code 0 and no
     internal error in its log."""
     with Server(store, *args, **kwargs) as running:

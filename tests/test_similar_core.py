@@ -1,4 +1,4 @@
-"""Corpus search on a real store equals an exhaustive scan with reference.py's definitions, hot values skipped."""
+"""Corpus search on a real store (LMDB, Redis) equals an exhaustive scan with reference.py's definitions, hot values skipped."""
 from __future__ import annotations
 
 import random
@@ -34,12 +34,15 @@ def exhaustive(corpus, query: list[int], exclude: str | None, threshold: float, 
     return sorted(found, key=lambda match: (-match.similarity, match.id))
 
 
-@pytest.fixture(scope="module")
-def indexed(tmp_path_factory):
-    """An engine over a store written in batches with replacements and deletes, and what it holds."""
+@pytest.fixture(scope="module", params=["lmdb", "redis"])
+def indexed(request, tmp_path_factory):
+    """An engine over a store (of each backend) written in batches with replacements and deletes, and what it
+    holds."""
     rng = random.Random(3)
     corpus = make_corpus(rng, 400)
-    store = create_store(tmp_path_factory.mktemp("similar") / "s", SketchConfig(k=K), [])
+    location = request.getfixturevalue("redis_server").url("similar") if request.param == "redis" else \
+        tmp_path_factory.mktemp("similar") / "s"
+    store = create_store(location, SketchConfig(k=K), [])
     items = list(corpus.items())
     for start in range(0, len(items), 70):
         store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in items[start:start + 70]])

@@ -1,5 +1,6 @@
-"""The embedded store: byte-exact round trips, atomic batches, the generation and change log seen from other
-processes, and clear errors for everything that is not a readable store of this format."""
+"""The store contract, for every backend (LMDB, Redis): byte-exact round trips, atomic batches, the generation and
+change log seen from other processes, the digest; and for the embedded store, clear errors for everything that is
+not a readable store of this format (a Redis store's own are in test_redis_store.py)."""
 from __future__ import annotations
 
 import os
@@ -27,8 +28,16 @@ def random_sketch(rng: random.Random, size: int | None = None) -> bytes:
     return encode_sketch(sorted(rng.sample(range(2**32), rng.randint(0, K) if size is None else size)))
 
 
+@pytest.fixture(params=["lmdb", "redis"])
+def store_path(request, tmp_path):
+    """An empty store of each backend: an LMDB directory, a Redis URL."""
+    if request.param == "redis":
+        return sketch_store(request.getfixturevalue("redis_url"), {})
+    return sketch_store(tmp_path / "store", {})
+
+
 @pytest.fixture
-def store_path(tmp_path):
+def lmdb_path(tmp_path):
     return sketch_store(tmp_path / "store", {})
 
 
@@ -134,7 +143,8 @@ def test_writes_of_another_process_are_seen_with_their_generation_and_changes(st
     assert seen_elsewhere.split(None, 1) == [str(before + 3), "['a', 'b', 'c', 'd'] [b'']\n"]
 
 
-def test_change_log_is_bounded_and_says_when_it_no_longer_reaches_back(store):
+def test_change_log_is_bounded_and_says_when_it_no_longer_reaches_back(lmdb_path):
+    store = open_store(lmdb_path)
     half = CHANGE_LOG_IDS // 2 + 1
     first = store.put_many([(f"a{i}", b"") for i in range(half)])
     second = store.put_many([(f"b{i}", b"") for i in range(half)])
@@ -145,6 +155,7 @@ def test_change_log_is_bounded_and_says_when_it_no_longer_reaches_back(store):
     assert store.changed_since(huge) == set()
     store.delete_many(["a0"])
     assert store.changed_since(huge) == {"a0"}
+    store.close()
 
 
 def test_readers_in_other_processes_see_whole_batches_only(store, store_path):
@@ -226,31 +237,31 @@ def test_an_lmdb_database_of_another_program_is_not_a_store(tmp_path):
         open_store(tmp_path)
 
 
-def test_another_format_version_is_refused(store_path):
-    with lmdb.open(str(store_path), max_dbs=3) as env:
+def test_another_format_version_is_refused(lmdb_path):
+    with lmdb.open(str(lmdb_path), max_dbs=3) as env:
         meta = env.open_db(b"meta")
         with env.begin(write=True, db=meta) as txn:
             txn.put(b"format_version", b"99")
     with pytest.raises(StoreUnavailable, match="format version 99.*re-index"):
-        open_store(store_path)
+        open_store(lmdb_path)
 
 
 @pytest.mark.parametrize("key, damaged", [(b"config", b"{not json"), (b"config", b'{"window": 3}'),
                                           (b"stoplist", b"abc"), (b"format_version", b"one")])
-def test_damaged_metadata_is_refused(store_path, key, damaged):
-    with lmdb.open(str(store_path), max_dbs=3) as env:
+def test_damaged_metadata_is_refused(lmdb_path, key, damaged):
+    with lmdb.open(str(lmdb_path), max_dbs=3) as env:
         meta = env.open_db(b"meta")
         with env.begin(write=True, db=meta) as txn:
             txn.put(key, damaged)
     with pytest.raises(StoreUnavailable, match="restore it from a backup or re-index"):
-        open_store(store_path)
+        open_store(lmdb_path)
 
 
-def test_a_corrupt_data_file_is_refused(store_path):
-    data = store_path / "data.mdb"
+def test_a_corrupt_data_file_is_refused(lmdb_path):
+    data = lmdb_path / "data.mdb"
     data.write_bytes(random.Random(0).randbytes(3 * 4096) + data.read_bytes()[3 * 4096:])
     with pytest.raises(StoreUnavailable, match="restore"):
-        open_store(store_path)
+        open_store(lmdb_path)
 
 
 def test_an_unreadable_directory_is_refused():
@@ -294,3 +305,29 @@ def _store_error_as_user(path: Path) -> str:
     os.waitpid(child, 0)
     assert str(path) in message, message
     return message
+
+
+def test_items_come_in_id_byte_order_and_the_digest_says_whether_stores_are_equal(store, tmp_path):
+    rng = random.Random(5)
+    items = {doc_id: random_sketch(rng) for doc_id in ["b", "a", "é", "z", "a1", "ключ", "Z", "empty"]}
+    items["empty"] = b""
+    store.put_many(list(items.items()))
+    assert list(store.items()) == sorted(items.items(), key=lambda item: item[0].encode())
+    # the same sketches written in another order, in batches, with a replaced and a deleted article between
+    with create_store(tmp_path / "same", SketchConfig(), []) as same:
+        same.put_many([("gone", b""), ("z", encode_sketch([1]))])
+        same.put_many(list(reversed(items.items())))
+        same.delete_many(["gone"])
+        assert same.digest() == store.digest()
+        same.put_many([("z", encode_sketch([2]))])
+        assert same.digest() != store.digest()
+        same.put_many([("z", items["z"])])
+        same.delete_many(["empty"])
+        assert same.digest() != store.digest()
+    config = SketchConfig(stoplist_digest=stoplist_digest([7]))
+    with create_store(tmp_path / "stoplist", config, [7]) as other:  # same items, another stop-list
+        other.put_many(list(items.items()))
+        assert other.digest() != store.digest()
+    full = store.digest()
+    store.delete_many(list(items))
+    assert list(store.items()) == [] and store.digest() != full

@@ -1,4 +1,4 @@
-"""The store's postings stay exactly what the stored sketches say, after any writes, deletes and a kill -9."""
+"""The store's postings (of each backend) stay exactly what the stored sketches say, after any writes, deletes and a kill -9."""
 from __future__ import annotations
 
 import os
@@ -16,7 +16,7 @@ import pytest
 from neardup.core.reference import MIN_EVIDENCE
 from neardup.core.sketch import SketchConfig, encode_sketch
 from neardup.errors import ConfigMismatch
-from neardup.store import create_store, open_store
+from neardup.store import create_store, is_redis, open_store
 from neardup.store.buckets import BUCKET_BITS
 
 K = 32
@@ -29,31 +29,46 @@ def random_sketch(rng: random.Random) -> bytes:
     return encode_sketch(sorted(values)[:K])
 
 
+@pytest.fixture(params=["lmdb", "redis"])
+def path(request, tmp_path):
+    """Where a store of each backend is made: an LMDB directory, a Redis URL."""
+    return request.getfixturevalue("redis_url") if request.param == "redis" else tmp_path / "s"
+
+
+def raw_parts(path) -> dict[bytes, dict[bytes, bytes]]:
+    """The bytes a store holds, as the backend keeps them: sketches, docnos, ids and postings, key → value."""
+    names = (b"sketches", b"docnos", b"ids", b"postings")
+    if is_redis(path):
+        with open_store(path, readonly=True) as store:
+            return {name: store._client.hgetall(getattr(store._keys, name.decode())) for name in names}
+    with lmdb.open(str(path), readonly=True, max_dbs=7, lock=False) as env:
+        dbs = {name: env.open_db(name, create=False) for name in names}
+        with env.begin() as txn:
+            return {name: dict(txn.cursor(db=db)) for name, db in dbs.items()}
+
+
 def read_index(path) -> tuple[dict[bytes, int], dict[int, bytes], set[tuple[int, int, bool]]]:
     """The raw index of a store: id → docno, docno → id, and every posting as (value, docno, the article's
     length when it is under MIN_EVIDENCE values, else 0)."""
-    with lmdb.open(str(path), readonly=True, max_dbs=6, lock=False) as env:
-        dbs = {name: env.open_db(name, create=False) for name in (b"docnos", b"ids", b"postings")}
-        with env.begin() as txn:
-            docnos = {key: struct.unpack("<I", value)[0] for key, value in txn.cursor(db=dbs[b"docnos"])}
-            ids = {struct.unpack(">I", key)[0]: value for key, value in txn.cursor(db=dbs[b"ids"])}
-            postings = set()
-            for key, value in txn.cursor(db=dbs[b"postings"]):
-                assert value and len(value) % 6 == 0, "an empty or torn bucket"
-                bucket = struct.unpack(">I", key)[0]
-                for at in range(0, len(value), 6):
-                    tag, docno = struct.unpack("<HI", value[at:at + 6])
-                    posting = ((tag >> 4) << BUCKET_BITS | bucket, docno, tag & 15)
-                    assert posting not in postings, "a posting written twice"
-                    postings.add(posting)
+    parts = raw_parts(path)
+    docnos = {key: struct.unpack("<I", value)[0] for key, value in parts[b"docnos"].items()}
+    ids = {struct.unpack(">I", key)[0]: value for key, value in parts[b"ids"].items()}
+    postings = set()
+    for key, value in parts[b"postings"].items():
+        assert value and len(value) % 6 == 0, "an empty or torn bucket"
+        bucket = struct.unpack(">I", key)[0]
+        for at in range(0, len(value), 6):
+            tag, docno = struct.unpack("<HI", value[at:at + 6])
+            posting = ((tag >> 4) << BUCKET_BITS | bucket, docno, tag & 15)
+            assert posting not in postings, "a posting written twice"
+            postings.add(posting)
     return docnos, ids, postings
 
 
 def assert_index_matches_sketches(path) -> dict[bytes, int]:
     """The index equals one rebuilt from the sketches (numbers aside, which only the store gives)."""
     docnos, ids, postings = read_index(path)
-    with open_store(path, readonly=True) as store, store._env.begin() as txn:
-        sketches = dict(txn.cursor(db=store._sketches))
+    sketches = raw_parts(path)[b"sketches"]
     assert set(docnos) == set(sketches), "docnos and sketches hold other ids"
     assert {docno: key for key, docno in docnos.items()} == ids, "ids is not the inverse of docnos"
     rebuilt = {(value, docnos[key], len(sketch) // 4 if len(sketch) // 4 < MIN_EVIDENCE else 0)
@@ -62,9 +77,8 @@ def assert_index_matches_sketches(path) -> dict[bytes, int]:
     return docnos
 
 
-def test_postings_follow_random_writes_replacements_and_deletes(tmp_path):
+def test_postings_follow_random_writes_replacements_and_deletes(path):
     rng = random.Random(7)
-    path = tmp_path / "s"
     create_store(path, SketchConfig(k=K), []).close()
     with open_store(path) as store:
         for _ in range(60):
@@ -74,8 +88,7 @@ def test_postings_follow_random_writes_replacements_and_deletes(tmp_path):
     assert_index_matches_sketches(path)
 
 
-def test_docnos_are_kept_by_replacement_and_never_reused_after_delete(tmp_path):
-    path = tmp_path / "s"
+def test_docnos_are_kept_by_replacement_and_never_reused_after_delete(path):
     with create_store(path, SketchConfig(k=K), []) as store:
         store.put_many([("a", encode_sketch([1, 2])), ("b", encode_sketch([3]))])
         store.put_many([("a", encode_sketch([5]))])
@@ -85,16 +98,22 @@ def test_docnos_are_kept_by_replacement_and_never_reused_after_delete(tmp_path):
     assert docnos == {b"a": 0, b"b": 2, b"c": 3}
 
 
-def test_a_store_without_postings_writes_none_and_refuses_search(tmp_path):
-    path = tmp_path / "s"
+def test_a_store_without_postings_writes_none_and_refuses_search(path):
     with create_store(path, SketchConfig(k=K), [], indexed=False) as store:
         store.put_many([("a", encode_sketch([1, 2]))])
+        store.delete_many(["b"])
         assert not store.indexed
         with pytest.raises(ConfigMismatch, match="keeps no postings"):
             store.snapshot()
-    with lmdb.open(str(path), readonly=True, max_dbs=6, lock=False) as env:
-        with pytest.raises(lmdb.NotFoundError):
-            env.open_db(b"postings", create=False)
+        with pytest.raises(ConfigMismatch, match="keeps no postings"):
+            store.set_clusters([("a", 1)])
+    if is_redis(path):
+        assert {name: len(part) for name, part in raw_parts(path).items()} == \
+            {b"sketches": 1, b"docnos": 0, b"ids": 0, b"postings": 0}
+    else:
+        with lmdb.open(str(path), readonly=True, max_dbs=6, lock=False) as env:
+            with pytest.raises(lmdb.NotFoundError):
+                env.open_db(b"postings", create=False)
 
 
 def test_a_format_1_store_opens_and_writes_without_postings(tmp_path):
@@ -130,8 +149,7 @@ WRITER = """
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(tmp_path, seed):
-    path = tmp_path / "s"
+def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(path, seed):
     create_store(path, SketchConfig(k=K), []).close()
     writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), os.path.dirname(__file__),
                                str(seed)], stdout=subprocess.PIPE, text=True)

@@ -26,7 +26,7 @@ from .core.defaults import DEFAULT_THRESHOLD, SIMHASH_THRESHOLD
 from .core.reference import METRICS, max_distance
 from .core.similar import DEFAULT_MAX_CANDIDATES
 from .engine import Deduplicator
-from .store import default_store_path, open_store
+from .store import STORE_HELP, default_store_path, open_store
 
 DEFAULT_METHOD = clusters.COMPLETE
 
@@ -151,8 +151,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
         "Give every stored article a cluster id from its near-duplicate pairs and store it; clusters that persist "
         "keep their ids, and from then on each new article gets a cluster when it is written. Needs a store "
         "with postings and `pip install 'neardup[cluster]'` (scipy, igraph).")
-    parser.add_argument("--store", default=default_store_path(),
-                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--method", choices=clusters.METHODS, default=DEFAULT_METHOD,
                         help="components: connected components (chains); complete: complete linkage, every two "
                              "members near-duplicates; communities: Leiden, splits weakly linked groups")
@@ -192,8 +191,7 @@ def _run_cluster(args: argparse.Namespace) -> int:
 def add_clusters_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Export every stored article's cluster id as JSON Lines {\"id\": ..., \"cluster\": ...} "
                           "(-1: not clustered yet), for a search engine to collapse results by.")
-    parser.add_argument("--store", default=default_store_path(),
-                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--export", metavar="FILE", default="-", help="where to write them; - for stdout")
     parser.add_argument("--progress", action="store_true",
                         help="show the progress bar also where stderr is no terminal")

@@ -13,11 +13,13 @@ from .core import defaults, kernel, similar
 from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
 from .core.reference import GROUPINGS, KIND_METRICS, METRICS, SIMHASH
 from .core.sketch import SketchConfig, Sketcher, check_sketch
-from .errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
+from .errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
 from .store.base import SketchStore, Snapshot, check_ids, encode_id
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
+#: Tries of a corpus search on a store without older states (Redis) that writes keep changing under it.
+_SEARCH_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -203,17 +205,22 @@ class Deduplicator:
             if query.text is None and query.sketch is None:
                 raise InvalidArgument("a document to search with needs text or a sketch (or search by its id)")
             sketch = self._inline_sketch(query)
-        with self.store.snapshot() as snapshot:
-            if isinstance(query, Document):
-                stored = snapshot.sketch(query.id) if query.id else None
-                docno = stored[0] if stored else -1
-            else:
-                encode_id(query)
-                stored = snapshot.sketch(query)
-                if stored is None:
-                    raise NotFound(f"no article {query!r} is stored")
-                docno, sketch = stored
-            return self._search(snapshot, sketch, params, exclude=docno)
+        for attempt in range(_SEARCH_ATTEMPTS):
+            try:
+                with self.store.snapshot() as snapshot:
+                    if isinstance(query, Document):
+                        stored = snapshot.sketch(query.id) if query.id else None
+                        docno = stored[0] if stored else -1
+                    else:
+                        encode_id(query)
+                        stored = snapshot.sketch(query)
+                        if stored is None:
+                            raise NotFound(f"no article {query!r} is stored")
+                        docno, sketch = stored
+                    return self._search(snapshot, sketch, params, exclude=docno)
+            except StoreChanged:  # a store without older states (Redis) was written meanwhile: search the new one
+                if attempt == _SEARCH_ATTEMPTS - 1:
+                    raise
 
     def similar_pairs(self, threshold: float, metric: str, start: int = 0, stop: int | None = None
                       ) -> Iterator[tuple[str, SimilarOutcome]]:

@@ -22,5 +22,10 @@ class StoreUnavailable(NearDupError):
     """The store cannot be opened or read (missing, corrupt, other format version, no permission)."""
 
 
+class StoreChanged(StoreUnavailable):
+    """A write committed during a read that needs one state, on a store that keeps no older states (Redis):
+    reading again sees the new state."""
+
+
 class NotFound(NearDupError):
     """An article asked for by id is not stored."""

@@ -24,7 +24,6 @@ import sys
 import time
 from contextlib import nullcontext
 from itertools import islice
-from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
 import numpy as np
@@ -37,7 +36,8 @@ from .core.reference import KINDS, SIMHASH
 from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
 from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
-from .store import SketchStore, create_store, default_store_path, encode_id, open_store
+from .store import (STORE_HELP, SketchStore, create_store, default_store_path, encode_id, open_store,
+                    store_exists)
 
 DEFAULT_BATCH_SIZE = 1000
 _LINES_PER_TASK = 8      # lines sent to a worker at once: large enough to amortize pickling, small for 10 MB lines
@@ -315,12 +315,10 @@ def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], to
 
 def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int], bool] | None:
     """The configuration, stop-list and postings flag (store.indexed) of the store at store_path; None where a store
-    is to be created (no such path, or an empty directory). Anything else that is not a store is refused by
-    open_store."""
-    path = Path(store_path)
-    if not path.exists() or (path.is_dir() and not any(path.iterdir())):
+    is to be created (store_exists). Anything else that is not a store is refused by open_store."""
+    if not store_exists(store_path):
         return None
-    with open_store(path, readonly=True) as store:
+    with open_store(store_path, readonly=True) as store:
         return store.config, store.stoplist, store.indexed
 
 
@@ -331,8 +329,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "stop-list; re-indexing an id replaces its sketch. Exit code 3 when malformed lines were "
                           "skipped.")
     parser.add_argument("corpus", metavar="CORPUS", help="JSON Lines file, or - for stdin")
-    parser.add_argument("--store", default=default_store_path(),
-                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--lang", type=checked(str, canonical_lang),
                         help=f"default language of the corpus; a record's lang overrides it "
                              f"(default: the store's; for a new store {defaults.lang})")

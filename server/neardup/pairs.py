@@ -29,7 +29,7 @@ from .core.reference import HAMMING, METRICS, max_distance
 from .core.similar import DEFAULT_MAX_CANDIDATES, SIMHASH_EXACT_DISTANCE
 from .engine import Deduplicator, Limits
 from .errors import NearDupError
-from .store import SketchStore, default_store_path, open_store
+from .store import STORE_HELP, SketchStore, default_store_path, open_store
 
 #: A worker sends what it found at the latest after this many articles, bytes of output or seconds, so the bar
 #: moves and the parent writes steadily while messages stay few.
@@ -242,8 +242,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-candidates, or on a simhash store below --threshold 0.953125 (a Hamming distance over 3 bits, which "
         "its permutation tables do not guarantee; its default allows "
         f"{max_distance(SIMHASH_THRESHOLD)}): pairs may be missing.")
-    parser.add_argument("--store", default=default_store_path(),
-                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--threshold", type=checked(float, fraction),
                         help=f"a pair's similarity must reach this, in [0, 1] (default: the store's: "
                              f"{DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g}, a Hamming distance of "

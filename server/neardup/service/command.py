@@ -11,7 +11,7 @@ from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..core.sketch import load_nltk
 from ..engine import DEFAULT_MAX_RESULT_SET
 from ..errors import InvalidArgument
-from ..store import default_store_path
+from ..store import STORE_HELP, default_store_path
 from .auth import TOKEN_ENV, load_token
 from .servicer import DEFAULT_MAX_STREAMS
 from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, ServeOptions, TlsConfig, serve
@@ -20,8 +20,7 @@ from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, Se
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Serve the neardup.v1.NearDup gRPC service (with health checking and reflection) from "
                           "a store, until SIGTERM or Ctrl-C (then exit code 0).")
-    parser.add_argument("--store", default=default_store_path(),
-                        help="store directory; $NEARDUP_STORE overrides the default")
+    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on; 0.0.0.0 or :: for all")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT,
                         help="port to listen on; 0 picks a free port (one worker only)")

@@ -1,31 +1,67 @@
-"""Sketch storage: one interface (base.SketchStore), an embedded LMDB store on disk as the default."""
+"""Sketch storage: one interface (base.SketchStore), an embedded LMDB store on disk as the default, a Redis store
+(redis:// or rediss:// URLs) for a fleet of servers. A store's location picks its backend."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Iterable
 
 from ..core.sketch import SketchConfig
+from ..errors import StoreUnavailable
 from .base import MAX_ID_BYTES, SketchStore, check_ids, encode_id
 from .lmdb import DEFAULT_MAP_SIZE, FORMAT_VERSION, LmdbStore
 
 __all__ = ["MAX_ID_BYTES", "FORMAT_VERSION", "SketchStore", "check_ids", "encode_id", "open_store", "create_store",
-           "default_store_path"]
+           "store_exists", "default_store_path", "STORE_HELP"]
 
 #: Where commands look for the store when --store is not given: $NEARDUP_STORE, else ./neardup-store.
 STORE_ENV, DEFAULT_STORE_DIR = "NEARDUP_STORE", "neardup-store"
+_REDIS_SCHEMES = ("redis://", "rediss://")
+#: The help of every command's --store option.
+STORE_HELP = ("the store: an LMDB directory, or a Redis store redis://HOST:PORT/DB[?prefix=NAME] (rediss:// for "
+              "TLS; password in $NEARDUP_REDIS_PASSWORD, never in the URL); $NEARDUP_STORE overrides the default "
+              "(default: %(default)s)")
 
 
 def default_store_path() -> str:
     return os.environ.get(STORE_ENV) or DEFAULT_STORE_DIR
 
 
-def open_store(path: str | os.PathLike, readonly: bool = False, map_size: int = DEFAULT_MAP_SIZE) -> SketchStore:
-    """An existing store; StoreUnavailable (saying what to do) when there is none or it cannot be read."""
-    return LmdbStore.open(path, readonly=readonly, map_size=map_size)
+def _redis_store():
+    """The Redis backend's class, imported only for a redis:// location (redis-py is the `redis` extra)."""
+    try:
+        from .redis import RedisStore
+    except ImportError as error:
+        raise StoreUnavailable(f"a redis:// store needs redis-py ({error}): pip install 'neardup[redis]'") from None
+    return RedisStore
 
 
-def create_store(path: str | os.PathLike, config: SketchConfig, stoplist: Iterable[int],
+def is_redis(location: str | os.PathLike) -> bool:
+    return str(location).startswith(_REDIS_SCHEMES)
+
+
+def open_store(location: str | os.PathLike, readonly: bool = False, map_size: int = DEFAULT_MAP_SIZE) -> SketchStore:
+    """An existing store; StoreUnavailable (saying what to do) when there is none or it cannot be read.
+    `map_size`: an LMDB store's."""
+    if is_redis(location):
+        return _redis_store().open(str(location), readonly=readonly)
+    return LmdbStore.open(location, readonly=readonly, map_size=map_size)
+
+
+def create_store(location: str | os.PathLike, config: SketchConfig, stoplist: Iterable[int],
                  map_size: int = DEFAULT_MAP_SIZE, indexed: bool = True) -> SketchStore:
     """A new, empty store for sketches of `config` minus `stoplist` (whose digest the config must carry);
     `indexed`: keep postings for corpus search (FindSimilar, `neardup pairs`), at about 1.5× the sketches' bytes."""
-    return LmdbStore.create(path, config, stoplist, map_size=map_size, indexed=indexed)
+    if is_redis(location):
+        return _redis_store().create(str(location), config, stoplist, indexed=indexed)
+    return LmdbStore.create(location, config, stoplist, map_size=map_size, indexed=indexed)
+
+
+def store_exists(location: str | os.PathLike) -> bool:
+    """Whether location holds something to open as a store; False where one is to be created (no such path, an
+    empty directory, a Redis database without the store's keys). What is there and no store, open_store
+    refuses."""
+    if is_redis(location):
+        return _redis_store().exists(str(location))
+    path = Path(location)
+    return path.exists() and not (path.is_dir() and not any(path.iterdir()))

@@ -6,11 +6,14 @@ the same for all of them, so they live here.
 from __future__ import annotations
 
 import abc
+import hashlib
+import json
+import struct
 from typing import Iterator, Sequence
 
 from ..core.reference import BOTTOMK
 from ..core.similar import Postings
-from ..core.sketch import SKETCHER_VERSIONS, SketchConfig, check_sketch, sketcher_versions_text
+from ..core.sketch import SKETCHER_VERSIONS, SketchConfig, check_sketch, encode_sketch, sketcher_versions_text
 from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 
 #: LMDB's largest key; other backends keep the same limit so a store can move between them.
@@ -58,6 +61,7 @@ class SketchStore(abc.ABC):
                 f"store {location} was made by sketcher version {config.sketcher_version}; this neardup sketches "
                 f"{sketches}with {sketcher_versions_text(config.kind)}: rebuild it with "
                 f"`neardup index CORPUS --store NEW_STORE`")
+        self.location = location
         self._config = config
         self._stoplist = frozenset(stoplist)
         self._format_version = format_version
@@ -123,12 +127,36 @@ class SketchStore(abc.ABC):
         """How many sketches are stored."""
 
     @abc.abstractmethod
+    def items(self) -> Iterator[tuple[str, bytes]]:
+        """Every stored (id, sketch), in the order of the ids' UTF-8 bytes (the same for every backend). Not one
+        consistent read on every backend: compare stores while nothing writes to them."""
+
+    def digest(self) -> str:
+        """A SHA-256 (hex) over the configuration, the stop-list and every (id, sketch) in id order: two stores
+        hold the same sketches of the same configuration iff their digests are equal, whatever their backends
+        (`neardup migrate` verifies a copy by it). Postings and article numbers are derived, clusters not
+        compared."""
+        digest = hashlib.sha256(b"neardup store digest 1\0")
+        digest.update(json.dumps(self._config.to_dict(), sort_keys=True).encode() + b"\0")
+        digest.update(struct.pack(">I", len(self._stoplist)) + encode_sketch(sorted(self._stoplist)))
+        for doc_id, sketch in self.items():
+            key = doc_id.encode()
+            digest.update(struct.pack(">II", len(key), len(sketch)) + key + sketch)
+        return digest.hexdigest()
+
+    @abc.abstractmethod
     def clusters(self, ids: Sequence[str]) -> list[int]:
         """The cluster id of each id; -1 where it has none (not clustered, not stored, no postings)."""
 
     @abc.abstractmethod
     def clustering(self) -> dict | None:
         """How the store was last clustered (method, threshold, metric, next_id), or None."""
+
+    def require_postings(self) -> None:
+        """Refuses a corpus search (or clustering) of a store that keeps no postings, saying how to get one."""
+        if not self.indexed:
+            raise ConfigMismatch(f"store {self.location} keeps no postings (made without them, or by an older "
+                                 "neardup): re-index the corpus into a new store to search it")
 
     def clustered(self) -> bool:
         """Whether answers carry cluster ids: once `neardup cluster` ran on a store with postings."""

@@ -196,10 +196,14 @@ class LmdbStore(SketchStore):
         with self._env.begin() as txn:
             return txn.stat(self._sketches)["entries"]
 
+    def items(self) -> Iterator[tuple[str, bytes]]:
+        """In one read transaction: a consistent read, in LMDB's key order (the ids' bytes)."""
+        with self._env.begin(db=self._sketches) as txn:
+            for key, sketch in txn.cursor():
+                yield key.decode(), sketch
+
     def snapshot(self) -> "LmdbSnapshot":
-        if not self.indexed:
-            raise ConfigMismatch(f"store {self._path} keeps no postings (made without them, or by an older "
-                                 "neardup): re-index the corpus into a new store to search it")
+        self.require_postings()
         return LmdbSnapshot(self)
 
     def clusters(self, ids: Sequence[str]) -> list[int]:
@@ -214,7 +218,7 @@ class LmdbStore(SketchStore):
         return json.loads(found) if found else None
 
     def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
-        self.snapshot().close()  # refuses a store without postings, saying why
+        self.require_postings()
         keys = [(encode_id(doc_id), cluster) for doc_id, cluster in assignments]
 
         def change(txn):

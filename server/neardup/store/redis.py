@@ -1,0 +1,469 @@
+"""A store in Redis, shared by a fleet: `--store redis://HOST:PORT/DB` (`rediss://` for TLS).
+
+Why Redis: N stateless `neardup serve` processes on several hosts read one store over the network, each Dedup
+reads its sketches in one HMGET (hiredis parses the reply), and Redis runs a MULTI/EXEC batch as one step, so
+readers see whole batches only, as with LMDB.
+
+Keys, all under one hash tag ({neardup}, or {PREFIX} with `?prefix=PREFIX`), so that a Redis Cluster keeps a
+store in one slot, where MULTI/EXEC over its keys is legal: a store is then served by one primary (its
+throughput is one Redis process's; shard by running several stores under different prefixes):
+
+  {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno, clustering
+  {P}:generation  string: bumped by every committed batch; every writer WATCHes it
+  {P}:log         stream: one entry per generation (id 0-GENERATION): the ids it wrote or deleted (field ids,
+                  JSON), or field all when there were more than LOG_ENTRY_IDS; the last LOG_ENTRIES kept
+  {P}:sketches    hash: id → sketch bytes
+  {P}:docnos      hash: id → article number (uint32 LE)        (stores with postings)
+  {P}:ids         hash: article number (uint32 BE) → id        (stores with postings)
+  {P}:postings    hash: bucket (uint32 BE) → entries, store/buckets.py's format
+  {P}:clusters    hash: id → cluster id (decimal)
+
+A write batch WATCHes the generation, reads what it needs (article numbers, old sketches, buckets), then writes
+everything with the new generation and its log entry in one MULTI/EXEC; another writer's commit in between
+makes EXEC fail and the batch is computed again. A connection lost on the way fails the batch (StoreUnavailable:
+the gRPC client sees UNAVAILABLE), whether or not Redis applied it: an acknowledged batch is always committed.
+
+A password comes from $NEARDUP_REDIS_PASSWORD (never the URL: a command line is visible to every user of the
+host); rediss:// checks the server's certificate against the system's CAs or $NEARDUP_REDIS_CA (a PEM file).
+"""
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+import os
+import struct
+from typing import Iterable, Iterator, Sequence
+from urllib.parse import parse_qs, urlsplit
+
+import redis
+from redis.backoff import ExponentialBackoff
+from redis.retry import Retry
+
+from ..core.sketch import SketchConfig, decode_sketch, encode_sketch, stoplist_digest
+from ..errors import ConfigMismatch, InvalidArgument, StoreChanged, StoreUnavailable
+from . import buckets
+from .base import SketchStore, encode_id
+from .buckets import BucketSnapshot, LargeBuckets
+
+FORMAT_VERSION = 1
+PASSWORD_ENV, CA_ENV = "NEARDUP_REDIS_PASSWORD", "NEARDUP_REDIS_CA"
+#: Change log entries kept, and the most ids one entry lists (a larger batch logs "all": caches drop everything).
+LOG_ENTRIES, LOG_ENTRY_IDS = 1000, 1000
+_CHUNK = 1000  # ids or article numbers per HMGET where a whole store is read
+_TIMEOUT = 5.0  # seconds a command may take before the store counts as unavailable
+
+
+def _redis_errors(method):
+    """Redis down, unreachable or refusing (no auth, out of memory): StoreUnavailable, naming the store."""
+    @functools.wraps(method)
+    def reported(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"store {self.location}: Redis failed ({type(error).__name__}: {error})") \
+                from None
+    return reported
+
+
+class _Keys:
+    def __init__(self, prefix: str):
+        tag = "{" + prefix + "}:"
+        self.meta, self.generation, self.log = tag + "meta", tag + "generation", tag + "log"
+        self.sketches, self.docnos, self.ids = tag + "sketches", tag + "docnos", tag + "ids"
+        self.postings, self.clusters = tag + "postings", tag + "clusters"
+        self.all = (self.meta, self.generation, self.log, self.sketches, self.docnos, self.ids, self.postings,
+                    self.clusters)
+
+
+def connect(url: str) -> tuple[redis.Redis, _Keys, str]:
+    """A client for the store at url, its keys, and the url as messages show it."""
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    if parts.password is not None:
+        raise InvalidArgument(f"a password in the store URL is visible to every user of the host: put it in "
+                              f"${PASSWORD_ENV} instead")
+    if set(query) - {"prefix"} or len(query.get("prefix", [""])) != 1:
+        raise InvalidArgument(f"a redis store URL takes one option, ?prefix=NAME; got {parts.query!r}")
+    prefix = query.get("prefix", ["neardup"])[0]
+    try:
+        db = int(parts.path.strip("/") or 0)
+        port = parts.port or 6379
+    except ValueError:
+        raise InvalidArgument(f"a redis store URL is redis://HOST:PORT/DB (DB a number); got {url!r}") from None
+    if not parts.hostname or not prefix or any(char in prefix for char in "{}"):
+        raise InvalidArgument(f"a redis store URL is redis://HOST:PORT/DB[?prefix=NAME] (NAME without braces); "
+                              f"got {url!r}")
+    tls = parts.scheme == "rediss"
+    client = redis.Redis(
+        host=parts.hostname, port=port, db=db, username=parts.username, password=os.environ.get(PASSWORD_ENV),
+        ssl=tls, ssl_ca_certs=os.environ.get(CA_ENV) if tls else None,
+        socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT,
+        # a read after a Redis restart finds its pooled connection closed: a reconnect or two, quickly
+        retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
+    shown = f"{parts.scheme}://{parts.hostname}:{port}/{db}" + (f"?prefix={prefix}" if "prefix" in query else "")
+    return client, _Keys(prefix), shown
+
+
+def _int(value: bytes | None) -> int:
+    return int(value) if value else 0
+
+
+def _read(client: redis.Redis, keys: _Keys, queue) -> tuple[int, list]:
+    """(the generation, what the commands queue(pipe) queues answer), read in one MULTI/EXEC: one state."""
+    with client.pipeline() as pipe:
+        generation, *found = queue(pipe.get(keys.generation)).execute()
+    return _int(generation), found
+
+
+class _Moved(Exception):
+    """A writer's reads found another generation than it WATCHes: another writer committed; start again."""
+
+
+class RedisStore(SketchStore):
+    backend = "redis"
+
+    def __init__(self, client: redis.Redis, keys: _Keys, location: str, readonly: bool):
+        self._client = client
+        self._keys = keys
+        self._readonly = readonly
+        self._large_buckets = LargeBuckets()
+        fix = f"create it with `neardup index CORPUS --store {location}`"
+        try:
+            meta = client.hgetall(keys.meta)
+        except redis.RedisError as error:
+            client.close()
+            raise StoreUnavailable(f"cannot open store {location}: {type(error).__name__}: {error}") from None
+        if not meta:
+            client.close()
+            raise StoreUnavailable(f"no store at {location}: {fix}")
+        try:
+            version = int(meta[b"format_version"])
+            if version != FORMAT_VERSION:
+                raise StoreUnavailable(f"store {location} has format version {version}, this neardup reads "
+                                       f"version {FORMAT_VERSION}: re-index the corpus into a new store")
+            config = SketchConfig.from_dict(json.loads(meta[b"config"]))
+            stoplist = frozenset(decode_sketch(meta[b"stoplist"]))
+            indexed = meta[b"indexed"] == b"1"
+        except (KeyError, ValueError, TypeError, InvalidArgument) as error:
+            client.close()
+            raise StoreUnavailable(f"cannot read store {location} ({type(error).__name__}: {error}): restore it "
+                                   "from a backup or re-index the corpus into a new store") from None
+        super().__init__(config, stoplist, version, location, indexed)
+
+    @classmethod
+    def exists(cls, url: str) -> bool:
+        """Whether url holds a store (its metadata), of any version."""
+        client, keys, location = connect(url)
+        try:
+            return bool(client.exists(keys.meta))
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot open store {location}: {type(error).__name__}: {error}") from None
+        finally:
+            client.close()
+
+    @classmethod
+    def open(cls, url: str, readonly: bool = False) -> "RedisStore":
+        return cls(*connect(url), readonly)
+
+    @classmethod
+    def create(cls, url: str, config: SketchConfig, stoplist: Iterable[int], indexed: bool = True) -> "RedisStore":
+        """Writes the metadata in one MULTI/EXEC, after checking that none of the store's keys exists."""
+        cls.check_new(config)
+        stoplist = sorted(set(stoplist))
+        if stoplist_digest(stoplist) != config.stoplist_digest:
+            raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
+        client, keys, location = connect(url)
+        try:
+            with client.pipeline() as pipe:
+                pipe.watch(*keys.all)
+                if pipe.exists(*keys.all):
+                    raise StoreUnavailable(f"{location} already holds a store (or keys of its prefix); open it "
+                                           "instead, or choose another DB or ?prefix=")
+                pipe.multi()
+                pipe.hset(keys.meta, mapping={
+                    "format_version": FORMAT_VERSION, "config": json.dumps(config.to_dict(), sort_keys=True),
+                    "stoplist": encode_sketch(stoplist), "indexed": "1" if indexed else "0", "next_docno": 0,
+                    "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+                pipe.set(keys.generation, 0)
+                pipe.execute()
+        except redis.WatchError:
+            raise StoreUnavailable(f"another process created a store at {location} meanwhile") from None
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot create store {location}: {type(error).__name__}: {error}") from None
+        finally:
+            client.close()
+        return cls.open(url)
+
+    # --- reads: each one command or one MULTI/EXEC, so each sees whole batches ----------------------------------
+
+    def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
+        """One HMGET: the hot path's one round trip."""
+        if not ids:
+            return []
+        try:
+            return self._client.hmget(self._keys.sketches, ids)
+        except (redis.DataError, UnicodeEncodeError):
+            for doc_id in ids:
+                encode_id(doc_id)  # names the bad id
+            raise
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot read store {self.location}: {type(error).__name__}: {error}") from None
+
+    @_redis_errors
+    def generation(self) -> int:
+        return _int(self._client.get(self._keys.generation))
+
+    @_redis_errors
+    def changed_since(self, generation: int) -> set[str] | None:
+        with self._client.pipeline() as pipe:
+            now, entries = pipe.get(self._keys.generation).xrange(self._keys.log, f"0-{generation + 1}").execute()
+        now = _int(now)
+        if generation == now:
+            return set()
+        if generation > now or not entries or entries[0][0] != f"0-{generation + 1}".encode():
+            return None  # a generation this store never had, or the log no longer reaches back to it
+        changed: set[str] = set()
+        for _, fields in entries:
+            if b"ids" not in fields:
+                return None
+            changed.update(json.loads(fields[b"ids"]))
+        return changed
+
+    @_redis_errors
+    def count(self) -> int:
+        return self._client.hlen(self._keys.sketches)
+
+    @_redis_errors
+    def items(self) -> Iterator[tuple[str, bytes]]:
+        """The ids by HSCAN (held in memory, sorted), then their sketches by HMGET, _CHUNK at a time."""
+        keys = sorted({key for key, _ in self._client.hscan_iter(self._keys.sketches, count=_CHUNK)})
+        for start in range(0, len(keys), _CHUNK):
+            chunk = keys[start:start + _CHUNK]
+            for key, sketch in zip(chunk, self._client.hmget(self._keys.sketches, chunk)):
+                if sketch is not None:  # deleted since the scan
+                    yield key.decode(), sketch
+
+    @_redis_errors
+    def clusters(self, ids: Sequence[str]) -> list[int]:
+        if not self.indexed or not ids:
+            return [-1] * len(ids)
+        return [int(found) if found is not None else -1 for found in self._client.hmget(self._keys.clusters, ids)]
+
+    @_redis_errors
+    def clustering(self) -> dict | None:
+        found = self._client.hget(self._keys.meta, "clustering")
+        return json.loads(found) if found else None
+
+    @_redis_errors
+    def snapshot(self) -> "RedisSnapshot":
+        self.require_postings()
+        return RedisSnapshot(self)
+
+    # --- writes: one WATCH ... MULTI/EXEC per batch ---------------------------------------------------------------
+
+    def put_many(self, items: Sequence[tuple[str, bytes]]) -> int:
+        checked = dict(self.checked_items(items))
+        if not checked:
+            return self.generation()
+
+        def change(read):
+            writes = self._reindex(read, checked) if self.indexed else []
+            writes.append(lambda pipe: pipe.hset(self._keys.sketches, mapping=checked))
+            return None, writes
+
+        return self._write(change, [doc_id for doc_id, _ in items])[1]
+
+    def delete_many(self, ids: Sequence[str]) -> tuple[int, int]:
+        keys = list(dict.fromkeys(encode_id(doc_id) for doc_id in ids))
+        if not keys:
+            return 0, self.generation()
+
+        def change(read):
+            stored = sum(found is not None for found in read(lambda pipe: pipe.hmget(self._keys.sketches, keys))[0])
+            writes = self._reindex(read, dict.fromkeys(keys)) if self.indexed else []
+            writes.append(lambda pipe: pipe.hdel(self._keys.sketches, *keys))
+            return stored, writes
+
+        return self._write(change, list(ids))
+
+    def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
+        self.require_postings()
+        keys = [(encode_id(doc_id), cluster) for doc_id, cluster in assignments]
+
+        def change(read):
+            if keys:
+                described, numbers = read(lambda pipe: pipe.hget(self._keys.meta, "clustering").hmget(
+                    self._keys.docnos, [key for key, _ in keys]))
+            else:
+                described, numbers = read(lambda pipe: pipe.hget(self._keys.meta, "clustering"))[0], []
+            described = clustering or json.loads(described or b"{}")
+            next_id = described.get("next_id", 0)
+            fresh: dict[int, int] = {}  # each negative number given: one new id
+            stored = {}
+            for (key, cluster), number in zip(keys, numbers):
+                if number is not None:
+                    if cluster < 0:
+                        if cluster not in fresh:
+                            fresh[cluster], next_id = next_id, next_id + 1
+                        cluster = fresh[cluster]
+                    stored[key] = cluster
+            description = json.dumps({**described, "next_id": next_id}, sort_keys=True)
+            writes = [lambda pipe: pipe.hset(self._keys.meta, "clustering", description)]
+            if stored:
+                writes.append(lambda pipe: pipe.hset(self._keys.clusters, mapping=stored))
+            return None, writes
+
+        return self._write(change, [doc_id for doc_id, _ in assignments])[1]
+
+    def _reindex(self, read, changes: dict[bytes, bytes | None]) -> list:
+        """Reads what moving the changed articles' postings needs (key → new sketch, None when deleted), numbering
+        new articles; returns the writes, to queue after MULTI."""
+        keys = list(changes)
+        numbers, old_sketches, next_docno = read(lambda pipe: pipe.hmget(self._keys.docnos, keys).hmget(
+            self._keys.sketches, keys).hget(self._keys.meta, "next_docno"))
+        old_sketches, next_docno = dict(zip(keys, old_sketches)), _int(next_docno)
+        old, new, docnos, ids, gone, gone_numbers = [], [], {}, {}, [], []
+        for key, number in zip(keys, numbers):
+            sketch = changes[key]
+            if number is not None:
+                docno = struct.unpack("<I", number)[0]
+                old.append((old_sketches[key], docno))
+                if sketch is None:
+                    gone.append(key)
+                    gone_numbers.append(struct.pack(">I", docno))
+            elif sketch is not None:
+                if next_docno > 0xFFFFFFFF:
+                    raise StoreUnavailable(f"store {self.location} has numbered 2**32 articles: re-index it")
+                docno, next_docno = next_docno, next_docno + 1
+                docnos[key] = struct.pack("<I", docno)
+                ids[struct.pack(">I", docno)] = key
+            if sketch is not None:
+                new.append((sketch, docno))
+        postings = self._keys.postings
+        written, emptied = buckets.rewrite(
+            old, new, self.config.kind,
+            lambda bucket_keys: {key: found for key, found in
+                                 zip(bucket_keys, read(lambda pipe: pipe.hmget(postings, bucket_keys))[0])
+                                 if found is not None})
+
+        def write(pipe):
+            keys = self._keys
+            if docnos:
+                pipe.hset(keys.docnos, mapping=docnos).hset(keys.ids, mapping=ids)
+            if gone:
+                pipe.hdel(keys.docnos, *gone).hdel(keys.clusters, *gone).hdel(keys.ids, *gone_numbers)
+            if written:
+                pipe.hset(postings, mapping=dict(written))
+            if emptied:
+                pipe.hdel(postings, *emptied)
+            pipe.hset(keys.meta, "next_docno", next_docno)
+
+        return [write]
+
+    def _write(self, change, ids: list[str]) -> tuple:
+        """change(read) reads while the generation is WATCHed and returns (outcome, writes); the writes, the new
+        generation and its log entry then commit in one MULTI/EXEC, computed again when another writer
+        committed in between. Each read(queue) is one MULTI/EXEC at the WATCHed generation, so a batch is
+        computed from one state. Returns (outcome, the new generation)."""
+
+        def read(queue) -> list:
+            generation, found = _read(self._client, self._keys, queue)
+            if generation != current:
+                raise _Moved
+            return found
+
+        if self._readonly:
+            raise StoreUnavailable(f"store {self.location} is open read-only")
+        logged = sorted(set(ids))
+        entry = {"ids": json.dumps(logged, ensure_ascii=False)} if len(logged) <= LOG_ENTRY_IDS else {"all": "1"}
+        try:
+            with self._client.pipeline() as pipe:
+                while True:
+                    try:
+                        pipe.watch(self._keys.generation)
+                        current = _int(pipe.get(self._keys.generation))
+                        generation = current + 1
+                        outcome, writes = change(read)
+                        pipe.multi()
+                        for write in writes:
+                            write(pipe)
+                        pipe.set(self._keys.generation, generation)
+                        pipe.xadd(self._keys.log, entry, id=f"0-{generation}", maxlen=LOG_ENTRIES,
+                                  approximate=False)
+                        pipe.execute()
+                        return outcome, generation
+                    except redis.WatchError as error:
+                        if isinstance(error.__context__, (redis.ConnectionError, redis.TimeoutError)):
+                            raise error.__context__ from None  # lost on the way: applied or not, not acknowledged
+                        # another writer committed first: read again
+                    except _Moved:
+                        pipe.reset()
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot write store {self.location}: {type(error).__name__}: {error}") from None
+
+    def close(self) -> None:
+        self._client.close()
+
+
+class RedisSnapshot(BucketSnapshot):
+    """Reads at one generation: each read is one MULTI/EXEC with the generation, and a read that finds it moved
+    raises StoreChanged (a write committed meanwhile; a search asks again). Redis keeps no older states, so a
+    long read (`neardup pairs`, `neardup cluster`) needs a store nothing writes to meanwhile."""
+
+    def __init__(self, store: RedisStore):
+        super().__init__(store.config.kind, store._large_buckets)
+        self._store = store
+        self._keys = store._keys
+        self._generation, (limit,) = _read(store._client, self._keys,
+                                           lambda pipe: pipe.hget(self._keys.meta, "next_docno"))
+        self._limit = _int(limit)
+
+    @_redis_errors
+    def _read(self, queue) -> list:
+        """What the commands queue(pipe) queues answer, read in one MULTI/EXEC at this snapshot's generation."""
+        generation, found = _read(self._store._client, self._keys, queue)
+        if generation != self._generation:
+            raise StoreChanged(f"store {self._store.location} changed during the read (generation "
+                               f"{self._generation} → {generation}): ask again")
+        return found
+
+    @property
+    def _state(self) -> int:
+        return self._generation
+
+    def _buckets(self, keys: list[bytes]) -> dict[bytes, bytes]:
+        found, = self._read(lambda pipe: pipe.hmget(self._keys.postings, keys))
+        return {key: bucket for key, bucket in zip(keys, found) if bucket is not None}
+
+    def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
+        key = encode_id(doc_id)
+        sketch, number = self._read(lambda pipe: pipe.hget(self._keys.sketches, key).hget(self._keys.docnos, key))
+        if sketch is None:
+            return None
+        return struct.unpack("<I", number)[0], sketch
+
+    def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
+        if not docnos:
+            return []
+        keys, = self._read(lambda pipe: pipe.hmget(self._keys.ids, [struct.pack(">I", docno) for docno in docnos]))
+        sketches, = self._read(lambda pipe: pipe.hmget(self._keys.sketches, keys))
+        return [(key.decode(), sketch) for key, sketch in zip(keys, sketches)]
+
+    def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
+        stop = self._limit if stop is None else min(stop, self._limit)
+        for first in range(start, stop, _CHUNK):
+            numbers = range(first, min(first + _CHUNK, stop))
+            keys, = self._read(lambda pipe: pipe.hmget(self._keys.ids, [struct.pack(">I", n) for n in numbers]))
+            stored = [(docno, key) for docno, key in zip(numbers, keys) if key is not None]
+            if not stored:
+                continue
+            sketches, = self._read(lambda pipe: pipe.hmget(self._keys.sketches, [key for _, key in stored]))
+            for (docno, key), sketch in zip(stored, sketches):
+                yield docno, key.decode(), sketch
+
+    def docno_limit(self) -> int:
+        return self._limit
+
+    def close(self) -> None:
+        pass

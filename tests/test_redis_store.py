@@ -1,0 +1,182 @@
+"""What only the Redis store has (its contract with the LMDB store is in test_store.py and test_store_postings.py):
+its URL, its refusals, its key layout, its bounded change log, concurrent writers, reads that span a write, and
+Redis going away and coming back."""
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+from redis.crc import key_slot
+
+from neardup.core.sketch import SketchConfig, encode_sketch
+from neardup.engine import Deduplicator, SimilarParams
+from neardup.errors import InvalidArgument, StoreChanged, StoreUnavailable
+from neardup.store import create_store, open_store, store_exists
+from neardup.store import redis as redis_store
+from serverproc import RedisServer, sketch_store
+from test_store_postings import K, assert_index_matches_sketches, random_sketch
+
+
+@pytest.mark.parametrize("url, message", [
+    ("redis://:secret@127.0.0.1:1/0", "NEARDUP_REDIS_PASSWORD"),
+    ("redis://user:secret@127.0.0.1:1/0", "NEARDUP_REDIS_PASSWORD"),
+    ("redis://127.0.0.1:1/zero", "DB a number"),
+    ("redis://127.0.0.1:1/0?db=3", "one option"),
+    ("redis://127.0.0.1:1/0?prefix={x}", "without braces"),
+    ("redis:///0", "redis://HOST:PORT/DB"),
+])
+def test_a_bad_url_is_refused_before_connecting(url, message):
+    with pytest.raises(InvalidArgument, match=message):
+        open_store(url)
+
+
+def test_no_store_at_a_url_says_how_to_make_one_and_exists_follows_creation(redis_url):
+    assert not store_exists(redis_url)
+    with pytest.raises(StoreUnavailable, match=r"no store at redis://127\.0\.0\.1:\d+/0\?prefix=test\d+: .*index"):
+        open_store(redis_url)
+    sketch_store(redis_url, {"a": b""})
+    assert store_exists(redis_url)
+    with open_store(redis_url) as store:
+        assert store.backend == "redis" and store.format_version == redis_store.FORMAT_VERSION
+        assert store.count() == 1 and store.indexed
+
+
+@pytest.mark.parametrize("field, damaged, message", [
+    ("config", b"{not json", "restore it from a backup"), ("config", b'{"window": 3}', "restore it from a backup"),
+    ("stoplist", b"abc", "restore it from a backup"), ("format_version", b"one", "restore it from a backup"),
+    ("format_version", b"99", "format version 99.*re-index"),
+])
+def test_damaged_metadata_is_refused(redis_url, field, damaged, message):
+    sketch_store(redis_url, {})
+    with open_store(redis_url) as store:
+        store._client.hset(store._keys.meta, field, damaged)
+    with pytest.raises(StoreUnavailable, match=message):
+        open_store(redis_url)
+
+
+def test_keys_of_another_program_are_refused(redis_url):
+    with _client(redis_url) as (client, keys):
+        client.set(keys.meta, b"a string, not a hash")
+    with pytest.raises(StoreUnavailable, match="cannot open store .*WRONGTYPE"):
+        open_store(redis_url)
+    with pytest.raises(StoreUnavailable, match="already holds a store"):
+        create_store(redis_url, SketchConfig(), [])
+
+
+def test_every_key_of_a_store_is_in_one_cluster_slot_and_prefixes_spread_stores(redis_server):
+    slots = {}
+    for prefix in ("slot-a", "slot-b"):
+        with create_store(redis_server.url(prefix), SketchConfig(), []) as store:
+            store.put_many([("a", encode_sketch([1, 2])), ("b", encode_sketch([2]))])
+            store.set_clusters([("a", -1)])
+            store.delete_many(["b"])
+            keys = store._client.keys("{" + prefix + "}*")
+            assert len(keys) == 8  # meta, generation, log, sketches, docnos, ids, postings, clusters
+            slots[prefix] = {key_slot(key) for key in keys}
+    assert len(slots["slot-a"]) == 1 and len(slots["slot-b"]) == 1 and slots["slot-a"] != slots["slot-b"]
+
+
+def test_the_change_log_is_bounded_and_a_large_batch_logs_everything(redis_url, monkeypatch):
+    monkeypatch.setattr(redis_store, "LOG_ENTRIES", 5)
+    monkeypatch.setattr(redis_store, "LOG_ENTRY_IDS", 3)
+    sketch_store(redis_url, {})
+    store = open_store(redis_url)
+    first = store.put_many([("a", b"")])
+    for n in range(5):
+        store.put_many([(f"b{n}", b"")])
+    assert store.changed_since(first - 1) is None                    # the first batch fell out of the log
+    assert store.changed_since(first) == {f"b{n}" for n in range(5)}
+    large = store.put_many([(f"c{n}", b"") for n in range(4)])
+    assert store.changed_since(large - 1) is None                    # its ids were not listed
+    assert store.changed_since(large) == set() and store.changed_since(large + 1) is None
+    store.delete_many(["a"])
+    assert store.changed_since(large) == {"a"}
+    store.close()
+
+
+def test_concurrent_writers_commit_every_batch_whole(redis_url):
+    """Writers that WATCH the same generation: a writer that lost the race reads again, so no batch is lost and
+    the postings stay exact."""
+    sketch_store(redis_url, {})
+
+    def write(seed: int) -> None:
+        rng = random.Random(seed)
+        with open_store(redis_url) as store:
+            for _ in range(25):
+                store.put_many([(f"d{rng.randrange(60)}", random_sketch(rng)) for _ in range(rng.randint(1, 20))])
+                store.delete_many([f"d{rng.randrange(60)}" for _ in range(3)])
+
+    writers = [threading.Thread(target=write, args=(seed,)) for seed in range(3)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    with open_store(redis_url) as store:
+        assert store.generation() == 3 * 25 * 2
+        assert store.changed_since(0) is not None
+    assert_index_matches_sketches(redis_url)
+
+
+def test_a_read_spanning_a_write_is_refused_and_a_search_asks_again(redis_url):
+    with create_store(redis_url, SketchConfig(k=K), []) as store, open_store(redis_url) as other:
+        store.put_many([("a", encode_sketch([1, 2, 3])), ("b", encode_sketch([1, 2, 3]))])
+        with store.snapshot() as snapshot:
+            docno, _ = snapshot.sketch("a")
+            other.put_many([("c", encode_sketch([9]))])
+            with pytest.raises(StoreChanged, match="changed during the read"):
+                snapshot.articles([docno])
+        first = store.snapshot()
+        read_sketch = first.sketch
+
+        def sketch_then_another_write(doc_id):
+            found = read_sketch(doc_id)
+            other.put_many([("d", encode_sketch([1, 2, 3]))])  # before the first search reads the postings
+            return found
+
+        first.sketch = sketch_then_another_write
+        snapshots = iter([first])
+        engine = Deduplicator(_Wrapped(store, snapshot=lambda: next(snapshots, None) or store.snapshot()))
+        found = engine.find_similar("a", SimilarParams(threshold=0.5))
+        assert [match.id for match in found.matches] == ["b", "d"]
+
+
+def test_redis_going_away_is_unavailable_and_its_return_is_served(tmp_path):
+    with RedisServer(tmp_path / "redis", durable=True) as server:
+        url = server.url()
+        sketch_store(url, {"a": encode_sketch([1])})
+        store = open_store(url)
+        server.stop()
+        for call in (lambda: store.get_many(["a"]), store.generation, lambda: store.put_many([("b", b"")])):
+            with pytest.raises(StoreUnavailable, match="Redis|ConnectionError"):
+                call()
+        with pytest.raises(StoreUnavailable, match="cannot open store"):
+            open_store(url)
+        server.start()
+        assert store.get_many(["a"]) == [encode_sketch([1])]  # the pooled connection is made again
+        store.put_many([("b", b"")])
+        assert store.count() == 2
+        store.close()
+
+
+class _Wrapped:
+    """A store with one method replaced."""
+
+    def __init__(self, store, **methods):
+        self._store, self._methods = store, methods
+
+    def __getattr__(self, name):
+        return self._methods.get(name) or getattr(self._store, name)
+
+
+class _client:
+    """A raw redis-py client on a store URL, and the store's key names."""
+
+    def __init__(self, url: str):
+        self._client, self._keys, _ = redis_store.connect(url)
+
+    def __enter__(self):
+        return self._client, self._keys
+
+    def __exit__(self, *exc):
+        self._client.close()
