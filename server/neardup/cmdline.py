@@ -33,6 +33,11 @@ def at_least(minimum: int):
     return checked(int, check)
 
 
+def positive(value: float) -> None:
+    if not value > 0:  # NaN too
+        raise InvalidArgument(f"must be more than 0, got {value}")
+
+
 def fraction(value: float) -> None:
     if not 0.0 <= value <= 1.0:  # NaN too
         raise InvalidArgument(f"must be in [0, 1], got {value}")

@@ -29,3 +29,8 @@ class StoreChanged(StoreUnavailable):
 
 class NotFound(NearDupError):
     """An article asked for by id is not stored."""
+
+
+class EngineUnavailable(NearDupError):
+    """The distributed engine of the offline stage cannot be used (not installed, its scheduler unreachable, its
+    workers failing)."""

@@ -12,6 +12,12 @@ process killed during pass 2 leaves whole batches only. Pass 1 keeps 4 bytes per
 a new store, 1 for one made before weights). Pass 1 keeps each document's distinct shingle hashes with their counts
 (_pack_counts: 4 bytes per distinct shingle and 8 more per shingle that repeats in its document), so pass 2 makes
 exactly the fingerprint Sketcher.sketch makes of the text.
+
+Where the passes run is an Engine's business: LocalEngine (this host, the corpus as one partition) or
+distributed.DaskEngine (a Dask cluster, the corpus in byte-range partitions). Both run the same steps: LineSketcher
+on each line, RecordCollector over the records in corpus order (the last record of an id wins), the stop-list from
+document frequencies summed over partitions (core.stoplist), final_sketch for pass 2; this process writes the
+batches. So both make the same store from the same corpus, bit for bit.
 """
 from __future__ import annotations
 
@@ -24,22 +30,27 @@ import sys
 import time
 from contextlib import nullcontext
 from itertools import islice
-from typing import BinaryIO, Iterator, NamedTuple
+from typing import BinaryIO, Iterator, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
 from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, UsageError
-from .cmdline import at_least, checked, fraction, progress, warn
+from .cmdline import at_least, checked, fraction, positive, progress, warn
 from .core.sketch import (SketchConfig, Sketcher, ShingleCounts, canonical_lang, decode_sketch, encode_sketch,
                           load_nltk, stoplist_digest)
 from .core.reference import KINDS, SIMHASH
-from .core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, document_frequencies, learn_stoplist
+from .core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, Frequencies, document_frequencies, frequent,
+                            stoplist_cut)
 from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
 from .store import (STORE_HELP, SketchStore, create_store, default_store_path, encode_id, open_store,
                     store_exists)
 
 DEFAULT_BATCH_SIZE = 1000
+LOCAL, DASK = ENGINES = ("local", "dask")
+#: --engine dask's defaults (distributed.DaskEngine's), here so that `neardup index --help` imports no Dask
+DEFAULT_PARTITION_BYTES = 64 * 2**20
+DEFAULT_CONNECT_TIMEOUT = 10.0
 _LINES_PER_TASK = 8      # lines sent to a worker at once: large enough to amortize pickling, small for 10 MB lines
 _TASKS_IN_FLIGHT = 64    # per worker; bounds how much of the corpus is buffered ahead of the workers
 
@@ -98,11 +109,11 @@ def _unpack_counts(payload: bytes) -> ShingleCounts:
     return ShingleCounts(payload[4:4 + 4 * size], tf.tobytes())
 
 
-def _payload_hashes(payload: bytes, kind: str) -> list[int]:
+def _payload_hashes(payload: bytes, kind: str) -> np.ndarray:
     """The distinct shingle hashes of pass 1's payload for a store of this kind (the stop-list is learned from)."""
     if kind == SIMHASH:
-        return np.frombuffer(payload, np.uint32, int(np.frombuffer(payload, np.uint32, 1)[0]), 4).tolist()
-    return decode_sketch(payload)
+        return np.frombuffer(payload, np.uint32, int(np.frombuffer(payload, np.uint32, 1)[0]), 4)
+    return np.frombuffer(payload, "<u4")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,7 +169,7 @@ def _sketch_lines(lines: Iterator[tuple[int, bytes]], line_sketcher: LineSketche
         yield from pending
 
 
-def _numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
+def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
     """Non-blank lines with their 1-based numbers, as bytes: a line with invalid UTF-8 is then one bad record."""
     for number, line in enumerate(stream, 1):
         if not line.isspace():
@@ -174,6 +185,136 @@ def _open_corpus(corpus: str) -> BinaryIO:
         raise InvalidArgument(f"cannot read corpus {corpus}: {error.strerror}") from None
 
 
+class RecordCollector:
+    """Pass 1's records in corpus order, from any engine: a malformed line is reported and skipped (with --strict the
+    run stops there, before anything is written), and for each id the record that is written is its last one, in
+    the place where the id first came (the write order). A record is found by its partition and the index of its
+    payload among the partition's well-formed records (the local engine reads the corpus as one partition)."""
+
+    def __init__(self, strict: bool, summary: "IndexSummary"):
+        self.chosen: dict[str, int] = {}  # id → partition << 32 | payload index, of the id's last record
+        self._strict, self._summary = strict, summary
+        self._payloads: list[int] = []    # well-formed records per partition so far
+        self._first_line = 0
+
+    def partition(self, first_line: int) -> None:
+        """The records added next are the next partition's; its line 1 is the corpus's line first_line + 1."""
+        self._payloads.append(0)
+        self._first_line = first_line
+
+    def add(self, line: int, doc_id: str | None, error: str | None) -> None:
+        """One record of the current partition (`line`: its number there), in order."""
+        if error is not None:
+            number = self._first_line + line
+            if self._strict:
+                raise InvalidArgument(f"line {number}: {error}; nothing was written (--strict)")
+            self._summary.skipped += 1
+            warn(f"neardup: line {number}: {error}; skipped")
+            return
+        self._summary.duplicate_ids += doc_id in self.chosen
+        self.chosen[doc_id] = (len(self._payloads) - 1) << 32 | self._payloads[-1]
+        self._payloads[-1] += 1
+
+    def kept(self) -> list[np.ndarray | None]:
+        """Per partition, the payload indices written (ascending), None where all of them are: the records an id
+        came again after are left out of the stop-list's counts and of pass 2."""
+        if len(self.chosen) == sum(self._payloads):  # no id came twice
+            return [None] * len(self._payloads)
+        written = np.sort(np.fromiter(self.chosen.values(), np.int64, len(self.chosen)))  # by partition, then index
+        bounds = np.searchsorted(written, np.arange(len(self._payloads) + 1, dtype=np.int64) << 32).tolist()
+        kept = []
+        for partition, payloads in enumerate(self._payloads):
+            mine = written[bounds[partition]:bounds[partition + 1]] & _INDEX_MASK
+            kept.append(None if len(mine) == payloads else mine)
+        return kept
+
+
+_INDEX_MASK = (1 << 32) - 1
+
+
+def located(where: int) -> tuple[int, int]:
+    """(partition, payload index) of a record, from its RecordCollector.chosen value."""
+    return where >> 32, where & _INDEX_MASK
+
+
+def partition_frequencies(payloads: Sequence[bytes], kept: np.ndarray | None, kind: str) -> Frequencies:
+    """Document frequencies of the records of one partition that are written (`kept`, RecordCollector.kept):
+    summed over partitions, the counts the stop-list is learned from."""
+    written = payloads if kept is None else [payloads[index] for index in kept.tolist()]
+    return document_frequencies(_payload_hashes(payload, kind) for payload in written)
+
+
+def final_sketch(payload: bytes, sketcher: Sketcher | None) -> bytes:
+    """Pass 2 of one record: the sketch of its pass-1 payload under the learned stop-list; with no sketcher the
+    stop-list was known in pass 1 and the payload is the sketch."""
+    if sketcher is None:
+        return payload
+    if sketcher.config.kind == SIMHASH:
+        return sketcher.sketch_counts(_unpack_counts(payload))
+    return sketcher.sketch_hashes(decode_sketch(payload))
+
+
+class Engine(Protocol):
+    """Where pass 1, the stop-list's counts and pass 2 run; the caller writes what comes out, in the order the
+    RecordCollector chose. Entered before pass 1 (a cluster is connected to then), left after the writes."""
+
+    def __enter__(self) -> "Engine": ...
+
+    def __exit__(self, *exc) -> None: ...
+
+    def sketch(self, corpus: str, line_sketcher: LineSketcher, collector: RecordCollector) -> None:
+        """Pass 1: every line through line_sketcher, each partition's records to the collector, in corpus order;
+        the payloads stay with the engine."""
+
+    def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
+        """The shingle hashes of the kept records found in at least `cut` of them (the stop-list), with counts."""
+
+    def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
+                 sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:
+        """(id, final_sketch) of every chosen record, in the order of `chosen`."""
+
+    def describe(self) -> str:
+        """Where the work ran, for the summary."""
+
+
+class LocalEngine:
+    """Pass 1 in this process or in `workers` processes of this host, reading a file or stdin as one partition; the
+    stop-list's counts and pass 2 in this process, pass 2 while the batches are written."""
+
+    def __init__(self, workers: int = 1):
+        self._workers = workers
+        self._payloads: list[bytes] = []
+
+    def __enter__(self) -> "LocalEngine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._payloads = []
+
+    def sketch(self, corpus: str, line_sketcher: LineSketcher, collector: RecordCollector) -> None:
+        workers = self._workers
+        collector.partition(0)
+        with _open_corpus(corpus) as stream, \
+                (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
+                as pool, progress("sketching") as bar:
+            for result in _sketch_lines(numbered_lines(stream), line_sketcher, pool, workers):
+                bar.update()
+                collector.add(result.line, result.doc_id, result.error)
+                if result.error is None:
+                    self._payloads.append(result.payload)
+
+    def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
+        return frequent(partition_frequencies(self._payloads, kept[0], kind), cut)
+
+    def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
+                 sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:
+        payloads = self._payloads
+        return ((doc_id, final_sketch(payloads[located(where)[1]], sketcher)) for doc_id, where in chosen.items())
+
+    def describe(self) -> str:
+        return "local, " + (f"{self._workers} processes" if self._workers > 1 else "this process")
+
+
 @dataclasses.dataclass
 class IndexSummary:
     store: str
@@ -186,6 +327,7 @@ class IndexSummary:
     stoplisted_occurrences: int = 0  # (document, shingle) pairs the learned stop-list removed
     sketch_bytes: int = 0
     postings: bool = True       # the store keeps postings (corpus search)
+    engine: str = "local"       # where pass 1 ran (Engine.describe)
     elapsed: float = 0.0
 
     def format(self) -> str:
@@ -205,6 +347,7 @@ class IndexSummary:
             f"  bytes per article:    {per_article:.0f} (sketch)",
             "  postings:             " + ("kept (corpus search: FindSimilar, neardup pairs)" if self.postings else
                                           "none (FindSimilar and neardup pairs refuse this store)"),
+            f"  engine:               {self.engine}",
             f"  elapsed:              {self.elapsed:.2f} s ({rate:,.0f} docs/s)",
         ])
 
@@ -213,7 +356,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                  lang: str | None = None, min_word_len: int | None = None, sketch: str | None = None,
                  workers: int = 1, strict: bool = False,
                  stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
-                 learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True) -> IndexSummary:
+                 learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
+                 engine: Engine | None = None) -> IndexSummary:
     """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
 
     Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
@@ -221,7 +365,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     "simhash", included). `learn` and the stop_* cuts apply only
     to a new store: an existing store's stop-list is what its sketches were made with. `postings=False` creates a
     store without postings (smaller, faster to write, no corpus search); an existing store that keeps postings
-    refuses it (ConfigMismatch), since they cannot be dropped.
+    refuses it (ConfigMismatch), since they cannot be dropped. `engine` runs the passes (default: a LocalEngine of
+    `workers` processes; distributed.DaskEngine on a cluster); this process writes the store either way.
     """
     if workers < 1 or batch_size < 1:
         raise InvalidArgument("--workers and --batch-size must be at least 1")
@@ -252,50 +397,27 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
                            postings=indexed if existing is not None else postings)
     load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
-    payloads = _sketch_corpus(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), workers, strict,
-                              summary)
-    if learn:
-        df = document_frequencies(_payload_hashes(payload, config.kind) for payload in payloads.values())
-        stoplist = learn_stoplist(df, len(payloads), stop_min_docs, stop_fraction)
-        config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
-        summary.config, summary.stoplist_size, summary.stoplist_learned = config, len(stoplist), True
-        summary.stoplisted_occurrences = sum(df[value] for value in stoplist)
-        del df
-        sketcher = Sketcher(config, stoplist)
-        if config.kind == SIMHASH:
-            sketches = ((doc_id, sketcher.sketch_counts(_unpack_counts(payload))) for doc_id, payload in
-                        payloads.items())
-        else:
-            sketches = ((doc_id, sketcher.sketch_hashes(decode_sketch(payload))) for doc_id, payload in
-                        payloads.items())
-    else:
-        sketches = iter(payloads.items())
-    store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist,
-                                                                             indexed=postings)
-    with store:
-        _write_batches(store, sketches, len(payloads), batch_size, summary)
+    collector = RecordCollector(strict, summary)
+    with engine or LocalEngine(workers) as engine:
+        engine.sketch(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), collector)
+        kept = collector.kept()
+        sketcher = None
+        if learn:
+            stop = engine.frequent(kept, config.kind, stoplist_cut(len(collector.chosen), stop_min_docs,
+                                                                   stop_fraction))
+            stoplist = frozenset(stop.values.tolist())
+            config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
+            summary.config, summary.stoplist_size, summary.stoplist_learned = config, len(stoplist), True
+            summary.stoplisted_occurrences = int(stop.counts.sum())
+            sketcher = Sketcher(config, stoplist)
+        store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist,
+                                                                                 indexed=postings)
+        with store:
+            _write_batches(store, engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen),
+                           batch_size, summary)
+        summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started
     return summary
-
-
-def _sketch_corpus(corpus: str, line_sketcher: LineSketcher, workers: int, strict: bool,
-                   summary: IndexSummary) -> dict[str, bytes]:
-    """Pass 1: every well-formed record's payload by id (the last record of an id wins), in corpus order."""
-    payloads: dict[str, bytes] = {}
-    with _open_corpus(corpus) as stream, \
-            (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
-            as pool, progress("sketching") as bar:
-        for result in _sketch_lines(_numbered_lines(stream), line_sketcher, pool, workers):
-            bar.update()
-            if result.error is not None:
-                if strict:
-                    raise InvalidArgument(f"line {result.line}: {result.error}; nothing was written (--strict)")
-                summary.skipped += 1
-                warn(f"neardup: line {result.line}: {result.error}; skipped")
-            else:
-                summary.duplicate_ids += result.doc_id in payloads
-                payloads[result.doc_id] = result.payload
-    return payloads
 
 
 def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
@@ -346,7 +468,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-word-len", type=checked(int, lambda length: SketchConfig(min_word_len=length)),
                         help=f"shorter words are dropped "
                              f"(default: the store's; for a new store {defaults.min_word_len})")
-    parser.add_argument("--workers", type=at_least(1), default=1, help="sketching processes")
+    parser.add_argument("--engine", choices=ENGINES, default="local",
+                        help="where the corpus is sketched: local (this host, --workers processes) or dask (the Dask "
+                             "distributed cluster at --scheduler; CORPUS must then be a path or URL its workers can "
+                             "read); the store is written from this host either way")
+    parser.add_argument("--workers", type=at_least(1), default=1, help="sketching processes of --engine local")
+    parser.add_argument("--scheduler", metavar="ADDRESS",
+                        help="the Dask scheduler of --engine dask, e.g. tcp://HOST:8786 (default: none; required "
+                             "with --engine dask)")
+    parser.add_argument("--partition-bytes", type=at_least(1), default=DEFAULT_PARTITION_BYTES,
+                        help="corpus bytes per Dask task of --engine dask (a partition holds the lines that start in "
+                             "its byte range)")
+    parser.add_argument("--connect-timeout", type=checked(float, positive), default=DEFAULT_CONNECT_TIMEOUT,
+                        metavar="SECONDS", help="how long --engine dask tries to reach the scheduler")
     parser.add_argument("--strict", action="store_true",
                         help="abort at the first malformed line, writing nothing, instead of skipping it")
     parser.add_argument("--stop-min-docs", type=at_least(2), default=DEFAULT_MIN_DOCS,
@@ -368,9 +502,22 @@ def _run(args: argparse.Namespace) -> int:
     if args.sketch == SIMHASH and args.k is not None:
         raise UsageError("-k sets the size of a bottom-K sketch; --sketch simhash makes one 64-bit fingerprint: "
                          "leave -k out")
+    engine = None
+    if args.engine == DASK:
+        if args.scheduler is None:
+            raise UsageError("--engine dask needs --scheduler ADDRESS (the Dask scheduler, e.g. tcp://HOST:8786)")
+        if args.corpus == "-":
+            raise UsageError("--engine dask reads the corpus on its workers: give a path or URL, not - (stdin)")
+        if args.workers != 1:
+            raise UsageError("--workers sets the processes of --engine local; a Dask cluster has its own workers")
+        from .distributed import DaskEngine
+        engine = DaskEngine(args.scheduler, args.partition_bytes, args.connect_timeout)
+    elif args.scheduler is not None:
+        raise UsageError("--scheduler is for --engine dask")
     summary = index_corpus(
         args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
         sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
-        stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size, postings=args.postings)
+        stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size, postings=args.postings,
+        engine=engine)
     print(summary.format())
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

@@ -1,0 +1,209 @@
+"""`neardup index --engine dask`: the offline stage's passes on a Dask distributed cluster (DaskEngine).
+
+The corpus is cut into byte ranges of about --partition-bytes; a partition holds the lines that start in its range,
+so every line is read by exactly one worker, which opens the corpus itself (a local path every worker can read, or
+any URL fsspec opens: s3://, gs://, http://... with the matching fsspec package on the workers). Each worker runs
+indexer.LineSketcher over its partition and keeps the payloads; only (line, id, error) of each record comes back,
+to the RecordCollector, in partition order. The stop-list is a distributed reduction: each partition counts the
+document frequencies of its kept records (indexer.partition_frequencies), split into one shard per worker by
+value; one task per shard sums its parts and keeps the values at or over the cut (core.stoplist), so only the
+stop-list comes back. Pass 2 (indexer.final_sketch) runs on the workers; this process fetches each partition's
+sketches in the write order and writes the batches, so a batch is atomic whatever a worker does: a worker that
+dies loses only task results, which Dask computes again from the same byte range.
+
+This process holds every id once (in RecordCollector.chosen: ~100 bytes an id) and, while writing, the sketches
+of the partitions being written. Dask is imported here only, when the engine is entered.
+"""
+from __future__ import annotations
+
+import operator
+import os
+import socket
+from typing import Iterator, NamedTuple
+
+import numpy as np
+
+from .cmdline import progress
+from .core.sketch import Sketcher
+from .core.stoplist import Frequencies, frequent, split, summed
+from .errors import EngineUnavailable, InvalidArgument
+from .indexer import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_PARTITION_BYTES, LineSketcher, RecordCollector, numbered_lines,
+                      final_sketch, located, partition_frequencies)
+
+
+def byte_ranges(size: int, partition_bytes: int) -> list[tuple[int, int]]:
+    """[start, end) ranges of partition_bytes covering size bytes (one, empty, for an empty corpus)."""
+    return [(start, min(start + partition_bytes, size)) for start in range(0, size, partition_bytes)] or [(0, 0)]
+
+
+def partition_lines(url: str, start: int, end: int) -> Iterator[bytes]:
+    """The lines of the file at url whose first byte lies in [start, end)."""
+    import fsspec
+    with fsspec.open(url, "rb") as stream:
+        if start:
+            stream.seek(start - 1)
+            stream.readline()  # the end of the line before start: only its "\n" when a line starts at start
+        while stream.tell() < end:
+            line = stream.readline()
+            if not line:
+                break
+            yield line
+
+
+class Pass1(NamedTuple):
+    """Pass 1 of one partition, kept by the worker that made it."""
+
+    lines: int                                         # lines read, blank ones included
+    records: list[tuple[int, str | None, str | None]]  # (line in the partition, id, error) of each record
+    payloads: list[bytes]                              # the well-formed records', in order
+
+
+def sketch_partition(url: str, start: int, end: int, line_sketcher: LineSketcher) -> Pass1:
+    lines = 0
+
+    def counted() -> Iterator[bytes]:
+        nonlocal lines
+        for line in partition_lines(url, start, end):
+            lines += 1
+            yield line
+
+    records, payloads = [], []
+    try:
+        for result in map(line_sketcher, numbered_lines(counted())):
+            records.append((result.line, result.doc_id, result.error))
+            if result.error is None:
+                payloads.append(result.payload)
+    except OSError as error:
+        raise InvalidArgument(f"cannot read corpus {url} on a worker: {error}") from None
+    return Pass1(lines, records, payloads)
+
+
+def _records(pass1: Pass1) -> tuple[int, list[tuple[int, str | None, str | None]]]:
+    return pass1.lines, pass1.records
+
+
+def _frequency_shards(pass1: Pass1, kept: np.ndarray | None, kind: str, shards: int) -> list[Frequencies]:
+    return split(partition_frequencies(pass1.payloads, kept, kind), shards)
+
+
+def _frequent_shard(parts: list[Frequencies], cut: float) -> Frequencies:
+    return frequent(summed(parts), cut)
+
+
+def _final_sketches(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher | None) -> list[bytes]:
+    """The final sketch of each kept record of the partition, in index order."""
+    payloads = pass1.payloads if kept is None else [pass1.payloads[index] for index in kept.tolist()]
+    return [final_sketch(payload, sketcher) for payload in payloads]
+
+
+class DaskEngine:
+    """Pass 1, the stop-list's counts and pass 2 on the Dask cluster whose scheduler is at `scheduler`."""
+
+    def __init__(self, scheduler: str, partition_bytes: int = DEFAULT_PARTITION_BYTES,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
+        self._scheduler, self._partition_bytes, self._connect_timeout = scheduler, partition_bytes, connect_timeout
+        self._client = None
+        self._pass1: list = []
+        self._partitions = 0
+
+    def __enter__(self) -> "DaskEngine":
+        try:
+            from distributed import Client
+        except ImportError:
+            raise EngineUnavailable("--engine dask needs Dask distributed: pip install 'neardup[dask]'") from None
+        self._probe()
+        try:
+            self._client = Client(self._scheduler, timeout=self._connect_timeout, set_as_default=False)
+        except (OSError, ValueError) as error:
+            raise self._unreachable(error) from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._pass1 = []
+        if self._client is not None:
+            self._client.close()
+
+    def _probe(self) -> None:
+        """A TCP address that refuses or does not answer fails here, at once: a Client that cannot connect takes
+        its whole timeout and more to give up, and writes a traceback when it is collected."""
+        from distributed.comm import parse_address, parse_host_port
+        try:
+            scheme, location = parse_address(self._scheduler)
+            if scheme not in ("tcp", "tls"):
+                return
+            with socket.create_connection(parse_host_port(location), timeout=self._connect_timeout):
+                pass
+        except (OSError, ValueError) as error:
+            raise self._unreachable(error) from None
+
+    def _unreachable(self, error: Exception) -> EngineUnavailable:
+        why = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return EngineUnavailable(f"cannot reach the Dask scheduler at {self._scheduler} ({why}): is a Dask "
+                                 f"scheduler running at {self._scheduler}?")
+
+    def _result(self, future):
+        from distributed import KilledWorker
+        try:
+            return future.result()
+        except KilledWorker as error:
+            raise EngineUnavailable(f"the Dask cluster at {self._scheduler} gave up on a task: {error}") from None
+
+    def sketch(self, corpus: str, line_sketcher: LineSketcher, collector: RecordCollector) -> None:
+        import fsspec.core
+        url = corpus if "://" in corpus else os.path.abspath(corpus)
+        try:
+            filesystem, path = fsspec.core.url_to_fs(url)
+            size = filesystem.size(path)
+        except (OSError, ValueError, ImportError) as error:
+            why = error.strerror if isinstance(error, OSError) and error.strerror else error
+            raise InvalidArgument(f"cannot read corpus {corpus}: {why}") from None
+        client = self._client
+        # line_sketcher goes with each task rather than scattered: a task made again on a new worker needs it
+        self._pass1 = [client.submit(sketch_partition, url, start, end, line_sketcher, pure=False)
+                       for start, end in byte_ranges(size, self._partition_bytes)]
+        self._partitions = len(self._pass1)
+        records = [client.submit(_records, pass1, pure=False) for pass1 in self._pass1]
+        first_line = 0
+        with progress("sketching") as bar:
+            for partition in range(len(records)):
+                lines, partition_records = self._result(records[partition])
+                records[partition] = None
+                collector.partition(first_line)
+                for record in partition_records:
+                    collector.add(*record)
+                first_line += lines
+                bar.update(len(partition_records))
+
+    def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
+        client = self._client
+        shards = max(1, len(client.nthreads()))
+        counted = [client.submit(_frequency_shards, pass1, mine, kind, shards, pure=False)
+                   for pass1, mine in zip(self._pass1, kept)]
+        reduced = [client.submit(_frequent_shard, [client.submit(operator.getitem, part, shard, pure=False)
+                                                   for part in counted], cut, pure=False)
+                   for shard in range(shards)]
+        return summed(self._result(future) for future in reduced)
+
+    def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
+                 sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:
+        client = self._client
+        finals = [client.submit(_final_sketches, pass1, mine, sketcher, pure=False)
+                  for pass1, mine in zip(self._pass1, kept)]
+        held: dict[int, dict[int, bytes]] = {}  # partition → payload index → sketch, of partitions being written
+        for doc_id, where in chosen.items():
+            partition, index = located(where)
+            if partition not in held:
+                sketches = self._result(finals[partition])
+                # a partition's pass 1 is held until its sketches are here: a worker lost before then takes results
+                # that Dask can make again only from the tasks still held
+                finals[partition] = self._pass1[partition] = None
+                mine = kept[partition]
+                held[partition] = dict(zip(range(len(sketches)) if mine is None else mine.tolist(), sketches))
+            sketches = held[partition]
+            yield doc_id, sketches.pop(index)
+            if not sketches:
+                del held[partition]
+
+    def describe(self) -> str:
+        workers = len(self._client.nthreads()) if self._client is not None else 0
+        return f"dask at {self._scheduler} ({workers} workers, {self._partitions:,} partitions)"

@@ -1,0 +1,207 @@
+"""`neardup index --engine dask` on a real Dask cluster: a LocalCluster of 2 worker processes, started once for the
+module in this process, the way `dask scheduler` and `dask worker` would run on a cluster's hosts.
+
+The reference for every store is the local path (`neardup index` without --engine) on the same corpus: the same
+configuration, stop-list and sketches, under the same article numbers (so the same postings). Corpora are cut into
+many small partitions, with repeated ids and malformed lines in different partitions than their neighbours."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from neardup.cli import main
+from neardup.distributed import byte_ranges, partition_lines
+from neardup_client.cli import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from neardup.store import open_store
+from serverproc import NEARDUP, free_port, write_jsonl
+from test_index_cli import BOILERPLATE, corpus, malformed_corpus, stored_count
+
+distributed = pytest.importorskip("distributed")
+
+PARTITION = "4000"  # bytes: a dozen or more partitions per corpus here
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") \
+            as local, distributed.Client(local, set_as_default=False) as client:
+        yield local.scheduler_address, client
+
+
+def contents(store_path: Path) -> tuple:
+    """Everything a store's users see: configuration, stop-list, and (article number, id, sketch) in order."""
+    with open_store(store_path, readonly=True) as store, store.snapshot() as snapshot:
+        return store.config, store.stoplist, store.count(), list(snapshot.scan(0, snapshot.docno_limit()))
+
+
+def index(neardup, corpus_path: Path, store_path: Path, *args: str, scheduler: str | None = None):
+    engine = ("--engine", "dask", "--scheduler", scheduler, "--partition-bytes", PARTITION) if scheduler else ()
+    return neardup("index", corpus_path, "--store", store_path, *engine, *args)
+
+
+def with_repeats(records: list[dict]) -> list[dict]:
+    """Ids that come again later, some in another partition: the last record of an id is the one written."""
+    return records + [{"id": "doc-3", "text": records[40]["text"] + " A later edit."},
+                      {"id": "doc-60", "text": "A replacement in a later partition."},
+                      {"id": "doc-61", "text": records[61]["text"]}]
+
+
+@pytest.mark.parametrize("options", [("--stop-min-docs", "20"), ("--sketch", "simhash", "--stop-min-docs", "20")],
+                         ids=["bottomk", "simhash"])
+def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup, options):
+    scheduler, _ = cluster
+    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", with_repeats(corpus(300, boilerplate_every=3, sentences=5)))
+    local = index(neardup, corpus_path, tmp_path / "local", *options)
+    dask = index(neardup, corpus_path, tmp_path / "dask", *options, scheduler=scheduler)
+    assert local.returncode == dask.returncode == EXIT_OK, dask.stderr
+    assert "duplicate ids:        3" in dask.stdout and "engine:               dask at " in dask.stdout
+    assert "partitions)" in dask.stdout and int(dask.stdout.split("workers, ")[1].split()[0]) >= 12
+    learned = [line for line in local.stdout.splitlines() if "stop-listed" in line]
+    assert learned and "learned" in learned[0] and not learned[0].startswith("  stop-listed shingles: 0 ")
+    assert learned == [line for line in dask.stdout.splitlines() if "stop-listed" in line]
+    expected = contents(tmp_path / "local")
+    assert expected[1] and expected[2] == 300
+    assert contents(tmp_path / "dask") == expected
+
+    # into the existing stores: their stop-list is known, so pass 1 makes the final sketches on the workers
+    more = write_jsonl(tmp_path / "more.jsonl", corpus(80, start=1000, boilerplate_every=2, sentences=4))
+    assert index(neardup, more, tmp_path / "local").returncode == EXIT_OK
+    assert index(neardup, more, tmp_path / "dask", scheduler=scheduler).returncode == EXIT_OK
+    assert contents(tmp_path / "dask") == contents(tmp_path / "local")
+
+
+def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, cluster, neardup):
+    """Line numbers count across partitions; --strict stops at the first bad line and writes nothing."""
+    scheduler, _ = cluster
+    problems = malformed_corpus(tmp_path / "bad.jsonl")
+    good = "".join(json.dumps(record) + "\n" for record in corpus(40, start=100))
+    corpus_path = tmp_path / "corpus.jsonl"
+    corpus_path.write_bytes(good.encode() + (tmp_path / "bad.jsonl").read_bytes())
+    local = index(neardup, corpus_path, tmp_path / "local")
+    dask = index(neardup, corpus_path, tmp_path / "dask", "--partition-bytes", "700", scheduler=scheduler)
+    assert local.returncode == dask.returncode == EXIT_PARTIAL
+    warnings = [line for line in dask.stderr.splitlines() if line.startswith("neardup: line ")]
+    assert warnings == [line for line in local.stderr.splitlines() if line.startswith("neardup: line ")]
+    assert len(warnings) == len(problems) and warnings[0].startswith("neardup: line 42: bad JSON")
+    assert contents(tmp_path / "dask") == contents(tmp_path / "local")
+
+    strict = index(neardup, corpus_path, tmp_path / "new", "--strict", scheduler=scheduler)
+    assert strict.returncode == EXIT_FAILED
+    assert strict.stderr.splitlines()[-1] == ("neardup: error: line 42: bad JSON (Expecting property name enclosed "
+                                              "in double quotes: column 2); nothing was written (--strict)")
+    assert not (tmp_path / "new").exists()
+
+
+def test_an_unreachable_scheduler_is_one_line_and_leaves_the_store_untouched(tmp_path, neardup):
+    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", corpus(5))
+    assert index(neardup, corpus_path, tmp_path / "store").returncode == EXIT_OK
+    before = contents(tmp_path / "store")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    for store in ("store", "new"):
+        started = time.monotonic()
+        done = neardup("index", corpus_path, "--store", tmp_path / store, "--engine", "dask", "--scheduler", address,
+                       "--connect-timeout", "2")
+        assert time.monotonic() - started < 10
+        assert done.returncode == EXIT_FAILED
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"neardup: error: cannot reach the Dask "
+                                                                       f"scheduler at {address} (")
+        assert done.stderr.endswith(f"is a Dask scheduler running at {address}?\n")
+    assert contents(tmp_path / "store") == before
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", "dask"], "--engine dask needs --scheduler ADDRESS"),
+    (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler is for --engine dask"),
+    (["--engine", "dask", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2"], "a Dask cluster has its own"),
+    (["--engine", "dask", "--scheduler", "tcp://127.0.0.1:8786", "--connect-timeout", "0"], "more than 0"),
+    (["--engine", "spark"], "invalid choice"),
+])
+def test_options_that_do_not_go_together_are_usage_errors(tmp_path, neardup, args, message):
+    corpus_path = write_jsonl(tmp_path / "c.jsonl", corpus(1))
+    done = neardup("index", corpus_path, "--store", tmp_path / "s", *args)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.count("\n") == 1 and message in done.stderr
+    stdin = neardup("index", "-", "--store", tmp_path / "s", "--engine", "dask", "--scheduler", "tcp://h:1")
+    assert stdin.returncode == EXIT_USAGE and "not - (stdin)" in stdin.stderr
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("ending", [b"\n", b""], ids=["newline", "no-final-newline"])
+def test_byte_ranges_give_every_line_to_exactly_one_partition(tmp_path, ending):
+    """Whatever the partition size, a line starting exactly at a range's start, one shorter or longer than a range,
+    and blank lines included."""
+    lines = [b"a\n", b"\n", b"bb\n", b"c" * 9 + b"\n", b"\n", b"\n", b"dd\n", b"e" * 20 + b"\n", b"f\n", b"gg" + ending]
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(b"".join(lines))
+    size = path.stat().st_size
+    for partition_bytes in (*range(1, 25), size, size + 1):
+        read = [line for start, end in byte_ranges(size, partition_bytes)
+                for line in partition_lines(str(path), start, end)]
+        assert read == lines, partition_bytes
+    assert byte_ranges(0, 10) == [(0, 0)] and list(partition_lines(str(tmp_path / "lines.jsonl"), 0, 0)) == []
+
+
+# --- a worker killed during `neardup index` -----------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    """A corpus that takes the cluster several seconds, and the store the local path makes of it."""
+    root = tmp_path_factory.mktemp("big")
+    corpus_path = write_jsonl(root / "corpus.jsonl", corpus(3000, boilerplate_every=4, sentences=8))
+    assert main(["index", str(corpus_path), "--store", str(root / "local"), "--stop-min-docs", "100"]) == EXIT_OK
+    return corpus_path, contents(root / "local")
+
+
+def worker_pids(client) -> dict[str, int]:
+    return client.run(os.getpid)
+
+
+@pytest.mark.parametrize("when", ["sketching", "writing"])
+def test_a_worker_killed_during_index_is_replaced_and_the_store_ends_complete_and_equal(tmp_path, cluster, big,
+                                                                                         when):
+    """Killed while it sketches a partition (pass 1), or once batches are being written (its partitions' pass-2
+    sketches, and the pass 1 they were made from, are lost and made again). The store is written from the
+    client in whole batches, so nothing half-written can come of it."""
+    scheduler, client = cluster
+    corpus_path, expected = big
+    store = tmp_path / "store"
+    process = subprocess.Popen([*NEARDUP, "index", str(corpus_path), "--store", str(store), "--stop-min-docs", "100",
+                                "--engine", "dask", "--scheduler", scheduler, "--partition-bytes", "40000",
+                                "--batch-size", "50"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pids = worker_pids(client)
+        deadline = time.monotonic() + 60
+        victim = None
+        while victim is None:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline
+            if when == "writing" and stored_count(store) < 50:
+                time.sleep(0.005)
+                continue
+            # a worker running a partition's pass 1, or holding pass-2 sketches not written yet
+            tasks = client.processing() if when == "sketching" else client.has_what()
+            task = "sketch_partition-" if when == "sketching" else "_final_sketches-"
+            victim = next((worker for worker, keys in sorted(tasks.items())
+                           if any(str(key).startswith(task) for key in keys)), None)
+            time.sleep(0.005)
+        if when == "writing":
+            assert stored_count(store) < len(expected[3]), "the ingest finished before a worker was killed"
+        os.kill(pids[victim], signal.SIGKILL)
+        out, err = process.communicate(timeout=180)
+    finally:
+        process.kill()
+    assert process.returncode == EXIT_OK, err
+    assert contents(store) == expected
+    deadline = time.monotonic() + 60
+    while len(client.nthreads()) < 2:  # the nanny starts a new worker: the next test has two again
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert pids[victim] not in worker_pids(client).values()
