@@ -20,7 +20,7 @@ from neardup.distributed import byte_ranges, partition_lines
 from neardup_client.cli import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
 from serverproc import NEARDUP, free_port, write_jsonl
-from test_index_cli import BOILERPLATE, corpus, malformed_corpus, stored_count
+from test_index_cli import corpus, malformed_corpus, stored_count
 
 distributed = pytest.importorskip("distributed")
 
@@ -34,10 +34,12 @@ def cluster():
         yield local.scheduler_address, client
 
 
-def contents(store_path: Path) -> tuple:
-    """Everything a store's users see: configuration, stop-list, and (article number, id, sketch) in order."""
+def contents(store_path: Path | str) -> tuple:
+    """Everything a store's users see: configuration, stop-list, count, (article number, id, sketch) in number
+    order, and the store's digest (SketchStore.digest: equal iff the stores hold the same, whatever the backend)."""
     with open_store(store_path, readonly=True) as store, store.snapshot() as snapshot:
-        return store.config, store.stoplist, store.count(), list(snapshot.scan(0, snapshot.docno_limit()))
+        return (store.config, store.stoplist, store.count(), list(snapshot.scan(0, snapshot.docno_limit())),
+                store.digest())
 
 
 def index(neardup, corpus_path: Path, store_path: Path, *args: str, scheduler: str | None = None):
@@ -74,6 +76,17 @@ def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup
     assert index(neardup, more, tmp_path / "local").returncode == EXIT_OK
     assert index(neardup, more, tmp_path / "dask", scheduler=scheduler).returncode == EXIT_OK
     assert contents(tmp_path / "dask") == contents(tmp_path / "local")
+
+
+def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, cluster, neardup, redis_url):
+    """A fleet's offline stage: sketched on the cluster, written to the Redis store its servers share."""
+    scheduler, _ = cluster
+    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", with_repeats(corpus(100, boilerplate_every=2, sentences=4)))
+    assert index(neardup, corpus_path, tmp_path / "local", "--stop-min-docs", "20").returncode == EXIT_OK
+    done = index(neardup, corpus_path, redis_url, "--stop-min-docs", "20", scheduler=scheduler)
+    assert done.returncode == EXIT_OK, done.stderr
+    local, redis = contents(tmp_path / "local"), contents(redis_url)
+    assert local[1] and redis == local
 
 
 def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, cluster, neardup):

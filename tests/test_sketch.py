@@ -15,12 +15,14 @@ import sys
 import textwrap
 import zlib
 from collections import Counter
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.core import sketch as sketch_module
+from neardup.core import stoplist
 from neardup.core.sketch import (SketchConfig, Sketcher, decode_sketch, encode_sketch, stoplist_digest,
                                  validate_sketch)
 from neardup.errors import ConfigMismatch, InvalidArgument
@@ -290,3 +292,28 @@ def test_sentence_splits_are_nltk_punkts_on_prose_in_four_languages():
     for body, lang in samples:
         fast = sketch_module._sentence_splitter(lang)
         assert fast.tokenize(body) == PunktSentenceTokenizer(fast._params).tokenize(body)
+
+
+# --- the stop-list's document frequencies: exact over any split of a corpus ---------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 2**32 - 1) | st.integers(0, 40), max_size=30), max_size=60),
+       st.integers(1, 8), st.integers(1, 5), st.integers(2, 12))
+def test_frequencies_summed_over_parts_and_shards_learn_the_stoplist_of_the_whole(docs, part_size, shards, min_docs):
+    """What --engine dask does (counts per partition, split by value into shards, each shard summed and cut) gives
+    the counts and the stop-list of counting every document at once, which are Counter's."""
+    counted = Counter(value for doc in docs for value in doc)
+    whole = stoplist.document_frequencies(docs)
+    assert dict(zip(whole.values.tolist(), whole.counts.tolist())) == counted
+    assert whole.values.tolist() == sorted(counted)
+    with patch.object(stoplist, "_CHUNK_VALUES", 7):  # counted a few documents at a time, then summed
+        assert [array.tolist() for array in stoplist.document_frequencies(docs)] == \
+            [array.tolist() for array in whole]
+    parts = [stoplist.split(stoplist.document_frequencies(docs[at:at + part_size]), shards)
+             for at in range(0, len(docs), part_size)]
+    cut = stoplist.stoplist_cut(len(docs), min_docs, 0.0)
+    reduced = stoplist.summed(stoplist.frequent(stoplist.summed(part[shard] for part in parts), cut)
+                              for shard in range(shards))
+    expected = {value: count for value, count in counted.items() if count >= min_docs}
+    assert dict(zip(reduced.values.tolist(), reduced.counts.tolist())) == expected
+    assert stoplist.learn_stoplist(whole, len(docs), min_docs, 0.0) == frozenset(expected)
