@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, object]] = {
     "cluster": ("give every stored article a stable cluster id from its near-duplicate pairs",
                 "neardup.clustering:add_cluster_arguments"),
     "clusters": ("export every stored article's cluster id as JSON Lines", "neardup.clustering:add_clusters_arguments"),
+    "migrate": ("copy a store to another location or backend (LMDB, Redis), checked by count and digest",
+                "neardup.migrate:add_arguments"),
     **client_cli.COMMANDS,
 }
 

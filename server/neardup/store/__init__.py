@@ -12,15 +12,15 @@ from .base import MAX_ID_BYTES, SketchStore, check_ids, encode_id
 from .lmdb import DEFAULT_MAP_SIZE, FORMAT_VERSION, LmdbStore
 
 __all__ = ["MAX_ID_BYTES", "FORMAT_VERSION", "SketchStore", "check_ids", "encode_id", "open_store", "create_store",
-           "store_exists", "default_store_path", "STORE_HELP"]
+           "store_exists", "default_store_path", "LOCATION_HELP", "STORE_HELP"]
 
 #: Where commands look for the store when --store is not given: $NEARDUP_STORE, else ./neardup-store.
 STORE_ENV, DEFAULT_STORE_DIR = "NEARDUP_STORE", "neardup-store"
 _REDIS_SCHEMES = ("redis://", "rediss://")
-#: The help of every command's --store option.
-STORE_HELP = ("the store: an LMDB directory, or a Redis store redis://HOST:PORT/DB[?prefix=NAME] (rediss:// for "
-              "TLS; password in $NEARDUP_REDIS_PASSWORD, never in the URL); $NEARDUP_STORE overrides the default "
-              "(default: %(default)s)")
+#: What a store's location may be, and the help of every command's --store option.
+LOCATION_HELP = ("an LMDB directory, or a Redis store redis://HOST:PORT/DB[?prefix=NAME] (rediss:// for TLS; "
+                 "password in $NEARDUP_REDIS_PASSWORD, never in the URL)")
+STORE_HELP = f"the store: {LOCATION_HELP}; $NEARDUP_STORE overrides the default (default: %(default)s)"
 
 
 def default_store_path() -> str:

@@ -1,0 +1,134 @@
+"""`neardup migrate SRC DST`: copies a store to another location, of any backend (LMDB directory ↔ Redis URL),
+and checks the copy by its count and digest (SketchStore.digest) before it says it is done.
+
+The copy holds the source's configuration, stop-list, sketches and cluster ids; article numbers and postings are
+made again by the target as it is written. Compare stores while nothing writes to the source: a write during the
+copy makes the digests differ, and the command fails saying so.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from itertools import islice
+
+from neardup_client.cli import EXIT_OK, CommandFailed, UsageError
+from .cmdline import at_least, progress
+from .errors import ConfigMismatch
+from .store import LOCATION_HELP, SketchStore, create_store, open_store, store_exists
+
+DEFAULT_BATCH_SIZE = 1000
+
+
+@dataclasses.dataclass
+class MigrateSummary:
+    source: str
+    target: str
+    articles: int = 0
+    removed: int = 0          # the target's articles the source does not hold (--replace)
+    clustered: int = 0
+    digest: str = ""
+    elapsed: float = 0.0
+
+    def format(self) -> str:
+        removed = f", removed {self.removed:,} the source does not hold" if self.removed else ""
+        clusters = f", {self.clustered:,} cluster ids" if self.clustered else ""
+        return (f"migrated {self.articles:,} articles{clusters} from {self.source} to {self.target}{removed} in "
+                f"{self.elapsed:.2f} s; counts and digest equal ({self.digest[:16]})")
+
+
+def migrate(source: str, target: str, *, replace: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
+            show_progress: bool = False) -> MigrateSummary:
+    """Copies the store at source into target (created when there is none), in atomic batches. An existing target
+    must have the source's configuration and stop-list, and hold nothing unless `replace` (then its articles the
+    source does not hold are deleted). CommandFailed when the copy's count or digest differs from the source's."""
+    if str(source) == str(target):
+        raise UsageError("SRC and DST are the same store")
+    started = time.monotonic()
+    summary = MigrateSummary(str(source), str(target))
+    with open_store(source, readonly=True) as src:
+        with _target(src, target, replace) as dst:
+            with progress("migrating", total=src.count(), disable=not show_progress) as bar:
+                ids = set()
+                items = src.items()
+                while batch := list(islice(items, batch_size)):
+                    dst.put_many(batch)
+                    batch_ids = [doc_id for doc_id, _ in batch]
+                    ids.update(batch_ids)
+                    summary.clustered += _copy_clusters(src, dst, batch_ids)
+                    bar.update(len(batch))
+                    summary.articles += len(batch)
+            if replace:
+                summary.removed = _remove_others(dst, ids, batch_size)
+            if src.clustering():
+                dst.set_clusters([], src.clustering())
+            expected, copied = src.count(), dst.count()
+            if expected != copied or summary.articles != expected:
+                raise CommandFailed(f"the copy holds {copied:,} articles, the source {expected:,} (read "
+                                    f"{summary.articles:,}): was the source written during the copy? Run again "
+                                    "while nothing writes to it")
+            summary.digest = src.digest()
+            if dst.digest() != summary.digest:
+                raise CommandFailed(f"the copy's digest differs from the source's ({summary.digest[:16]}): was the "
+                                    "source written during the copy? Run again while nothing writes to it")
+    summary.elapsed = time.monotonic() - started
+    return summary
+
+
+def _target(src: SketchStore, target: str, replace: bool) -> SketchStore:
+    """The store to copy into: a new one like the source, or an existing one of its configuration."""
+    if not store_exists(target):
+        return create_store(target, src.config, src.stoplist, indexed=src.indexed)
+    dst = open_store(target)
+    try:
+        dst.config.require_equal(src.config, f"source {src.location}'s")
+        if dst.stoplist != src.stoplist or dst.indexed != src.indexed:
+            raise ConfigMismatch(f"store {target} has another stop-list or postings setting than {src.location}")
+        if dst.count() and not replace:
+            raise CommandFailed(f"store {target} already holds {dst.count():,} articles: choose an empty target, "
+                                "or --replace to make it a copy of the source")
+    except BaseException:
+        dst.close()
+        raise
+    return dst
+
+
+def _copy_clusters(src: SketchStore, dst: SketchStore, ids: list[str]) -> int:
+    if not (src.indexed and src.clustering()):
+        return 0
+    assigned = [(doc_id, cluster) for doc_id, cluster in zip(ids, src.clusters(ids)) if cluster >= 0]
+    if assigned:
+        dst.set_clusters(assigned)
+    return len(assigned)
+
+
+def _remove_others(dst: SketchStore, keep: set[str], batch_size: int) -> int:
+    others = [doc_id for doc_id, _ in dst.items() if doc_id not in keep]
+    for start in range(0, len(others), batch_size):
+        dst.delete_many(others[start:start + batch_size])
+    return len(others)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Copy a store to another location, of any backend (an LMDB directory, a redis:// URL), "
+                          "and check the copy's count and digest against the source's. Stop writes to the source "
+                          "first: a write during the copy fails the check (exit code 1).")
+    parser.add_argument("source", metavar="SRC", help=f"the store to copy: {LOCATION_HELP}")
+    parser.add_argument("target", metavar="DST", help="where to copy it: a new store, or an empty one of the "
+                                                      "source's configuration")
+    parser.add_argument("--replace", action="store_true",
+                        help="DST may hold articles: the source's replace them and the others are deleted, so DST "
+                             "becomes a copy (default: DST must be empty)")
+    parser.add_argument("--batch-size", type=at_least(1), default=DEFAULT_BATCH_SIZE,
+                        help="articles per atomic write batch (default: %(default)s)")
+    parser.add_argument("--progress", action="store_true",
+                        help="show the progress bar also where stderr is no terminal")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    summary = migrate(args.source, args.target, replace=args.replace, batch_size=args.batch_size,
+                      show_progress=args.progress or sys.stderr.isatty())
+    print(summary.format())
+    return EXIT_OK
