@@ -1,4 +1,4 @@
-"""Only the compiled parts live here (the pair kernel, the n-gram hashing, Dedup's wire format); everything else is
+"""Only the compiled parts live here (the pair kernel, the n-gram hashing, item pair features, Dedup's wire format); everything else is
 declared in pyproject.toml."""
 from setuptools import Extension, setup
 
@@ -12,6 +12,11 @@ setup(
         Extension(
             "neardup.service._wire",
             sources=["server/neardup/service/_wire.c"],
+            extra_compile_args=["-O3", "-std=c99"],
+        ),
+        Extension(
+            "neardup.core._items",
+            sources=["server/neardup/core/_items.c"],
             extra_compile_args=["-O3", "-std=c99"],
         ),
         Extension(

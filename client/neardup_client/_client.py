@@ -42,12 +42,14 @@ _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
 @dataclass(frozen=True)
 class Document:
-    """A result given inline: its text (sketched by the server) or a sketch made with the store's configuration."""
+    """A result given inline: its text (sketched by the server), its fields (an items store: name → a string, or
+    a location as {"lat": .., "lon": ..} or a (lat, lon) pair), or a sketch made with the store's configuration."""
 
     id: str
     text: str | None = None
     sketch: bytes | None = None
     lang: str | None = None
+    fields: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,17 @@ def _document(doc: Document) -> pb.Document:
         message.text = doc.text
     elif doc.sketch is not None:
         message.sketch = doc.sketch
+    for name, value in (doc.fields or {}).items():
+        if isinstance(value, str):
+            message.fields[name].text = value
+        elif isinstance(value, dict):
+            message.fields[name].location.lat, message.fields[name].location.lon = value["lat"], value["lon"]
+        else:
+            try:
+                message.fields[name].location.lat, message.fields[name].location.lon = value
+            except (TypeError, ValueError):
+                raise ValueError(f"field {name!r} of document {doc.id!r}: give a string, or a location as "
+                                 f"{{'lat': .., 'lon': ..}} or (lat, lon); got {value!r}") from None
     return message
 
 

@@ -133,10 +133,12 @@ def _document_of(line: bytes) -> Document:
     except ValueError as error:  # a number too long to convert
         raise ValueError(f"bad JSON ({error})") from None
     if not isinstance(record, dict) or not isinstance(record.get("id"), str) \
-            or not all(isinstance(record.get(key), (str, type(None))) for key in ("text", "lang")):
-        raise ValueError("not a JSON object with a string id and optional string text and lang")
+            or not all(isinstance(record.get(key), (str, type(None))) for key in ("text", "lang")) \
+            or not isinstance(record.get("fields"), (dict, type(None))):
+        raise ValueError("not a JSON object with a string id and optional string text and lang (or an object of "
+                         "fields)")
     _require_utf8(record["id"], record.get("text"), record.get("lang"))
-    return Document(id=record["id"], text=record.get("text"), lang=record.get("lang"))
+    return Document(id=record["id"], text=record.get("text"), lang=record.get("lang"), fields=record.get("fields"))
 
 
 def _read_documents(path: str) -> list[Document]:

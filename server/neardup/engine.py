@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple, Protocol, Sequence
+from typing import Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from . import __version__
 from .core import defaults, kernel, similar
 from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
-from .core.reference import GROUPINGS, KIND_METRICS, METRICS, SIMHASH
-from .core.sketch import SketchConfig, Sketcher, check_sketch
+from .core.items import ItemScorer, PairModel
+from .core.reference import GROUPINGS, ITEMS, KIND_METRICS, METRICS, SIMHASH
+from .core.sketch import ItemSketcher, SketchConfig, Sketcher, check_sketch
 from .errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
 from .store.base import SketchStore, Snapshot, check_ids, encode_id
 
@@ -24,12 +25,19 @@ _SEARCH_ATTEMPTS = 3
 
 @dataclass(frozen=True)
 class Document:
-    """One result (or article to store): an id with its text, its precomputed sketch, or neither (read the store)."""
+    """One result (or article to store): an id with its text, its fields (an items store), its precomputed sketch,
+    or none of them (read the store)."""
 
     id: str
     text: str | None = None
     sketch: bytes | None = None
     lang: str | None = None
+    fields: Mapping | None = None
+
+    @property
+    def inline(self) -> bool:
+        """Whether it carries its content (else it is read from the store)."""
+        return self.text is not None or self.sketch is not None or self.fields is not None
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,15 @@ class Deduplicator:
         self.sketcher = Sketcher(store.config, store.stoplist)
         #: The threshold, metric and grouping this store is served with unless a request says (by sketch kind).
         self.defaults = DedupParams(*defaults.for_kind(store.config.kind))
+        self.items: ItemScorer | None = None
+        if store.config.kind == ITEMS:
+            self.item_sketcher = ItemSketcher(store.config)
+            stored_model = store.model()
+            model = None if stored_model is None else PairModel.from_json(stored_model, store.config.digest(),
+                                                                           store.config.fields)
+            self.items = ItemScorer(store.config.fields, model)
+            if model is not None:  # the model decides by its probability, at the threshold chosen for it
+                self.defaults = DedupParams(model.threshold, self.defaults.metric, self.defaults.grouping)
 
     def check_config(self, config: SketchConfig | None) -> None:
         """A client that sends sketches it made itself says with what; they must match the store's."""
@@ -143,6 +160,8 @@ class Deduplicator:
         """The kernel of the store's sketch kind (the metric already checked), its answer packed."""
         if self.config.kind == SIMHASH:
             return kernel.dedup_simhash(sketches, params.threshold, params.grouping, packed=True)
+        if self.items is not None:
+            return self.items.dedup(sketches, params.threshold, params.grouping, packed=True)
         return kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping, packed=True)
 
     def _check_size(self, count: int) -> None:
@@ -153,9 +172,26 @@ class Deduplicator:
     def _inline_sketch(self, doc: Document) -> bytes:
         if doc.sketch is not None:
             return check_sketch(doc.sketch, self.config)
+        if doc.fields is not None:
+            if self.items is None:
+                raise InvalidArgument(f"document {doc.id!r} has fields, but this store holds {self.config.kind} "
+                                      "sketches of texts: send text, or use a store made with `neardup index "
+                                      "--fields SCHEMA`")
+            size = sum(len(value.encode("utf-8", "surrogatepass")) for value in doc.fields.values()
+                       if isinstance(value, str))
+            if size > self.limits.max_text_bytes:
+                raise TooLarge(f"fields of {doc.id!r} are {size} bytes, over the limit of "
+                               f"{self.limits.max_text_bytes}")
+            try:
+                return self.item_sketcher.sketch(doc.fields, doc.lang or None)
+            except InvalidArgument as error:
+                raise InvalidArgument(f"document {doc.id!r}: {error}") from None
         size = len(doc.text.encode("utf-8", "surrogatepass"))
         if size > self.limits.max_text_bytes:
             raise TooLarge(f"text of {doc.id!r} is {size} bytes, over the limit of {self.limits.max_text_bytes}")
+        if self.items is not None:
+            raise InvalidArgument(f"document {doc.id!r} has a text, but this store holds items with fields "
+                                  f"({', '.join(spec.name for spec in self.config.fields)}): send its fields")
         return self.sketcher.sketch(doc.text, doc.lang or None)
 
     def dedup_ids(self, ids: Sequence[str], params: DedupParams, reader: Reader | None = None) -> DedupOutcome:
@@ -178,7 +214,7 @@ class Deduplicator:
         stored_positions = []
         sketches: list[bytes | None] = []
         for position, doc in enumerate(documents):
-            if doc.text is None and doc.sketch is None:
+            if not doc.inline:
                 stored_positions.append(position)
                 sketches.append(None)
             else:
@@ -202,8 +238,9 @@ class Deduplicator:
             raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}")
         self.check_metric(params.metric)
         if isinstance(query, Document):
-            if query.text is None and query.sketch is None:
-                raise InvalidArgument("a document to search with needs text or a sketch (or search by its id)")
+            if not query.inline:
+                raise InvalidArgument("a document to search with needs text or a sketch (fields, on an items "
+                                      "store), or search by its id")
             sketch = self._inline_sketch(query)
         for attempt in range(_SEARCH_ATTEMPTS):
             try:
@@ -267,7 +304,12 @@ class Deduplicator:
         def read_unread(value_indices):
             return snapshot.unread_postings(sketch, value_indices)
 
-        if self.config.kind == SIMHASH:
+        if self.items is not None:
+            found = similar.item_candidates(snapshot.postings(sketch), read_unread=read_unread, exclude=exclude,
+                                            above=above, max_candidates=self.limits.max_candidates)
+            articles = snapshot.articles(found.docnos.tolist())
+            verified = self.items.similar(sketch, [article for _, article in articles], params.threshold)
+        elif self.config.kind == SIMHASH:
             found = similar.simhash_candidates(snapshot.postings(sketch), params.threshold,
                                                read_unread=read_unread, exclude=exclude, above=above,
                                                max_candidates=self.limits.max_candidates)
@@ -295,8 +337,8 @@ class Deduplicator:
         check_ids([doc.id for doc in documents])
         items = []
         for doc in documents:
-            if doc.text is None and doc.sketch is None:
-                raise InvalidArgument(f"document {doc.id!r} has neither text nor sketch")
+            if not doc.inline:
+                raise InvalidArgument(f"document {doc.id!r} has neither text nor sketch (nor fields)")
             items.append((doc.id, self._inline_sketch(doc)))
         generation = self.store.put_many(items)
         if self.assign_clusters([doc_id for doc_id, _ in items]):
@@ -322,4 +364,5 @@ class Deduplicator:
             "default_grouping": self.defaults.grouping,
             "store": self.store.backend,
             "indexed": self.store.indexed,
+            "pair_model": self.items.model.kind if self.items is not None and self.items.model else "",
         }

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import multiprocessing
 import signal
@@ -36,9 +37,10 @@ import numpy as np
 
 from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, UsageError
 from .cmdline import at_least, checked, fraction, positive, progress, warn
-from .core.sketch import (SketchConfig, Sketcher, ShingleCounts, canonical_lang, decode_sketch, encode_sketch,
-                          load_nltk, stoplist_digest)
-from .core.reference import KINDS, SIMHASH
+from .core.fields import FieldSpec
+from .core.sketch import (ItemSketcher, SketchConfig, Sketcher, ShingleCounts, canonical_lang, decode_sketch,
+                          encode_sketch, load_nltk, stoplist_digest)
+from .core.reference import ITEMS, KINDS, SIMHASH
 from .core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, Frequencies, document_frequencies, frequent,
                             stoplist_cut)
 from .engine import Deduplicator
@@ -55,8 +57,9 @@ _LINES_PER_TASK = 8      # lines sent to a worker at once: large enough to amort
 _TASKS_IN_FLIGHT = 64    # per worker; bounds how much of the corpus is buffered ahead of the workers
 
 
-def parse_record(raw: bytes) -> tuple[str, str, str | None]:
-    """(id, text, lang) of one JSON Lines record; InvalidArgument says what is wrong with it."""
+def parse_record(raw: bytes) -> tuple[str, str | dict, str | None]:
+    """(id, text or fields, lang) of one JSON Lines record (fields: an object of field name → value, for an items
+    store); InvalidArgument says what is wrong with it."""
     try:
         record = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as error:
@@ -71,8 +74,10 @@ def parse_record(raw: bytes) -> tuple[str, str, str | None]:
         raise InvalidArgument("missing id")
     doc_id = record["id"]
     encode_id(doc_id)
-    text = record.get("text")
-    if not isinstance(text, str):
+    text = record.get("fields", record.get("text"))
+    if "fields" in record and not isinstance(text, dict):
+        raise InvalidArgument(f"fields must be an object of field name → value, got {type(text).__name__}")
+    if not isinstance(text, (str, dict)):
         raise InvalidArgument("missing text" if text is None else f"text must be a string, got {type(text).__name__}")
     lang = record.get("lang")
     if lang is not None:
@@ -116,6 +121,11 @@ def _payload_hashes(payload: bytes, kind: str) -> np.ndarray:
     return np.frombuffer(payload, "<u4")
 
 
+@functools.lru_cache(maxsize=4)
+def _item_sketcher(config: SketchConfig) -> ItemSketcher:
+    return ItemSketcher(config)
+
+
 @dataclasses.dataclass(frozen=True)
 class LineSketcher:
     """Pass 1 for one line; `final` when the stop-list is known, so the K cut can happen in the worker."""
@@ -128,7 +138,14 @@ class LineSketcher:
         sketcher = self.sketcher
         try:
             doc_id, text, lang = parse_record(raw)
-            if self.final:
+            if sketcher.config.kind == ITEMS:
+                if not isinstance(text, dict):
+                    raise InvalidArgument("this store holds items with fields: give the record's \"fields\"")
+                payload = _item_sketcher(sketcher.config).sketch(text, lang)
+            elif isinstance(text, dict):
+                raise InvalidArgument("a record with fields needs an items store (`neardup index --fields SCHEMA`); "
+                                      "this one holds texts")
+            elif self.final:
                 payload = sketcher.sketch(text, lang)
             elif sketcher.config.kind == SIMHASH:
                 payload = _pack_counts(sketcher.hash_counts(text, lang))
@@ -357,7 +374,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                  workers: int = 1, strict: bool = False,
                  stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
                  learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
-                 engine: Engine | None = None) -> IndexSummary:
+                 engine: Engine | None = None, schema: dict | None = None) -> IndexSummary:
     """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
 
     Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
@@ -367,6 +384,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     store without postings (smaller, faster to write, no corpus search); an existing store that keeps postings
     refuses it (ConfigMismatch), since they cannot be dropped. `engine` runs the passes (default: a LocalEngine of
     `workers` processes; distributed.DaskEngine on a cluster); this process writes the store either way.
+    `schema` ({"fields": [...], "rules": [...]}: see load_schema) makes an items store of records with fields; it
+    learns no stop-list.
     """
     if workers < 1 or batch_size < 1:
         raise InvalidArgument("--workers and --batch-size must be at least 1")
@@ -377,6 +396,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     requested = {name: value for name, value in
                  (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len), ("kind", sketch))
                  if value is not None}
+    if schema is not None:
+        requested.update(kind=ITEMS, fields=schema["fields"], rules=schema["rules"])
     existing = _existing_store(store_path)
     if existing is not None:
         config, stoplist, indexed = existing
@@ -394,6 +415,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         learn = False
     else:
         config, stoplist = SketchConfig(**requested), frozenset()
+        learn = learn and config.kind != ITEMS
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
                            postings=indexed if existing is not None else postings)
     load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
@@ -444,6 +466,30 @@ def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int], bool
         return store.config, store.stoplist, store.indexed
 
 
+def load_schema(path: str) -> dict:
+    """An items schema file: {"fields": [{"name": ..., "kind": "text"|"exact"|"location", ...}], "rules": [[name,
+    ...], ...]} (core/fields.FieldSpec has every setting and its default), checked; InvalidArgument says what is
+    wrong."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            document = json.load(stream)
+    except OSError as error:
+        raise InvalidArgument(f"cannot read schema {path}: {error.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InvalidArgument(f"schema {path} is not JSON ({error})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("fields"), list) \
+            or not isinstance(document.get("rules", []), list) or set(document) - {"fields", "rules"}:
+        raise InvalidArgument(f"schema {path}: give an object with \"fields\" (a list) and \"rules\" (a list of "
+                              "lists of field names)")
+    try:
+        schema = {"fields": tuple(FieldSpec.from_dict(spec) for spec in document["fields"]),
+                  "rules": tuple(tuple(rule) for rule in document.get("rules", []))}
+        SketchConfig(kind=ITEMS, **schema)
+    except (InvalidArgument, TypeError) as error:
+        raise InvalidArgument(f"schema {path}: {error}") from None
+    return schema
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     defaults = SketchConfig()
     parser.description = ("Sketch a JSON Lines corpus (one object per line: id, text, optional lang) into a store, "
@@ -468,6 +514,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-word-len", type=checked(int, lambda length: SketchConfig(min_word_len=length)),
                         help=f"shorter words are dropped "
                              f"(default: the store's; for a new store {defaults.min_word_len})")
+    parser.add_argument("--fields", metavar="SCHEMA", type=checked(str, load_schema),
+                        help="a new store of items with fields (records {\"id\": ..., \"fields\": {...}}), by this "
+                             "JSON schema: {\"fields\": [{\"name\", \"kind\": text|exact|location, \"weight\", ...}], "
+                             "\"rules\": [[field, ...], ...]}; an existing items store must have the same "
+                             "(default: the store's; a new store holds texts)")
     parser.add_argument("--engine", choices=ENGINES, default="local",
                         help="where the corpus is sketched: local (this host, --workers processes) or dask (the Dask "
                              "distributed cluster at --scheduler; CORPUS must then be a path or URL its workers can "
@@ -518,6 +569,6 @@ def _run(args: argparse.Namespace) -> int:
         args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
         sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
         stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size, postings=args.postings,
-        engine=engine)
+        engine=engine, schema=load_schema(args.fields) if args.fields else None)
     print(summary.format())
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

@@ -63,6 +63,8 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
                 summary.removed = _remove_others(dst, ids, batch_size)
             if src.clustering():
                 dst.set_clusters([], src.clustering())
+            if src.model() is not None:  # an items store's pair model, tied to the configuration both share
+                dst.set_model(src.model())
             expected, copied = src.count(), dst.count()
             if expected != copied or summary.articles != expected:
                 raise CommandFailed(f"the copy holds {copied:,} articles, the source {expected:,} (read "

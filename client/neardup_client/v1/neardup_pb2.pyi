@@ -13,6 +13,7 @@ class Metric(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     METRIC_CONTAINMENT: _ClassVar[Metric]
     METRIC_JACCARD: _ClassVar[Metric]
     METRIC_HAMMING: _ClassVar[Metric]
+    METRIC_FIELDS: _ClassVar[Metric]
 
 class Grouping(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -24,13 +25,14 @@ METRIC_UNSPECIFIED: Metric
 METRIC_CONTAINMENT: Metric
 METRIC_JACCARD: Metric
 METRIC_HAMMING: Metric
+METRIC_FIELDS: Metric
 GROUPING_UNSPECIFIED: Grouping
 GROUPING_GREEDY: Grouping
 GROUPING_COMPONENTS: Grouping
 GROUPING_COMPLETE: Grouping
 
 class SketchConfig(_message.Message):
-    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version", "kind")
+    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version", "kind", "fields", "rules")
     UNIT_FIELD_NUMBER: _ClassVar[int]
     K_FIELD_NUMBER: _ClassVar[int]
     MIN_WORD_LEN_FIELD_NUMBER: _ClassVar[int]
@@ -39,6 +41,8 @@ class SketchConfig(_message.Message):
     STOPLIST_DIGEST_FIELD_NUMBER: _ClassVar[int]
     SKETCHER_VERSION_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    RULES_FIELD_NUMBER: _ClassVar[int]
     unit: str
     k: int
     min_word_len: int
@@ -47,19 +51,78 @@ class SketchConfig(_message.Message):
     stoplist_digest: str
     sketcher_version: int
     kind: str
-    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ..., kind: _Optional[str] = ...) -> None: ...
+    fields: _containers.RepeatedCompositeFieldContainer[FieldSpec]
+    rules: _containers.RepeatedCompositeFieldContainer[Rule]
+    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ..., kind: _Optional[str] = ..., fields: _Optional[_Iterable[_Union[FieldSpec, _Mapping]]] = ..., rules: _Optional[_Iterable[_Union[Rule, _Mapping]]] = ...) -> None: ...
+
+class FieldSpec(_message.Message):
+    __slots__ = ("name", "kind", "unit", "k", "weight", "precision", "normalize", "drop_words", "rule_tokens", "metric")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    UNIT_FIELD_NUMBER: _ClassVar[int]
+    K_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    PRECISION_FIELD_NUMBER: _ClassVar[int]
+    NORMALIZE_FIELD_NUMBER: _ClassVar[int]
+    DROP_WORDS_FIELD_NUMBER: _ClassVar[int]
+    RULE_TOKENS_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    kind: str
+    unit: str
+    k: int
+    weight: float
+    precision: int
+    normalize: str
+    drop_words: _containers.RepeatedScalarFieldContainer[str]
+    rule_tokens: int
+    metric: str
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., unit: _Optional[str] = ..., k: _Optional[int] = ..., weight: _Optional[float] = ..., precision: _Optional[int] = ..., normalize: _Optional[str] = ..., drop_words: _Optional[_Iterable[str]] = ..., rule_tokens: _Optional[int] = ..., metric: _Optional[str] = ...) -> None: ...
+
+class Rule(_message.Message):
+    __slots__ = ("fields",)
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
+    fields: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, fields: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class GeoPoint(_message.Message):
+    __slots__ = ("lat", "lon")
+    LAT_FIELD_NUMBER: _ClassVar[int]
+    LON_FIELD_NUMBER: _ClassVar[int]
+    lat: float
+    lon: float
+    def __init__(self, lat: _Optional[float] = ..., lon: _Optional[float] = ...) -> None: ...
+
+class FieldValue(_message.Message):
+    __slots__ = ("text", "exact", "location")
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    EXACT_FIELD_NUMBER: _ClassVar[int]
+    LOCATION_FIELD_NUMBER: _ClassVar[int]
+    text: str
+    exact: str
+    location: GeoPoint
+    def __init__(self, text: _Optional[str] = ..., exact: _Optional[str] = ..., location: _Optional[_Union[GeoPoint, _Mapping]] = ...) -> None: ...
 
 class Document(_message.Message):
-    __slots__ = ("id", "text", "sketch", "lang")
+    __slots__ = ("id", "text", "sketch", "lang", "fields")
+    class FieldsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: FieldValue
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[_Union[FieldValue, _Mapping]] = ...) -> None: ...
     ID_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
     SKETCH_FIELD_NUMBER: _ClassVar[int]
     LANG_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
     id: str
     text: str
     sketch: bytes
     lang: str
-    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., sketch: _Optional[bytes] = ..., lang: _Optional[str] = ...) -> None: ...
+    fields: _containers.MessageMap[str, FieldValue]
+    def __init__(self, id: _Optional[str] = ..., text: _Optional[str] = ..., sketch: _Optional[bytes] = ..., lang: _Optional[str] = ..., fields: _Optional[_Mapping[str, FieldValue]] = ...) -> None: ...
 
 class DedupRequest(_message.Message):
     __slots__ = ("ids", "documents", "threshold", "metric", "grouping", "sketch_config", "tag")
@@ -148,7 +211,7 @@ class InfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class InfoResponse(_message.Message):
-    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed")
+    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed", "pair_model")
     ARTICLES_FIELD_NUMBER: _ClassVar[int]
     SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -161,6 +224,7 @@ class InfoResponse(_message.Message):
     DEFAULT_GROUPING_FIELD_NUMBER: _ClassVar[int]
     STORE_FIELD_NUMBER: _ClassVar[int]
     INDEXED_FIELD_NUMBER: _ClassVar[int]
+    PAIR_MODEL_FIELD_NUMBER: _ClassVar[int]
     articles: int
     sketch_config: SketchConfig
     version: str
@@ -173,7 +237,8 @@ class InfoResponse(_message.Message):
     default_grouping: Grouping
     store: str
     indexed: bool
-    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ...) -> None: ...
+    pair_model: str
+    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ..., pair_model: _Optional[str] = ...) -> None: ...
 
 class FindSimilarRequest(_message.Message):
     __slots__ = ("id", "document", "top_k", "threshold", "metric", "sketch_config")

@@ -120,6 +120,7 @@ typedef struct {
     const uint64_t *uncounted; /* triangular bit matrix of the pairs whose count is not to be trusted */
     const uint64_t *fingerprints; /* SimHash sets: one fingerprint per result (the fields above unused), else NULL */
     int max_distance;             /* SimHash sets: the largest Hamming distance of a duplicate pair */
+    const double *pair_scores;    /* scored sets (group_scores): each pair's score (pair_index), NaN for none */
 } result_set;
 
 /* ---- pair matrices ---- */
@@ -240,6 +241,14 @@ static long counted_shared(const result_set *set, size_t a, size_t b)
  * for its exact similarity (greedy reports that very pair). */
 static int is_duplicate(const result_set *set, size_t a, size_t b, double *similarity)
 {
+    if (set->pair_scores) {
+        double value = set->pair_scores[pair_index(b, a)];
+        if (!(value >= set->threshold))
+            return 0;
+        if (similarity)
+            *similarity = value;
+        return 1;
+    }
     if (set->fingerprints) {
         int distance = POPCOUNT(set->fingerprints[a] ^ set->fingerprints[b]);
         if (distance > set->max_distance)
@@ -283,6 +292,10 @@ static int is_duplicate(const result_set *set, size_t a, size_t b, double *simil
 /* reference.similarity for a < b; the merge count equals the set intersection for ascending sketches. */
 static double pair_similarity(const result_set *set, size_t a, size_t b)
 {
+    if (set->pair_scores) {
+        double value = set->pair_scores[pair_index(b, a)];
+        return value == value ? value : 0.0;
+    }
     if (set->fingerprints)
         return hamming_similarity(POPCOUNT(set->fingerprints[a] ^ set->fingerprints[b]));
     size_t len_a, len_b, floor;
@@ -973,7 +986,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
         b.start[s + 1] = b.start[s] + (uint32_t)length;
         b.cap[s] = length && length >= (size_t)k ? b.values[b.start[s] + length - 1] : UNCAPPED;
     }
-    result_set set = {b.values, b.start, b.cap, metric, threshold, b.counts, b.uncounted, NULL, 0};
+    result_set set = {b.values, b.start, b.cap, metric, threshold, b.counts, b.uncounted, NULL, 0, NULL};
     b.occurrences[-1].prev = -1;
     b.occurrences[-1].owner = 0;
     value_table table = {b.slots, wide, bits, b.values, b.occurrences};
@@ -1003,7 +1016,7 @@ static result_set pair_set(uint32_t *values, uint32_t start[3], uint64_t cap[2],
     start[2] = (uint32_t)(len_a + len_b);
     cap[0] = len_a && len_a >= (size_t)k ? values[len_a - 1] : UNCAPPED;
     cap[1] = len_b && len_b >= (size_t)k ? values[len_a + len_b - 1] : UNCAPPED;
-    result_set set = {values, start, cap, metric, threshold, NULL, NULL, NULL, 0};
+    result_set set = {values, start, cap, metric, threshold, NULL, NULL, NULL, 0, NULL};
     return set;
 }
 
@@ -1191,7 +1204,7 @@ static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
     }
 
     Py_BEGIN_ALLOW_THREADS
-    result_set set = {NULL, NULL, NULL, 0, 0.0, NULL, NULL, b.fingerprints, max_distance};
+    result_set set = {NULL, NULL, NULL, 0, 0.0, NULL, NULL, b.fingerprints, max_distance, NULL};
     mark_simhash_pairs(b.fingerprints, present, n, max_distance, b.matrix);
     group(&set, &b, n, grouping);
     Py_END_ALLOW_THREADS
@@ -1255,7 +1268,57 @@ fail:
     return NULL;
 }
 
+/* ---- scored result sets ---- */
+
+PyDoc_STRVAR(group_scores_doc,
+             "group_scores(scores, n, threshold, grouping_code[, packed]) -> (duplicate_of, similarity, group)\n\n"
+             "The three groupings of n results whose pair scores are given: scores holds native float64 values of\n"
+             "the pairs i < j at j * (j - 1) / 2 + i, NaN for a pair that is no candidate; a pair is a duplicate when\n"
+             "its score reaches the threshold (items with fields: core/items.py). packed as for dedup.");
+
+static PyObject *kernel_group_scores(PyObject *module, PyObject *args)
+{
+    Py_buffer scores;
+    Py_ssize_t n;
+    double threshold;
+    int grouping, packed = 0;
+    if (!PyArg_ParseTuple(args, "y*ndi|p:group_scores", &scores, &n, &threshold, &grouping, &packed))
+        return NULL;
+    buffers b = {0};
+    PyObject *result = NULL;
+    if (n < 0 || n > MAX_RESULTS || (size_t)scores.len != (size_t)n * (size_t)(n > 0 ? n - 1 : 0) / 2 * sizeof(double)) {
+        PyErr_SetString(PyExc_ValueError, "scores must hold n * (n - 1) / 2 float64 values, n at most 2**20");
+        goto done;
+    }
+    if (!isfinite(threshold)) {
+        PyErr_SetString(PyExc_ValueError, "threshold must be a finite number");
+        goto done;
+    }
+    if (grouping != GREEDY && grouping != COMPONENTS && grouping != COMPLETE) {
+        PyErr_Format(PyExc_ValueError, "unknown grouping code %d", grouping);
+        goto done;
+    }
+    if (allocate(&b, (size_t)n, 0, 1, 0, 0) < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    clear_zeroed(&b);
+    const double *values = scores.buf;
+    for (size_t j = 1; j < (size_t)n; j++)
+        for (size_t i = 0; i < j; i++)
+            if (values[pair_index(j, i)] >= threshold)
+                b.matrix[row_offset(j) + (i >> 6)] |= (uint64_t)1 << (i & 63);
+    result_set set = {NULL, NULL, NULL, 0, threshold, NULL, NULL, NULL, 0, values};
+    group(&set, &b, (size_t)n, grouping);
+    Py_END_ALLOW_THREADS
+    result = build_result(&b, (size_t)n, packed);
+done:
+    arena_give_back(&b);
+    PyBuffer_Release(&scores);
+    return result;
+}
+
 static PyMethodDef kernel_methods[] = {
+    {"group_scores", kernel_group_scores, METH_VARARGS, group_scores_doc},
     {"dedup", kernel_dedup, METH_VARARGS, dedup_doc},
     {"similarity", kernel_similarity, METH_VARARGS, similarity_doc},
     {"similar", kernel_similar, METH_VARARGS, similar_doc},

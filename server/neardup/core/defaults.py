@@ -20,13 +20,17 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .reference import BOTTOMK, CONTAINMENT, GREEDY, HAMMING, SIMHASH
+from .reference import BOTTOMK, CONTAINMENT, FIELDS, GREEDY, HAMMING, ITEMS, SIMHASH
 
 DEFAULT_THRESHOLD: float = 0.52
 DEFAULT_METRIC: str = CONTAINMENT
 DEFAULT_GROUPING: str = GREEDY
 #: 46/64: a SimHash distance of at most 18 bits (reference.max_distance); chosen on the tune split (above).
 SIMHASH_THRESHOLD: float = 46 / 64
+#: An items store without a pair model: the weighted per-field similarity at which a pair (sharing a super token)
+#: is a duplicate, chosen on the job-ad tune split (benchmarks/fields_eval.py). With a model, the model's own
+#: threshold on its probability applies (chosen by cross-validated F1 when it was trained).
+ITEMS_THRESHOLD: float = 0.81
 
 
 class Defaults(NamedTuple):
@@ -39,6 +43,7 @@ class Defaults(NamedTuple):
 DEFAULTS = {
     BOTTOMK: Defaults(DEFAULT_THRESHOLD, DEFAULT_METRIC, DEFAULT_GROUPING),
     SIMHASH: Defaults(SIMHASH_THRESHOLD, HAMMING, DEFAULT_GROUPING),
+    ITEMS: Defaults(ITEMS_THRESHOLD, FIELDS, DEFAULT_GROUPING),
 }
 
 

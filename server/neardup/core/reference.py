@@ -51,12 +51,16 @@ HAMMING = "hamming"
 #: Sketch kinds (SketchConfig.kind) and the metrics each answers.
 BOTTOMK = "bottomk"
 SIMHASH = "simhash"
-KINDS = (BOTTOMK, SIMHASH)
+#: Items with fields (core/fields.py): per-field sketches, compared field by field and weighed (metric FIELDS).
+ITEMS = "items"
+FIELDS = "fields"
+KINDS = (BOTTOMK, SIMHASH, ITEMS)
 BOTTOMK_METRICS = (CONTAINMENT, JACCARD)
 SIMHASH_METRICS = (HAMMING,)
-KIND_METRICS = {BOTTOMK: BOTTOMK_METRICS, SIMHASH: SIMHASH_METRICS}
+ITEMS_METRICS = (FIELDS,)
+KIND_METRICS = {BOTTOMK: BOTTOMK_METRICS, SIMHASH: SIMHASH_METRICS, ITEMS: ITEMS_METRICS}
 #: Every metric name (the proto's Metric values, as neardup_client.enums names them).
-METRICS = BOTTOMK_METRICS + SIMHASH_METRICS
+METRICS = BOTTOMK_METRICS + SIMHASH_METRICS + ITEMS_METRICS
 GREEDY = "greedy"
 COMPONENTS = "components"
 COMPLETE = "complete"

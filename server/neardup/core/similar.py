@@ -28,7 +28,8 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from .reference import JACCARD, MIN_EVIDENCE, SIMHASH, max_distance
+from .fields import item_super_tokens
+from .reference import ITEMS, JACCARD, MIN_EVIDENCE, SIMHASH, max_distance
 
 #: A posting longer than this is hot: left unread whenever that provably loses no match. Measured
 #: (benchmarks/bench_similar.py): reading and counting a posting costs ~10 ns an entry, verifying an article
@@ -129,7 +130,12 @@ class IndexValues(NamedTuple):
 def index_values(sketches: Sequence[bytes], kind: str) -> IndexValues:
     """The one rule of what an article is indexed under, by sketch kind: a bottom-K sketch under its own values,
     a SimHash fingerprint under SIMHASH_BLOCKS values (block number << 16) | block bits (none for an empty
-    sketch). The store calls it for the articles it writes and for a query's postings."""
+    sketch), an item under its super tokens (core/fields.py; long, as no bound reads lengths there). The store
+    calls it for the articles it writes and for a query's postings."""
+    if kind == ITEMS:
+        tokens = [item_super_tokens(sketch) if sketch else b"" for sketch in sketches]
+        return IndexValues(np.frombuffer(b"".join(tokens), "<u4"),
+                           np.array([len(t) // 4 for t in tokens], np.int64), np.zeros(len(sketches), np.uint8))
     if kind == SIMHASH:
         present = [sketch for sketch in sketches if sketch]
         fingerprints = np.frombuffer(b"".join(present), "<u8")
@@ -164,3 +170,20 @@ def simhash_candidates(postings: Postings, threshold: float, *, read_unread: Rea
     order = np.argsort(-agreeing, kind="stable")
     exact = distance <= SIMHASH_EXACT_DISTANCE and len(order) <= max_candidates
     return Candidates(docnos[order[:max_candidates]], exact, 0)
+
+
+def item_candidates(postings: Postings, *, read_unread: ReadUnread | None = None, exclude: int = -1,
+                    above: int = -1, max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
+    """The items that share a super token with the query (core/fields.py): no other can satisfy a rule. Every
+    posting is read (a hot one too), the most shared tokens first; exact unless more than max_candidates pass;
+    `exclude` and `above` as for candidates."""
+    if len(postings.unread):
+        postings = postings.joined(_read(read_unread, postings.unread))
+    keep = np.ones(len(postings.docno), bool)
+    if exclude >= 0:
+        keep &= postings.docno != exclude
+    if above >= 0:
+        keep &= postings.docno > above
+    docnos, shared = np.unique(postings.docno[keep], return_counts=True)
+    order = np.argsort(-shared, kind="stable")
+    return Candidates(docnos[order[:max_candidates]], len(order) <= max_candidates, 0)

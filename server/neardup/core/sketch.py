@@ -16,6 +16,7 @@ import array
 import functools
 import hashlib
 import importlib
+import json
 import operator
 import re
 import struct
@@ -27,7 +28,9 @@ import crcmod.predefined
 
 from ..errors import ConfigMismatch, InvalidArgument
 from . import _shingle
-from .reference import BOTTOMK, KINDS, LOG_TF, SIMHASH, UNIT, WEIGHTINGS
+from . import fields as item_fields
+from .fields import FieldSpec
+from .reference import BOTTOMK, ITEMS, KINDS, LOG_TF, SIMHASH, UNIT, WEIGHTINGS
 
 #: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
 CRC32_IS_COMPILED: bool = importlib.import_module("crcmod.crcmod")._usingExtension
@@ -104,7 +107,8 @@ SKETCHER_VERSION = 2
 #: split: benchmarks/QUALITY.md) and is what a new simhash store gets. The highest is the current one.
 SIMHASH_WEIGHTING = {2: UNIT, 3: LOG_TF}
 #: The sketcher versions this code sketches by, per sketch kind; a new configuration gets the last.
-SKETCHER_VERSIONS = {BOTTOMK: (SKETCHER_VERSION,), SIMHASH: tuple(sorted(SIMHASH_WEIGHTING))}
+SKETCHER_VERSIONS = {BOTTOMK: (SKETCHER_VERSION,), SIMHASH: tuple(sorted(SIMHASH_WEIGHTING)),
+                     ITEMS: (SKETCHER_VERSION,)}
 _CURRENT_VERSION = object()  # SketchConfig's default sketcher_version: the current one of its kind
 
 
@@ -145,10 +149,20 @@ class SketchConfig:
     #: "bottomk" (the K smallest shingle hashes) or "simhash" (one 64-bit fingerprint of them); a configuration
     #: saved before kinds existed is bottomk.
     kind: str = BOTTOMK
+    #: An items store's schema (core/fields.py): how each field is sketched and weighed; empty for other kinds.
+    fields: tuple[FieldSpec, ...] = ()
+    #: An items store's rules: each a tuple of field names an item pair must all match on (super tokens).
+    rules: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise InvalidArgument(f"unknown sketch kind {self.kind!r}; use {' or '.join(map(repr, KINDS))}")
+        object.__setattr__(self, "fields", tuple(self.fields))
+        object.__setattr__(self, "rules", tuple(tuple(rule) for rule in self.rules))
+        if self.kind == ITEMS:
+            item_fields.check_schema(self.fields, self.rules)
+        elif self.fields or self.rules:
+            raise InvalidArgument(f"fields and rules belong to an items store, not to a {self.kind} one")
         if self.sketcher_version is _CURRENT_VERSION:
             object.__setattr__(self, "sketcher_version", SKETCHER_VERSIONS[self.kind][-1])
         if self.kind == SIMHASH and self.k != DEFAULT_K:
@@ -181,7 +195,15 @@ class SketchConfig:
         return int(match.group(2)) if match.group(2) else None
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """Its values; fields and rules only for an items store, so other stores save what they always did."""
+        values = asdict(self)
+        if self.kind != ITEMS:
+            del values["fields"], values["rules"]
+        return values
+
+    def digest(self) -> str:
+        """A short name of the whole configuration (a trained model is tied to it)."""
+        return hashlib.blake2b(json.dumps(self.to_dict(), sort_keys=True).encode(), digest_size=8).hexdigest()
 
     @classmethod
     def from_dict(cls, values: dict) -> "SketchConfig":
@@ -191,6 +213,11 @@ class SketchConfig:
         unknown = set(values) - set(cls.__dataclass_fields__)
         if unknown:
             raise InvalidArgument(f"unknown sketch configuration fields: {', '.join(sorted(unknown))}")
+        values = dict(values)
+        if "fields" in values:
+            values["fields"] = tuple(FieldSpec.from_dict(spec) for spec in values["fields"])
+        if "rules" in values:
+            values["rules"] = tuple(tuple(rule) for rule in values["rules"])
         return cls(**{"sketcher_version": 1, **values})
 
     def require_equal(self, other: "SketchConfig", what: str = "sketch") -> None:
@@ -385,6 +412,9 @@ def check_sketch(sketch: bytes, config: SketchConfig) -> bytes:
     """The sketch bytes as the store and the kernel take them under config, checked for its kind."""
     if config.kind == SIMHASH:
         return validate_simhash(sketch)
+    if config.kind == ITEMS:
+        item_fields.decode_item(sketch, config.fields)
+        return bytes(sketch)
     return validate_sketch(sketch, config.k)
 
 
@@ -522,6 +552,38 @@ class Sketcher:
         return _shingle.simhash_counts(counts.hashes, counts.counts, self._stop_array, code)
 
     def sketch(self, text: str, lang: str | None = None) -> bytes:
+        if self.config.kind == ITEMS:
+            raise InvalidArgument("this store holds items with fields: send the document's fields, not a text")
         if self.config.kind == SIMHASH:
             return self.sketch_counts(self.hash_counts(text, lang))
         return self.sketch_hashes(self.hashes(text, lang))
+
+
+class ItemSketcher:
+    """Turns an item's field values into its sketch (core/fields.py's layout) under an items configuration: each
+    text field by the text rules above with its own unit and K (no stop-list), each exact field as its normalised
+    token, a location as its geohash cells; then the super tokens of the rules."""
+
+    def __init__(self, config: SketchConfig):
+        if config.kind != ITEMS:
+            raise ConfigMismatch(f"a {config.kind} store holds texts, not items with fields")
+        self.config = config
+        self._text = {spec.name: Sketcher(SketchConfig(unit=spec.unit, k=spec.k, min_word_len=config.min_word_len,
+                                                       lang=config.lang))
+                      for spec in config.fields if spec.kind == item_fields.TEXT}
+
+    def sketch(self, values, lang: str | None = None) -> bytes:
+        """InvalidArgument (saying what to fix) for an unknown field, a value of the wrong type, a latitude
+        outside [-90, 90] or a longitude outside [-180, 180]."""
+        present = item_fields.present_fields(values, self.config.fields)
+        sections = []
+        for spec in self.config.fields:
+            value = present.get(spec.name)
+            if value is None:
+                sections.append([])
+            elif spec.kind == item_fields.TEXT:
+                sections.append(decode_sketch(self._text[spec.name].sketch(value, lang)))
+            else:
+                sections.append(item_fields.field_values(spec, value))
+        sections.append(item_fields.super_tokens(self.config.fields, self.config.rules, sections))
+        return item_fields.encode_item(sections)

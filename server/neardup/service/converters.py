@@ -4,6 +4,7 @@ from __future__ import annotations
 from neardup_client.enums import GROUPING_NAMES, GROUPING_VALUES, METRIC_NAMES, METRIC_VALUES
 from neardup_client.v1 import neardup_pb2 as pb
 
+from ..core.fields import ExactValue, FieldSpec, GeoPoint
 from ..core.reference import BOTTOMK
 from ..core.similar import DEFAULT_TOP_K
 from ..core.sketch import SketchConfig
@@ -93,11 +94,19 @@ def sketch_config(message: pb.SketchConfig) -> SketchConfig:
     empty kind, from a client made before sketch kinds existed, is bottomk."""
     return SketchConfig(unit=message.unit, k=message.k, min_word_len=message.min_word_len, lang=message.lang,
                         hash=message.hash, stoplist_digest=message.stoplist_digest,
-                        sketcher_version=message.sketcher_version or 1, kind=message.kind or BOTTOMK)
+                        sketcher_version=message.sketcher_version or 1, kind=message.kind or BOTTOMK,
+                        fields=tuple(FieldSpec(name=spec.name, kind=spec.kind, unit=spec.unit, k=spec.k,
+                                               weight=spec.weight, precision=spec.precision,
+                                               normalize=spec.normalize, drop_words=tuple(spec.drop_words),
+                                               rule_tokens=spec.rule_tokens, metric=spec.metric)
+                                     for spec in message.fields),
+                        rules=tuple(tuple(rule.fields) for rule in message.rules))
 
 
 def sketch_config_message(config: SketchConfig) -> pb.SketchConfig:
-    return pb.SketchConfig(**config.to_dict())
+    values = config.to_dict()
+    values["rules"] = [{"fields": list(rule)} for rule in values.get("rules", ())]
+    return pb.SketchConfig(**values)
 
 
 def request_sketch_config(request) -> SketchConfig | None:
@@ -106,10 +115,24 @@ def request_sketch_config(request) -> SketchConfig | None:
 
 def document(message: pb.Document) -> Document:
     content = message.WhichOneof("content")
+    fields = None
+    if message.fields:
+        if content is not None:
+            raise InvalidArgument(f"document {message.id!r} has {content} and fields: send one of them")
+        fields = {name: _field_value(message.id, name, value) for name, value in message.fields.items()}
     return Document(id=message.id,
                     text=message.text if content == "text" else None,
                     sketch=message.sketch if content == "sketch" else None,
-                    lang=message.lang or None)
+                    lang=message.lang or None, fields=fields)
+
+
+def _field_value(doc_id: str, name: str, value: pb.FieldValue):
+    kind = value.WhichOneof("value")
+    if kind is None:
+        raise InvalidArgument(f"document {doc_id!r}: field {name!r} has no value (set text, exact or location)")
+    if kind == "location":
+        return GeoPoint(value.location.lat, value.location.lon)
+    return ExactValue(value.exact) if kind == "exact" else value.text
 
 
 def plain_dedup_request(request_bytes: bytes) -> tuple[list[str], int, bytes] | None:

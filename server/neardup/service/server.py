@@ -27,7 +27,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from ..engine import DEFAULT_MAX_RESULT_SET, Limits
+from ..engine import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
 from ..errors import InvalidArgument, NearDupError
 from ..store import open_store
 from . import metrics
@@ -245,8 +245,10 @@ def _check_address(options: ServeOptions) -> None:
 
 
 def serve(options: ServeOptions) -> int:
-    """Checks the store and the address once (a clear error now rather than a crash loop), then runs the worker(s)."""
-    open_store(options.store, readonly=True).close()
+    """Checks the store (an items store's pair model too) and the address once (a clear error now rather than a
+    crash loop), then runs the worker(s)."""
+    with open_store(options.store, readonly=True) as store:
+        Deduplicator(store)  # refuses a damaged pair model, or one trained for another configuration
     _check_address(options)
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",

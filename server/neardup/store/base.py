@@ -171,6 +171,15 @@ class SketchStore(abc.ABC):
         description. Returns the generation (caches drop answers that read these ids)."""
 
     @abc.abstractmethod
+    def model(self) -> bytes | None:
+        """The trained pair model an items store keeps (`neardup train`: JSON, core/items.PairModel), or None."""
+
+    @abc.abstractmethod
+    def set_model(self, model: bytes | None) -> None:
+        """Stores a pair model (None removes it), atomically, beside the configuration it was trained for. A
+        server reads it when it starts."""
+
+    @abc.abstractmethod
     def snapshot(self) -> "Snapshot":
         """One consistent read of sketches and postings, for a corpus search (a store that keeps no postings
         raises ConfigMismatch, saying how to make one that does)."""

@@ -5,7 +5,8 @@ processes read at once without locks, a write batch is one transaction (copy-on-
 killed at any moment leaves the last committed state), and opening is O(1) whatever the size.
 
 Sub-databases: `sketches` (id → sketch bytes), `meta` (format version, configuration, stop-list, created-at,
-generation, the change log's floor and size, whether postings are kept, the next article number) and
+generation, the change log's floor and size, whether postings are kept, the next article number, an items
+store's trained pair model) and
 `changes` (generation → ids it wrote or deleted). An indexed store (the default) also keeps, written in the same
 transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`, and
 `clusters` (id → cluster id, written by `neardup cluster` and for each new article once the store is clustered).
@@ -44,7 +45,7 @@ _MAX_READERS = 1024  # reader slots across all processes: server workers × thre
 
 _FORMAT_VERSION, _CONFIG, _STOPLIST, _CREATED_AT = b"format_version", b"config", b"stoplist", b"created_at"
 _GENERATION, _LOG_FLOOR, _LOG_IDS = b"generation", b"log_floor", b"log_ids"
-_INDEXED, _NEXT_DOCNO, _CLUSTERING = b"indexed", b"next_docno", b"clustering"
+_INDEXED, _NEXT_DOCNO, _CLUSTERING, _MODEL = b"indexed", b"next_docno", b"clustering", b"pair_model"
 
 
 def _int(value: int) -> bytes:
@@ -216,6 +217,19 @@ class LmdbStore(SketchStore):
         with self._env.begin(db=self._meta) as txn:
             found = txn.get(_CLUSTERING)
         return json.loads(found) if found else None
+
+    def model(self) -> bytes | None:
+        with self._env.begin(db=self._meta) as txn:
+            return txn.get(_MODEL)
+
+    def set_model(self, model: bytes | None) -> None:
+        def change(txn):
+            if model is None:
+                txn.delete(_MODEL, db=self._meta)
+            else:
+                txn.put(_MODEL, bytes(model), db=self._meta)
+
+        self._write(change, [])
 
     def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
         self.require_postings()

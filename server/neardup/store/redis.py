@@ -8,7 +8,8 @@ Keys, all under one hash tag ({neardup}, or {PREFIX} with `?prefix=PREFIX`), so 
 store in one slot, where MULTI/EXEC over its keys is legal: a store is then served by one primary (its
 throughput is one Redis process's; shard by running several stores under different prefixes):
 
-  {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno, clustering
+  {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno, clustering,
+                  pair_model (an items store's, `neardup train`)
   {P}:generation  string: bumped by every committed batch; every writer WATCHes it
   {P}:log         stream: one entry per generation (id 0-GENERATION): the ids it wrote or deleted (field ids,
                   JSON), or field all when there were more than LOG_ENTRY_IDS; the last LOG_ENTRIES kept
@@ -254,6 +255,18 @@ class RedisStore(SketchStore):
     def clustering(self) -> dict | None:
         found = self._client.hget(self._keys.meta, "clustering")
         return json.loads(found) if found else None
+
+    @_redis_errors
+    def model(self) -> bytes | None:
+        return self._client.hget(self._keys.meta, "pair_model")
+
+    def set_model(self, model: bytes | None) -> None:
+        def change(read):
+            if model is None:
+                return None, [lambda pipe: pipe.hdel(self._keys.meta, "pair_model")]
+            return None, [lambda pipe: pipe.hset(self._keys.meta, "pair_model", bytes(model))]
+
+        self._write(change, [])
 
     @_redis_errors
     def snapshot(self) -> "RedisSnapshot":

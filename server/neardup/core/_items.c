@@ -1,0 +1,281 @@
+/* Items with fields (core/items.py): the per-field similarities of the pairs of a result set, in one call with
+ * the GIL released, so no Python loop runs per pair.
+ *
+ * An item sketch (core/fields.py has the layout) is little-endian uint32 words: the number of sections, one
+ * count per section (each field of the store's schema, in order, then the item's super tokens), then each
+ * section's values, ascending.
+ * A pair is a candidate only when the two items share a super token: a hash of the match tokens of every field
+ * of one rule, so a pair that shares none can satisfy no rule and is never compared. Candidates come from one
+ * sort of all (super token, item) entries; runs of one token mark their pairs in a bit matrix.
+ *
+ * Per field and candidate pair (NaN where either item lacks the field):
+ *   text      containment and jaccard of the two bottom-K samples, compared below the smaller cap
+ *             (reference.py's conditional sampling, without its evidence floor: a field is short by nature);
+ *   exact     1 when the one normalised token is equal, else 0;
+ *   location  the share of geohash cells (its cell and the eight around it) the two have in common.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { TEXT = 0, EXACT = 1, LOCATION = 2 };
+#define MAX_FIELDS 64
+#define MAX_ITEMS ((Py_ssize_t)1 << 16)
+#define UNCAPPED ((uint64_t)1 << 32)
+
+typedef struct {
+    const unsigned char *bytes; /* NULL: no sketch (None or empty) */
+    uint32_t count[MAX_FIELDS + 1];
+    size_t offset[MAX_FIELDS + 1]; /* word index of each section's first value */
+} item;
+
+static uint32_t word_at(const unsigned char *bytes, size_t index)
+{
+    const unsigned char *b = bytes + 4 * index;
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* Reads one sketch's header; -1 with ValueError set when its sections do not add up to its length. */
+static int parse_item(PyObject *sketch, Py_ssize_t position, int sections, item *out)
+{
+    out->bytes = NULL;
+    if (sketch == Py_None)
+        return 0;
+    if (!PyBytes_Check(sketch)) {
+        PyErr_Format(PyExc_TypeError, "item sketch %zd must be bytes or None, not %.100s", position,
+                     Py_TYPE(sketch)->tp_name);
+        return -1;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(sketch);
+    if (size == 0)
+        return 0;
+    const unsigned char *bytes = (const unsigned char *)PyBytes_AS_STRING(sketch);
+    if (size % 4 || size / 4 < 1 + sections || word_at(bytes, 0) != (uint32_t)sections) {
+        PyErr_Format(PyExc_ValueError, "item sketch %zd is not a header of %d sections and their values",
+                     position, sections);
+        return -1;
+    }
+    size_t words = (size_t)size / 4, at = 1 + (size_t)sections;
+    for (int s = 0; s < sections; s++) {
+        out->count[s] = word_at(bytes, 1 + (size_t)s);
+        out->offset[s] = at;
+        at += out->count[s];
+        if (at > words) {
+            PyErr_Format(PyExc_ValueError, "item sketch %zd: its sections hold more values than its bytes",
+                         position);
+            return -1;
+        }
+    }
+    if (at != words) {
+        PyErr_Format(PyExc_ValueError, "item sketch %zd: %zu bytes after its sections", position, 4 * (words - at));
+        return -1;
+    }
+    out->bytes = bytes;
+    return 0;
+}
+
+/* Shared values of two ascending sections, and how many of each lie at or below tau. */
+static size_t shared_values(const item *a, const item *b, int s, uint64_t tau, size_t *below_a, size_t *below_b)
+{
+    size_t la = a->count[s], lb = b->count[s], i = 0, j = 0, shared = 0, ca = 0, cb = 0;
+    while (i < la && j < lb) {
+        uint32_t x = word_at(a->bytes, a->offset[s] + i), y = word_at(b->bytes, b->offset[s] + j);
+        shared += x == y;
+        i += x <= y;
+        j += y <= x;
+    }
+    if (below_a) {
+        for (i = 0; i < la && word_at(a->bytes, a->offset[s] + i) <= tau; i++)
+            ca++;
+        for (j = 0; j < lb && word_at(b->bytes, b->offset[s] + j) <= tau; j++)
+            cb++;
+        *below_a = ca;
+        *below_b = cb;
+    }
+    return shared;
+}
+
+static uint64_t cap_of(const item *x, int s, uint32_t k)
+{
+    uint32_t n = x->count[s];
+    return n && n >= k ? word_at(x->bytes, x->offset[s] + n - 1) : UNCAPPED;
+}
+
+/* The feature columns of one pair into row (see the module comment). */
+static void pair_row(const item *a, const item *b, int fields, const unsigned char *kinds, const uint32_t *ks,
+                     double *row)
+{
+    for (int f = 0; f < fields; f++) {
+        int present = a->count[f] && b->count[f];
+        if (kinds[f] == TEXT) {
+            if (!present) {
+                *row++ = NAN;
+                *row++ = NAN;
+                continue;
+            }
+            uint64_t ca = cap_of(a, f, ks[f]), cb = cap_of(b, f, ks[f]), tau = ca < cb ? ca : cb;
+            size_t la, lb, shared = shared_values(a, b, f, tau, &la, &lb);
+            size_t smaller = la < lb ? la : lb, union_ = la + lb - shared;
+            *row++ = smaller ? (double)shared / (double)smaller : 0.0;
+            *row++ = union_ ? (double)shared / (double)union_ : 0.0;
+        } else if (kinds[f] == EXACT) {
+            *row++ = present ? (double)(word_at(a->bytes, a->offset[f]) == word_at(b->bytes, b->offset[f])) : NAN;
+        } else {
+            size_t larger = a->count[f] > b->count[f] ? a->count[f] : b->count[f];
+            *row++ = present ? (double)shared_values(a, b, f, 0, NULL, NULL) / (double)larger : NAN;
+        }
+    }
+}
+
+static int compare_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+PyDoc_STRVAR(pair_features_doc,
+             "pair_features(sketches, kinds, ks, query_only) -> (pairs, features)\n\n"
+             "The candidate pairs of item sketches (bytes, or None/b'' for an item without one) and their per-field\n"
+             "features: kinds holds one byte per field (0 text, 1 exact, 2 location), ks the bottom-K size of each\n"
+             "field (uint32 bytes). A pair is a candidate when the two share a super token (the last section).\n"
+             "query_only=1 pairs only item 0 with each other one. pairs: native int32 (i, j), i < j, by j then i;\n"
+             "features: native float64, one row per pair (two columns per text field, one per other field).");
+
+static PyObject *items_pair_features(PyObject *module, PyObject *args)
+{
+    PyObject *sequence;
+    Py_buffer kinds_buffer, ks_buffer;
+    int query_only = 0;
+    if (!PyArg_ParseTuple(args, "Oy*y*|p:pair_features", &sequence, &kinds_buffer, &ks_buffer, &query_only))
+        return NULL;
+    PyObject *sketches = NULL, *result = NULL, *pairs_bytes = NULL, *features_bytes = NULL;
+    item *items = NULL;
+    uint64_t *entries = NULL, *matrix = NULL;
+    int fields = (int)kinds_buffer.len, columns = 0;
+    const unsigned char *kinds = kinds_buffer.buf;
+    uint32_t ks[MAX_FIELDS];
+    if (fields < 1 || fields > MAX_FIELDS || ks_buffer.len != 4 * fields) {
+        PyErr_Format(PyExc_ValueError, "kinds must hold 1 to %d fields and ks one uint32 each", MAX_FIELDS);
+        goto done;
+    }
+    memcpy(ks, ks_buffer.buf, 4 * (size_t)fields);
+    for (int f = 0; f < fields; f++) {
+        if (kinds[f] > LOCATION) {
+            PyErr_Format(PyExc_ValueError, "unknown field kind code %d", kinds[f]);
+            goto done;
+        }
+        columns += kinds[f] == TEXT ? 2 : 1;
+    }
+    sketches = PySequence_Tuple(sequence);
+    if (!sketches)
+        goto done;
+    Py_ssize_t n = PyTuple_GET_SIZE(sketches);
+    if (n > MAX_ITEMS) {
+        PyErr_Format(PyExc_ValueError, "more than %zd items", MAX_ITEMS);
+        goto done;
+    }
+    items = PyMem_Calloc((size_t)n + 1, sizeof *items);
+    if (!items) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t total = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        if (parse_item(PyTuple_GET_ITEM(sketches, s), s, fields + 1, &items[s]) < 0)
+            goto done;
+        if (items[s].bytes)
+            total += items[s].count[fields];
+    }
+    /* query_only: bit j marks pair (0, j); else bit j * n + i marks pair i < j */
+    size_t words = ((query_only ? (size_t)n : (size_t)n * (size_t)n) + 63) / 64;
+    entries = PyMem_Malloc((total + 1) * sizeof *entries);
+    matrix = PyMem_Calloc(words + 1, sizeof *matrix);
+    if (!entries || !matrix) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t n_pairs = 0;
+    Py_BEGIN_ALLOW_THREADS
+    size_t e = 0;
+    for (Py_ssize_t s = 0; s < n; s++) {
+        const item *x = &items[s];
+        if (!x->bytes)
+            continue;
+        for (uint32_t v = 0; v < x->count[fields]; v++)
+            entries[e++] = (uint64_t)word_at(x->bytes, x->offset[fields] + v) << 32 | (uint64_t)s;
+    }
+    qsort(entries, e, sizeof *entries, compare_u64);
+    for (size_t run = 0; run < e;) {
+        size_t end = run + 1;
+        while (end < e && entries[end] >> 32 == entries[run] >> 32)
+            end++;
+        /* a run is sorted by item, so item 0 leads the runs it is in */
+        int with_query = (entries[run] & 0xFFFFFFFFu) == 0;
+        for (size_t q = run + 1; q < end && (with_query || !query_only); q++) {
+            size_t j = (size_t)(entries[q] & 0xFFFFFFFFu);
+            for (size_t p = run; p < (query_only ? run + 1 : q); p++) {
+                size_t i = (size_t)(entries[p] & 0xFFFFFFFFu);
+                if (i == j || (query_only && i != 0))
+                    continue;
+                size_t bit = query_only ? j : j * (size_t)n + i;
+                if (!(matrix[bit >> 6] >> (bit & 63) & 1)) {
+                    matrix[bit >> 6] |= (uint64_t)1 << (bit & 63);
+                    n_pairs++;
+                }
+            }
+        }
+        run = end;
+    }
+    Py_END_ALLOW_THREADS
+    pairs_bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_pairs * 2 * sizeof(int32_t)));
+    features_bytes = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(n_pairs * (size_t)columns * sizeof(double)));
+    if (!pairs_bytes || !features_bytes)
+        goto done;
+    int32_t *pairs = (int32_t *)PyBytes_AS_STRING(pairs_bytes);
+    double *rows = (double *)PyBytes_AS_STRING(features_bytes);
+    Py_BEGIN_ALLOW_THREADS
+    size_t p = 0;
+    for (size_t j = 1; j < (size_t)n; j++) {
+        for (size_t i = 0; i < (query_only ? 1 : j); i++) {
+            size_t bit = query_only ? j : j * (size_t)n + i;
+            if (!(matrix[bit >> 6] >> (bit & 63) & 1))
+                continue;
+            pairs[2 * p] = (int32_t)i;
+            pairs[2 * p + 1] = (int32_t)j;
+            pair_row(&items[i], &items[j], fields, kinds, ks, rows + p * (size_t)columns);
+            p++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    result = PyTuple_Pack(2, pairs_bytes, features_bytes);
+done:
+    Py_XDECREF(pairs_bytes);
+    Py_XDECREF(features_bytes);
+    PyMem_Free(items);
+    PyMem_Free(entries);
+    PyMem_Free(matrix);
+    Py_XDECREF(sketches);
+    PyBuffer_Release(&kinds_buffer);
+    PyBuffer_Release(&ks_buffer);
+    return result;
+}
+
+static PyMethodDef items_methods[] = {
+    {"pair_features", items_pair_features, METH_VARARGS, pair_features_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef items_module = {
+    PyModuleDef_HEAD_INIT, "neardup.core._items",
+    "Per-field similarities of the candidate pairs of item sketches (pairs sharing a super token).", -1,
+    items_methods,
+};
+
+PyMODINIT_FUNC PyInit__items(void)
+{
+    return PyModule_Create(&items_module);
+}
