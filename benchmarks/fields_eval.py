@@ -1,0 +1,225 @@
+"""Items with fields against text alone on the labelled job-ad set (issue 13; benchmarks/jobads.py).
+
+Three detectors decide every labelled pair of a split by the engine's own Dedup of the two items (a result set of
+two stored ids, Deduplicator.dedup_ids; the similarity it reports is what a pair is judged by):
+  text-only         the items' `text` in a default bottom-K store (word 3-grams, K = 128, stop-list learned),
+                    containment, at its best threshold on the judged split itself (its best case);
+  fields + rules    an items store of the fields (SCHEMA), the weighted per-field similarity of pairs that share a
+                    super token (a rule), at the threshold chosen on the tune split (core/defaults.ITEMS_THRESHOLD);
+  fields + model    the same store with the pair model `neardup train` fits on the tune split's labelled pairs
+                    (train.train, then the model copied to the test store through the store interface), deciding
+                    by its calibrated probability at its own threshold.
+Weights, rules and thresholds are chosen on `tune` only; figures are reported on `test`.
+
+The loader (items_with_fields) maps a job ad to the schema's fields, as jobads.md leaves to a loader: the URL only
+when it is not the job board's own listing page (its host is the ad's site: another site's copy of the ad has
+another one), and the vacancy's reference number (`VAC-56527`, `REF012121`) from the body as an exact field.
+
+    python benchmarks/fields_eval.py [--split test] [--size 2000] [--tune-weights]
+
+Writes out/fields_eval.json and out/fields_eval.md.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import jobads  # noqa: E402
+from neardup import train  # noqa: E402
+from neardup.core.fields import FieldSpec  # noqa: E402
+from neardup.core.items import weighted  # noqa: E402
+from neardup.core.kernel import unpack  # noqa: E402
+from neardup.engine import Deduplicator, DedupParams  # noqa: E402
+from neardup.indexer import index_corpus  # noqa: E402
+from neardup.store import open_store  # noqa: E402
+
+OUT = Path(__file__).resolve().parent / "out"
+#: The job-ad schema; weights chosen on the tune split (--tune-weights), rules by what reposts share: their title
+#: with their body, their place, their contact or their reference (a teaser or a two-line ad shares little body).
+SCHEMA = {
+    "fields": [
+        {"name": "title", "unit": "word:1", "k": 16, "metric": "jaccard", "rule_tokens": 8, "weight": 2.0},
+        {"name": "body", "k": 128, "rule_tokens": 16, "weight": 0.0},
+        {"name": "organisation", "kind": "exact", "drop_words": ["ltd", "limited", "bv", "b", "v"], "weight": 2.0},
+        {"name": "phone", "kind": "exact", "normalize": "digits", "weight": 1.0},
+        {"name": "email", "kind": "exact", "weight": 1.0},
+        {"name": "url", "kind": "exact", "normalize": "url", "weight": 8.0},
+        {"name": "reference", "kind": "exact", "weight": 8.0},
+        {"name": "category", "kind": "exact", "weight": 0.0},
+        {"name": "location", "kind": "location", "precision": 5, "weight": 4.0},
+    ],
+    "rules": [["body"], ["title", "location"], ["title", "phone"], ["title", "email"], ["url"], ["reference"]],
+}
+_REFERENCE = re.compile(r"\b([A-Z]{2,4})-?(\d{4,6})\b")
+_HOST = re.compile(r"^(?:[a-z]+:)?//(?:www\.)?([^/?#]+)", re.IGNORECASE)
+
+
+def items_with_fields(items: list[dict]) -> list[dict]:
+    """Index records {"id", "lang", "fields"} of job ads (see the module docstring for the loader's two rules)."""
+    records = []
+    for item in items:
+        fields = dict(item["fields"])
+        url = fields.get("url")
+        if url:
+            host = _HOST.match(url)
+            if host and host.group(1).lower().endswith(item["site"].lower()):
+                del fields["url"]  # the board's own listing page: no other site's copy has it
+        reference = _REFERENCE.search(fields.get("body", ""))
+        if reference:
+            fields["reference"] = reference.group(1) + reference.group(2)
+        records.append({"id": item["id"], "lang": item["lang"], "fields": fields})
+    return records
+
+
+def write_jsonl(path: Path, rows) -> Path:
+    with path.open("w", encoding="utf-8") as stream:
+        for row in rows:
+            stream.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def build(split: str, size: int, work: Path) -> dict:
+    """The split's text store and items store, and its pairs file."""
+    data = jobads.generate(split, size)
+    base = work / split
+    base.mkdir()
+    texts = write_jsonl(base / "texts.jsonl", ({"id": i["id"], "lang": i["lang"], "text": i["text"]}
+                                                for i in data.items))
+    items = write_jsonl(base / "items.jsonl", items_with_fields(data.items))
+    pairs = write_jsonl(base / "pairs.jsonl", data.pairs)
+    index_corpus(str(texts), str(base / "text-store"))
+    schema = {"fields": tuple(FieldSpec.from_dict(spec) for spec in SCHEMA["fields"]),
+              "rules": tuple(map(tuple, SCHEMA["rules"]))}
+    index_corpus(str(items), str(base / "item-store"), schema=schema)
+    return {"pairs": data.pairs, "pairs_path": pairs, "text_store": base / "text-store",
+            "item_store": base / "item-store"}
+
+
+def dedup_scores(store_path: Path, pairs: list[dict], threshold: float) -> np.ndarray:
+    """The similarity Dedup reports for b against a (0 when it keeps b, which a threshold of 0 never does for a
+    pair it scores: those are the pairs sharing no value or no super token)."""
+    with open_store(store_path, readonly=True) as store:
+        engine = Deduplicator(store)
+        params = DedupParams(threshold, engine.defaults.metric, "greedy")
+        scores = []
+        for pair in pairs:
+            grouping = unpack(engine.dedup_ids([pair["a"], pair["b"]], params).packed_grouping)
+            scores.append(grouping.similarity[1] if grouping.duplicate_of[1] == 0 else -1.0)
+    return np.array(scores)
+
+
+def figures(decided: np.ndarray, pairs: list[dict]) -> dict:
+    truth = np.array([p["duplicate"] for p in pairs])
+    kinds = np.array([p["kind"] for p in pairs])
+    tp, fp, fn = (decided & truth).sum(), (decided & ~truth).sum(), (~decided & truth).sum()
+    per_kind = {kind: float(decided[kinds == kind].mean()) for kind in jobads.KINDS}
+    return {"f1": float(2 * tp / (2 * tp + fp + fn)), "precision": float(tp / max(tp + fp, 1)),
+            "recall": float(tp / (tp + fn)), "city_variants_apart": 1 - per_kind["city_variant"],
+            "repost_recall": per_kind["repost"], "readvert_recall": per_kind["readvert"],
+            "grouped_per_kind": per_kind}
+
+
+def best_threshold(scores: np.ndarray, pairs: list[dict]) -> tuple[float, dict]:
+    best = None
+    for threshold in np.arange(0.05, 1.0001, 0.01):
+        result = figures(scores >= threshold - 1e-12, pairs)
+        if best is None or result["f1"] > best[1]["f1"]:
+            best = (round(float(threshold), 2), result)
+    return best
+
+
+def tune_weights(store_path: Path, pairs: list[dict], rounds: int = 3) -> dict:
+    """Coordinate search of the field weights on a split's pairs (weighted per-field similarity, best threshold)."""
+    with open_store(store_path, readonly=True) as store:
+        fields = store.config.fields
+        ids = sorted({p["a"] for p in pairs} | {p["b"] for p in pairs})
+        sketches = dict(zip(ids, store.get_many(ids)))
+    rows, scored = train.pair_rows(fields, sketches, [(p["a"], p["b"], p["duplicate"]) for p in pairs])
+
+    def f1(specs):
+        scores = np.where(scored, weighted(specs, np.where(scored[:, None], rows, 0.0)), -1.0)
+        return best_threshold(scores, pairs)
+
+    specs = list(fields)
+    best = f1(specs)
+    for _ in range(rounds):
+        for position in range(len(specs)):
+            for weight in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0):
+                trial = specs[:position] + [dataclasses.replace(specs[position], weight=weight)] + specs[position + 1:]
+                result = f1(trial)
+                if result[1]["f1"] > best[1]["f1"]:
+                    specs, best = trial, result
+    return {"weights": {spec.name: spec.weight for spec in specs}, "threshold": best[0], "tune": best[1]}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", default="test", choices=jobads.SPLITS, help="the split to report on (default test)")
+    parser.add_argument("--size", type=int, default=jobads.DEFAULT_SIZE, help="items per split (default 2000)")
+    parser.add_argument("--tune-weights", action="store_true",
+                        help="search the field weights on the tune split and print them (default: use SCHEMA's)")
+    args = parser.parse_args(argv)
+    from neardup.core.defaults import ITEMS_THRESHOLD
+
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        tune = build("tune", args.size, work)
+        if args.tune_weights:
+            print(json.dumps(tune_weights(tune["item_store"], tune["pairs"]), indent=1))
+            return
+        judged = build(args.split, args.size, work) if args.split != "tune" else tune
+        pairs = judged["pairs"]
+        report = {"split": args.split, "size": args.size, "pairs": len(pairs), "schema": SCHEMA}
+        text_threshold, report["text_only"] = best_threshold(dedup_scores(judged["text_store"], pairs, 0.0), pairs)
+        report["text_only"]["threshold"] = text_threshold
+        fields_scores = dedup_scores(judged["item_store"], pairs, 0.0)
+        report["fields_rules"] = {**figures(fields_scores >= ITEMS_THRESHOLD, pairs), "threshold": ITEMS_THRESHOLD}
+        report["fields_rules_best_threshold"] = best_threshold(fields_scores, pairs)[0]
+        trained = train.train(str(tune["pairs_path"]), str(tune["item_store"]))
+        with open_store(tune["item_store"], readonly=True) as source, open_store(judged["item_store"]) as target:
+            target.set_model(source.model())
+        model_scores = dedup_scores(judged["item_store"], pairs, 0.0)
+        report["fields_model"] = {**figures(model_scores >= trained["threshold"], pairs),
+                                  "threshold": trained["threshold"], "model": trained["chosen"],
+                                  "cv_on_tune": trained["models"][trained["chosen"]]["cv"],
+                                  "cv_both": {kind: m["cv"] for kind, m in trained["models"].items()}}
+    report["seconds"] = round(time.monotonic() - started, 1)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "fields_eval.json").write_text(json.dumps(report, indent=1))
+    (OUT / "fields_eval.md").write_text(markdown(report))
+    print(markdown(report))
+
+
+def markdown(report: dict) -> str:
+    rows = [("text only (containment, best threshold on this split)", report["text_only"]),
+            ("fields + rules (weighted, threshold from tune)", report["fields_rules"]),
+            (f"fields + classifier ({report['fields_model']['model']}, trained on tune)", report["fields_model"])]
+    lines = [f"Job-ad {report['split']} split ({report['size']} items, {report['pairs']} labelled pairs), "
+             f"each pair decided by Dedup of the two items:", "",
+             "| detector | threshold | F1 | precision | recall | city variants kept apart | repost recall | "
+             "readvert recall |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, r in rows:
+        lines.append(f"| {name} | {r['threshold']:.2f} | {r['f1']:.3f} | {r['precision']:.3f} | {r['recall']:.3f} | "
+                     f"{100 * r['city_variants_apart']:.1f} % | {r['repost_recall']:.3f} | "
+                     f"{r['readvert_recall']:.3f} |")
+    lines += ["", "Share of each kind's pairs grouped as duplicates:", "",
+              "| kind | " + " | ".join(name.split(" (")[0] for name, _ in rows) + " |",
+              "|---|" + "---:|" * len(rows)]
+    for kind in jobads.KINDS:
+        lines.append(f"| {kind} | " + " | ".join(f"{r['grouped_per_kind'][kind]:.3f}" for _, r in rows) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
