@@ -218,3 +218,26 @@ def test_index_refuses_a_bad_schema_and_text_records(tmp_path, schema_path):
     corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": "t", "text": "a text"}])
     done = run_neardup("index", str(corpus), "--store", str(tmp_path / "s"), "--fields", str(schema_path), "--strict")
     assert done.returncode == 1 and "give the record's \"fields\"" in done.stderr
+
+
+@pytest.mark.parametrize("backend", ["lmdb", "redis"])
+def test_every_backend_keeps_items_and_the_pair_model(backend, request, tmp_path):
+    """The items store and its model go through the store interface only: Redis carries them as LMDB does."""
+    from neardup.engine import Deduplicator, DedupParams, SimilarParams
+    from neardup.store import create_store, open_store
+
+    location = request.getfixturevalue("redis_url") if backend == "redis" else tmp_path / "store"
+    sketcher = ItemSketcher(config())
+    with create_store(location, config(), []) as store:
+        store.put_many([(doc_id, sketcher.sketch(fields, "en")) for doc_id, fields in ITEMS.items()])
+        assert store.model() is None
+        store.set_model(b'{"a": "model"}')
+    with open_store(location) as store:
+        assert store.config == config() and store.model() == b'{"a": "model"}'
+        store.set_model(None)
+        engine = Deduplicator(store)
+        grouping = kernel.unpack(engine.dedup_ids(["ad-1", "ad-2-manchester", "ad-1-repost"],
+                                                  DedupParams(0.81, "fields")).packed_grouping)
+        assert grouping.duplicate_of == [-1, -1, 0]
+        assert [m.id for m in engine.find_similar("ad-1", SimilarParams(threshold=0.5, metric="fields")).matches] \
+            == ["ad-1-repost"]
