@@ -1,0 +1,169 @@
+"""Dedup over the Redis store against the LMDB store in the same run, and what an article costs in Redis' memory.
+
+    python benchmarks/redis_store.py [--quick] [--articles N] [--out benchmarks/out]
+
+One redis-server (Debian's, started here on a free loopback port, no persistence) and one LMDB directory hold the
+same N synthetic articles (bench_store's: random sketches of 10..64 values, ids like article URLs, written in
+batches of 10,000, postings kept as `neardup index` keeps them). Two `neardup serve` processes, one per store,
+one worker each, session cache off, take the same result sets of 100 stored ids as pre-serialized Dedup bytes,
+one call at a time, the two servers in alternating blocks; every answer of one is checked byte-equal to the
+other's.
+
+  * cold: each result set's ids are asked for the first time, so the server reads their sketches from the store
+    (Redis: the generation GET, then one HMGET of the 100 ids);
+  * warm: the same result sets again, the sketches now in the server's memo (view.LiveView), so a request reads
+    only the generation (Redis: one GET).
+
+In process, without gRPC: get_many of 100 ids on each store, in turns. Memory: Redis' used_memory before and
+after the fill over N, and MEMORY USAGE of each key of the store. Writes redis_store.json and redis_store.md
+(also printed). Issue 14's goal, reported, never asserted: Dedup p50 over Redis at most 1.3x LMDB's.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+
+import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
+import measure  # noqa: E402
+from bench_store import batches  # noqa: E402
+from neardup.core.sketch import SketchConfig  # noqa: E402
+from neardup.store import create_store, open_store  # noqa: E402
+from neardup.store.redis import connect  # noqa: E402
+from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
+from report import latency_cells, table  # noqa: E402
+from serverproc import RedisServer, Server, free_port  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+RESULT_SET = 100
+BLOCK = 50
+GOAL_P50 = 1.3  # Redis p50 at most this times LMDB's
+
+
+def fill(location, articles: int) -> float:
+    """Writes the articles; returns the seconds it took."""
+    began = time.monotonic()
+    with create_store(location, SketchConfig(), []) as store:
+        for batch in batches(articles):
+            store.put_many(batch)
+    return time.monotonic() - began
+
+
+def redis_memory(url: str, used_before: int, articles: int) -> dict:
+    with open_store(url, readonly=True) as store:
+        client, keys = store._client, store._keys
+        used = client.info("memory")["used_memory"]
+        per_key = {name: client.memory_usage(getattr(keys, name), samples=0) or 0
+                   for name in ("meta", "generation", "log", "sketches", "docnos", "ids", "postings", "clusters")}
+    return {"used_memory_bytes": used - used_before, "bytes_per_article": (used - used_before) / articles,
+            "keys_bytes_per_article": {name: size / articles for name, size in per_key.items()}}
+
+
+def dedup_calls(servers: dict[str, Server], id_sets: list[list[str]]) -> dict:
+    """Each result set once per server, servers alternating in blocks of BLOCK calls; answers compared."""
+    bodies = [pb.DedupRequest(ids=ids).SerializeToString() for ids in id_sets]
+    channels = {name: grpc.insecure_channel(server.target) for name, server in servers.items()}
+    calls = {name: channel.unary_unary(load.DEDUP_PATH) for name, channel in channels.items()}
+    samples = {name: [] for name in servers}
+    try:
+        for start in range(0, len(bodies), BLOCK):
+            answers = {}
+            for name, call in calls.items():
+                answers[name] = []
+                for body in bodies[start:start + BLOCK]:
+                    began = time.perf_counter_ns()
+                    answers[name].append(call(body))
+                    samples[name].append((time.perf_counter_ns() - began) / 1000)
+            first, *others = answers.values()
+            for other in others:
+                assert other == first, "the stores answered differently"
+    finally:
+        for channel in channels.values():
+            channel.close()
+    return {name: {"latency_ms": measure.percentiles_ms(np.array(times)), "calls": len(times)}
+            for name, times in samples.items()}
+
+
+def run(work: Path, articles: int) -> dict:
+    lmdb_path = work / "lmdb-store"
+    with RedisServer(work / "redis") as redis:
+        url = redis.url()
+        client = connect(url)[0]
+        used_before = client.info("memory")["used_memory"]
+        client.close()
+        fill_seconds = {"lmdb": fill(lmdb_path, articles), "redis": fill(url, articles)}
+        memory = redis_memory(url, used_before, articles)
+        ids = [doc_id for batch in batches(articles) for doc_id, _ in batch]
+        random.Random(1).shuffle(ids)
+        id_sets = [ids[start:start + RESULT_SET] for start in range(0, len(ids) - RESULT_SET + 1, RESULT_SET)]
+        with open_store(lmdb_path, readonly=True) as lmdb_store, open_store(url, readonly=True) as redis_store:
+            in_process = measure.interleaved_us(
+                {"lmdb": (lmdb_store.get_many, [(s,) for s in id_sets[:200]]),
+                 "redis": (redis_store.get_many, [(s,) for s in id_sets[:200]])}, rounds=5)
+        servers = {"lmdb": Server(lmdb_path, *load.CACHE_OFF, port=free_port(), log_dir=work),
+                   "redis": Server(url, *load.CACHE_OFF, port=free_port(), log_dir=work)}
+        try:
+            for server in servers.values():
+                server.wait_ready(60)
+            cold = dedup_calls(servers, id_sets)
+            warm = dedup_calls(servers, id_sets)
+        finally:
+            for server in servers.values():
+                server.stop()
+    return {"articles": articles, "result_set": RESULT_SET, "fill_seconds": fill_seconds, "memory": memory,
+            "get_many_in_process_us": in_process, "dedup": {"cold": cold, "warm": warm},
+            "machine": measure.machine()}
+
+
+def markdown(results: dict) -> str:
+    lines = [f"Redis store against LMDB store: {results['articles']:,} synthetic articles, result sets of "
+             f"{results['result_set']} stored ids, one server each, session cache off, same run", ""]
+    rows = []
+    for phase, figures in results["dedup"].items():
+        for name in ("lmdb", "redis"):
+            latency = figures[name]["latency_ms"]
+            rows.append([f"Dedup {phase}, {name}", *latency_cells(latency, ("p50", "p99")),
+                         f"{figures[name]['calls']:,}"])
+        ratio = {q: figures["redis"]["latency_ms"][q] / figures["lmdb"]["latency_ms"][q] for q in ("p50", "p99")}
+        rows.append([f"Dedup {phase}, Redis / LMDB", f"{ratio['p50']:.2f}×", f"{ratio['p99']:.2f}×", ""])
+    lines += table(["", "p50 ms", "p99 ms", "calls"], rows) + [""]
+    in_process = results["get_many_in_process_us"]
+    lines += table(["get_many of 100 ids, in process", "median µs", "p99 µs"],
+                   [[name, f"{figures['median_us']:.0f}", f"{figures['p99_us']:.0f}"]
+                    for name, figures in in_process.items()]) + [""]
+    memory = results["memory"]
+    lines.append(f"Redis memory: {memory['bytes_per_article']:.0f} bytes per article (used_memory); by key: " +
+                 ", ".join(f"{name} {size:.0f}" for name, size in memory["keys_bytes_per_article"].items()
+                           if size >= 1) + ".")
+    lines.append("Fill (put_many, batches of 10,000): " +
+                 ", ".join(f"{name} {seconds:.1f} s" for name, seconds in results["fill_seconds"].items()) + ".")
+    goal = results["dedup"]["cold"]["redis"]["latency_ms"]["p50"] / results["dedup"]["cold"]["lmdb"]["latency_ms"]["p50"]
+    lines.append(f"Goal (issue 14): cold Dedup p50 over Redis ≤ {GOAL_P50}× LMDB's: {goal:.2f}× "
+                 f"({'met' if goal <= GOAL_P50 else 'NOT met'}).")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="20,000 articles instead of --articles")
+    parser.add_argument("--articles", type=int, default=100_000, help="articles in each store (default: 100000)")
+    parser.add_argument("--out", type=Path, default=HERE / "out", help="where the JSON and markdown go")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="neardup-redis-bench-") as work:
+        results = run(Path(work), 20_000 if args.quick else args.articles)
+    (args.out / "redis_store.json").write_text(json.dumps(results, indent=1))
+    text = markdown(results)
+    (args.out / "redis_store.md").write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
