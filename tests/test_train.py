@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from neardup.core.items import ItemScorer, PairModel, pair_features
+from neardup.errors import ConfigMismatch
 from neardup.store import open_store
 from neardup_client import NearDupClient
 from serverproc import Server, run_neardup, serving, write_jsonl
@@ -105,3 +106,18 @@ def test_model_evaluation_needs_no_scikit_learn(trained):
     with open_store(root / "store", readonly=True) as store:
         model = PairModel.from_json(store.model(), store.config.digest(), store.config.fields)
     assert np.all(np.diff(model.probability(np.zeros((3, len(model.document["inputs"]))))) == 0)
+
+
+def test_a_model_whose_trees_loop_or_point_outside_is_damaged(trained):
+    """The compiled tree walk checks every node first: a child before its parent (a loop) or past the end is refused
+    when the model is read, never walked."""
+    root, _, _ = trained
+    with open_store(root / "store", readonly=True) as store:
+        document, digest, fields = json.loads(store.model()), store.config.digest(), store.config.fields
+    if document["kind"] != "gradient-boosting":
+        pytest.skip("logistic regression chosen: no trees")
+    for child in (0, 10 ** 6):
+        broken = json.loads(json.dumps(document))
+        broken["trees"][0]["left"][0] = child
+        with pytest.raises(ConfigMismatch, match="pair model is damaged"):
+            PairModel.from_json(json.dumps(broken).encode(), digest, fields)

@@ -11,7 +11,7 @@ the kernel's groupings (kernel.group_scores), so Dedup groups items as it groups
 A model is JSON, never pickle (PairModel.from_json checks every part): a logistic regression's coefficients, or
 a gradient boosting's trees as arrays, plus the Platt scaling fitted on cross-validated scores, the decision
 threshold chosen by cross-validated F1, and the digest of the store configuration it was trained on; it is
-evaluated here with numpy alone.
+evaluated here without scikit-learn (numpy, and the trees walked by _items.tree_sum).
 """
 from __future__ import annotations
 
@@ -91,11 +91,22 @@ class PairModel:
         else:
             self.init = float(document["init"])
             self.learning_rate = float(document["learning_rate"])
-            self.trees = [tuple(np.array(tree[key], dtype) for key, dtype in
-                                (("feature", np.int64), ("threshold", np.float64), ("left", np.int64),
-                                 ("right", np.int64), ("value", np.float64)))
-                          for tree in document["trees"]]
-            self.depth = max((_depth(tree[2], tree[3]) for tree in self.trees), default=0)
+            trees = document["trees"]
+            if not isinstance(trees, list) or not all(isinstance(tree, dict) for tree in trees):
+                raise ValueError("trees must be a list of objects")
+            sizes = [len(tree["feature"]) for tree in trees]
+            offsets = np.cumsum([0] + sizes[:-1]).astype(np.int32)
+            # every tree's nodes in one array, children indexing it (a leaf's stay -1), for _items.tree_sum
+            self.roots = offsets.tobytes()
+            self.nodes = {}
+            for key, dtype in (("feature", np.int32), ("threshold", np.float64), ("left", np.int32),
+                               ("right", np.int32), ("value", np.float64)):
+                parts = [np.array(tree[key], dtype) for tree in trees]
+                if any(len(part) != size or part.ndim != 1 for part, size in zip(parts, sizes)):
+                    raise ValueError(f"a tree's {key} does not match its nodes")
+                if key in ("left", "right"):
+                    parts = [np.where(part == -1, -1, part + offset) for part, offset in zip(parts, offsets)]
+                self.nodes[key] = np.concatenate(parts or [np.empty(0, dtype)]).astype(dtype).tobytes()
 
     @classmethod
     def from_json(cls, data: bytes, config_digest: str, fields: Sequence[FieldSpec]) -> "PairModel":
@@ -122,14 +133,7 @@ class PairModel:
                 if model.coef.shape != (len(names),):
                     raise ValueError("coefficients do not match the inputs")
             elif model.kind == GBM:
-                for feature, threshold, left, right, value in model.trees:
-                    size = len(feature)
-                    if not (size and len(threshold) == len(left) == len(right) == len(value) == size
-                            and np.all((left == -1) == (right == -1))
-                            and np.all((left == -1) | ((left > np.arange(size)) & (left < size)))
-                            and np.all((right == -1) | ((right > np.arange(size)) & (right < size)))
-                            and np.all((left == -1) | ((feature >= 0) & (feature < len(names))))):
-                        raise ValueError("a tree is malformed")
+                model.raw(np.zeros((1, len(names))))  # the compiled walk checks every node
             else:
                 raise ValueError(f"unknown model kind {model.kind!r}")
             if not (0.0 <= model.threshold <= 1.0 and all(map(math.isfinite, model.calibration))):
@@ -142,30 +146,16 @@ class PairModel:
         """The uncalibrated score: the logistic regression's logit, or the boosted trees' sum."""
         if self.kind == LOGISTIC:
             return inputs @ self.coef + self.intercept
-        total = np.full(len(inputs), self.init)
-        rows = np.arange(len(inputs))
-        for feature, threshold, left, right, value in self.trees:
-            node = np.zeros(len(inputs), np.int64)
-            for _ in range(self.depth):
-                leaf = left[node] == -1
-                go_left = inputs[rows, np.where(leaf, 0, feature[node])] <= threshold[node]
-                node = np.where(leaf, node, np.where(go_left, left[node], right[node]))
-            total += self.learning_rate * value[node]
-        return total
+        inputs = np.ascontiguousarray(inputs, np.float64)
+        nodes = self.nodes
+        sums = _items.tree_sum(inputs, inputs.shape[1], nodes["feature"], nodes["threshold"], nodes["left"],
+                               nodes["right"], nodes["value"], self.roots)
+        return self.init + self.learning_rate * np.frombuffer(sums, np.float64)
 
     def probability(self, inputs: np.ndarray) -> np.ndarray:
         """The calibrated probability that each pair is a duplicate (Platt scaling of raw)."""
         a, b = self.calibration
         return 1.0 / (1.0 + np.exp(-(a * self.raw(inputs) + b)))
-
-
-def _depth(left: np.ndarray, right: np.ndarray) -> int:
-    """The longest path from the root of a tree whose children come after their parents."""
-    depth = np.zeros(len(left), np.int64)
-    for node in range(len(left)):
-        if left[node] != -1:
-            depth[left[node]] = depth[right[node]] = depth[node] + 1
-    return int(depth.max()) if len(depth) else 0
 
 
 class ItemScorer:
