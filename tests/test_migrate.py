@@ -14,21 +14,24 @@ from test_service import corpus
 
 @pytest.fixture(scope="module")
 def source(indexed_store) -> str:
-    """An LMDB store made by `neardup index`, three of its articles clustered."""
+    """An LMDB store made by `neardup index`, three of its articles clustered, a pair model stored (bytes the store
+    keeps as they are)."""
     path = indexed_store("migrate", corpus())
     with open_store(path) as store:
         store.set_clusters([("a", -1), ("a-republished", -1), ("b", -2)], {"method": "components", "next_id": 0,
                                                                             "threshold": 0.5,
                                                                             "metric": "containment"})
+        store.set_model(b'{"a model": "kept as bytes"}')
     return str(path)
 
 
 def snapshot_of(location) -> tuple:
-    """What a copy must keep: digest, count, cluster ids and their description, and a search's answer."""
+    """What a copy must keep: digest, count, cluster ids and their description, the pair model, and a search's
+    answer."""
     with open_store(location, readonly=True) as store:
         ids = [doc_id for doc_id, _ in store.items()]
         found = Deduplicator(store).find_similar("a", SimilarParams(threshold=0.3)).matches
-        return store.digest(), store.count(), store.clusters(ids), store.clustering(), found
+        return store.digest(), store.count(), store.clusters(ids), store.clustering(), found, store.model()
 
 
 def test_lmdb_to_redis_to_lmdb_keeps_everything(neardup, source, redis_url, tmp_path):
@@ -39,7 +42,7 @@ def test_lmdb_to_redis_to_lmdb_keeps_everything(neardup, source, redis_url, tmp_
     back = tmp_path / "back"
     assert neardup("migrate", redis_url, back).returncode == 0
     original = snapshot_of(source)
-    assert original[2].count(-1) == len(corpus()) - 3 and original[4]  # clustered, and the search finds some
+    assert original[2].count(-1) == len(corpus()) - 3 and original[4] and original[5]  # clustered, found, model
     assert snapshot_of(redis_url) == original == snapshot_of(back)
     with open_store(redis_url) as copy:
         assert copy.backend == "redis" and copy.clustered()

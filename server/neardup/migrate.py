@@ -1,7 +1,7 @@
 """`neardup migrate SRC DST`: copies a store to another location, of any backend (LMDB directory ↔ Redis URL),
 and checks the copy by its count and digest (SketchStore.digest) before it says it is done.
 
-The copy holds the source's configuration, stop-list, sketches and cluster ids; article numbers and postings are
+The copy holds the source's configuration, stop-list, sketches, cluster ids and pair model; article numbers and postings are
 made again by the target as it is written. Compare stores while nothing writes to the source: a write during the
 copy makes the digests differ, and the command fails saying so.
 """
@@ -63,6 +63,8 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
                 summary.removed = _remove_others(dst, ids, batch_size)
             if src.clustering():
                 dst.set_clusters([], src.clustering())
+            if src.model() is not None:
+                dst.set_model(src.model())
             if src.model() is not None:  # an items store's pair model, tied to the configuration both share
                 dst.set_model(src.model())
             expected, copied = src.count(), dst.count()
