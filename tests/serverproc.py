@@ -55,30 +55,43 @@ class RedisServer:
     """Debian's redis-server on a free loopback port, in a directory of its own; `durable`: an append-only file
     fsynced at every write (what a test of a restart needs), else nothing is saved."""
 
-    def __init__(self, directory: Path, durable: bool = False):
+    def __init__(self, directory: Path, durable: bool = False, password: str | None = None,
+                 tls: Path | None = None):
+        """`tls`: a directory holding server.pem, server.key and ca.pem; then it listens with TLS only."""
         self.directory = directory
         self.port = free_port()
         self.durable = durable
+        self.password = password
+        self.tls = tls
         self.process: subprocess.Popen | None = None
 
     def url(self, prefix: str | None = None) -> str:
-        return f"redis://127.0.0.1:{self.port}/0" + (f"?prefix={prefix}" if prefix else "")
+        scheme = "rediss" if self.tls else "redis"
+        return f"{scheme}://127.0.0.1:{self.port}/0" + (f"?prefix={prefix}" if prefix else "")
 
     def start(self) -> "RedisServer":
         persistence = ["--appendonly", "yes", "--appendfsync", "always"] if self.durable else \
             ["--appendonly", "no"]
+        listen = ["--port", str(self.port)]
+        if self.tls:
+            listen = ["--port", "0", "--tls-port", str(self.port), "--tls-cert-file", str(self.tls / "server.pem"),
+                      "--tls-key-file", str(self.tls / "server.key"), "--tls-ca-cert-file", str(self.tls / "ca.pem"),
+                      "--tls-auth-clients", "no"]
+        if self.password:
+            listen += ["--requirepass", self.password]
         self.directory.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--dir",
-             str(self.directory), *persistence], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+            ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--dir", str(self.directory),
+             *persistence], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             assert self.process.poll() is None, f"redis-server exited with {self.process.returncode}"
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                    if self.tls:  # listening is what there is to wait for
+                        return self
                     sock.sendall(b"PING\r\n")
-                    if sock.recv(64).startswith(b"+PONG"):
+                    if sock.recv(64).startswith((b"+PONG", b"-NOAUTH")):
                         return self
             except OSError:
                 pass

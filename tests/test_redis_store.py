@@ -3,10 +3,13 @@ its URL, its refusals, its key layout, its bounded change log, concurrent writer
 Redis going away and coming back."""
 from __future__ import annotations
 
+import ipaddress
 import random
 import threading
 
 import pytest
+from cryptography import x509
+from cryptography.x509.oid import ExtendedKeyUsageOID
 from redis.crc import key_slot
 
 from neardup.core.sketch import SketchConfig, encode_sketch
@@ -15,6 +18,7 @@ from neardup.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store
 from serverproc import RedisServer, sketch_store
+from test_security import _issue, _write
 from test_store_postings import K, assert_index_matches_sketches, random_sketch
 
 
@@ -180,3 +184,34 @@ class _client:
 
     def __exit__(self, *exc):
         self._client.close()
+
+
+def test_a_tls_redis_with_a_password_is_used_through_the_environment_only(tmp_path, monkeypatch):
+    """rediss:// checks Redis' certificate against $NEARDUP_REDIS_CA; the password comes from
+    $NEARDUP_REDIS_PASSWORD and is never shown."""
+    pki = tmp_path / "pki"
+    pki.mkdir()
+    ca = _issue("redis test CA")
+    _write(pki, "ca", ca[0])
+    _write(pki, "server", *_issue("redis", ca, usage=ExtendedKeyUsageOID.SERVER_AUTH,
+                                  names=(x509.IPAddress(ipaddress.ip_address("127.0.0.1")),)))
+    with RedisServer(tmp_path / "redis", password="pa55-word", tls=pki) as server:
+        url = server.url()
+        monkeypatch.setenv(redis_store.CA_ENV, str(pki / "ca.pem"))
+        with pytest.raises(StoreUnavailable, match="(?i)auth") as refused:
+            create_store(url, SketchConfig(), [])
+        monkeypatch.setenv(redis_store.PASSWORD_ENV, "wrong")
+        with pytest.raises(StoreUnavailable, match="(?i)pass|auth"):
+            open_store(url)
+        monkeypatch.setenv(redis_store.PASSWORD_ENV, "pa55-word")
+        sketch_store(url, {"a": encode_sketch([1, 2])})
+        with open_store(url) as store:
+            assert store.get_many(["a", "b"]) == [encode_sketch([1, 2]), None] and store.generation() == 1
+            assert store.location == url and "pa55" not in store.location
+        monkeypatch.delenv(redis_store.CA_ENV)  # the system's CAs do not know this one
+        with pytest.raises(StoreUnavailable, match="(?i)certificate"):
+            open_store(url)
+        monkeypatch.setenv(redis_store.CA_ENV, str(pki / "ca.pem"))
+        with pytest.raises(StoreUnavailable):  # plain text to a TLS port
+            open_store(url.replace("rediss://", "redis://"))
+    assert "pa55" not in str(refused.value)
