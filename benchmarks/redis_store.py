@@ -57,12 +57,16 @@ def fill(location, articles: int) -> float:
 
 
 def redis_memory(url: str, used_before: int, articles: int) -> dict:
+    """used_memory's growth per article, and per key: the named ones by MEMORY USAGE, the postings (a key per
+    bucket) as the rest."""
     with open_store(url, readonly=True) as store:
         client, keys = store._client, store._keys
-        used = client.info("memory")["used_memory"]
+        used = client.info("memory")["used_memory"] - used_before
         per_key = {name: client.memory_usage(getattr(keys, name), samples=0) or 0
-                   for name in ("meta", "generation", "log", "sketches", "docnos", "ids", "postings", "clusters")}
-    return {"used_memory_bytes": used - used_before, "bytes_per_article": (used - used_before) / articles,
+                   for name in ("sketches", "docnos", "ids", "log", "meta", "generation", "clusters")}
+        per_key["postings"] = used - sum(per_key.values())
+        buckets = client.dbsize() - sum(1 for name in keys.all if client.exists(name))
+    return {"used_memory_bytes": used, "bytes_per_article": used / articles, "bucket_keys": buckets,
             "keys_bytes_per_article": {name: size / articles for name, size in per_key.items()}}
 
 
@@ -141,7 +145,7 @@ def markdown(results: dict) -> str:
     memory = results["memory"]
     lines.append(f"Redis memory: {memory['bytes_per_article']:.0f} bytes per article (used_memory); by key: " +
                  ", ".join(f"{name} {size:.0f}" for name, size in memory["keys_bytes_per_article"].items()
-                           if size >= 1) + ".")
+                           if size >= 1) + f" (postings: {memory['bucket_keys']:,} bucket keys).")
     lines.append("Fill (put_many, batches of 10,000): " +
                  ", ".join(f"{name} {seconds:.1f} s" for name, seconds in results["fill_seconds"].items()) + ".")
     goal = results["dedup"]["cold"]["redis"]["latency_ms"]["p50"] / results["dedup"]["cold"]["lmdb"]["latency_ms"]["p50"]

@@ -40,7 +40,13 @@ def raw_parts(path) -> dict[bytes, dict[bytes, bytes]]:
     names = (b"sketches", b"docnos", b"ids", b"postings")
     if is_redis(path):
         with open_store(path, readonly=True) as store:
-            return {name: store._client.hgetall(getattr(store._keys, name.decode())) for name in names}
+            client, keys = store._client, store._keys
+            parts = {name: client.hgetall(getattr(keys, name.decode())) for name in names[:3]}
+            prefix = keys.buckets([b""])[0]
+            bucket_keys = sorted(client.scan_iter(match=prefix + b"*", count=1000))
+            parts[b"postings"] = {key[len(prefix):]: value for key, value in
+                                  zip(bucket_keys, client.mget(bucket_keys) if bucket_keys else [])}
+            return parts
     with lmdb.open(str(path), readonly=True, max_dbs=7, lock=False) as env:
         dbs = {name: env.open_db(name, create=False) for name in names}
         with env.begin() as txn:

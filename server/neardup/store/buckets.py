@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import abc
 import struct
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Hashable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -90,10 +90,11 @@ class LargeBuckets(dict):
 
 
 def rewrite(old: list[tuple[bytes, int]], new: list[tuple[bytes, int]], kind: str,
-            read: Callable[[list[bytes]], dict[bytes, bytes]]) -> tuple[list[tuple[bytes, bytes]], list[bytes]]:
+            read: Callable[[list[bytes]], dict[bytes, bytes]], append: bool = False) -> "BucketWrites":
     """The bucket writes that move articles' postings: `old` (stored sketch, docno) pairs leave their buckets,
-    `new` (sketch, docno) pairs join theirs; read(keys) gives the stored buckets among keys. Returns (key, new
-    bucket bytes) to write and the keys of buckets left empty, to delete."""
+    `new` (sketch, docno) pairs join theirs; read(keys) gives the stored buckets among keys. `append`: the backend
+    appends to a stored bucket in place (Redis' APPEND), so only the buckets old articles leave are read and
+    rewritten, and the others get only their new entries, whatever their size."""
     old_values, old_docnos, _ = _flatten(old, kind)
     new_values, new_docnos, length_class = _flatten(new, kind)
     added = np.empty(len(new_values), ENTRY)
@@ -107,22 +108,34 @@ def rewrite(old: list[tuple[bytes, int]], new: list[tuple[bytes, int]], kind: st
     starts = [0] + ends[:-1]
     raw_keys = touched.astype(">u4").tobytes()
     keys = [raw_keys[at:at + 4] for at in range(0, len(raw_keys), 4)]
-    stored = read(keys) if keys else {}
+    leaving = [(struct.pack(">I", bucket), docnos) for bucket, docnos in _grouped(old_values & BUCKET_MASK,
+                                                                                  old_docnos)]
+    wanted = [key for key, _ in leaving] if append else keys
+    stored = read(wanted) if wanted else {}
     # an old article's entries leave every bucket of its old values: only those buckets are decoded
     dropping = {}
-    for bucket, docnos in _grouped(old_values & BUCKET_MASK, old_docnos):
-        key = struct.pack(">I", bucket)
+    for key, docnos in leaving:
         entries = np.frombuffer(stored.get(key, b""), ENTRY)
         dropping[key] = entries[~np.isin(entries["docno"], docnos)].tobytes()
-    writes, deletes = [], []
+    writes = BucketWrites([], [], [])
     for key, start, end in zip(keys, starts, ends):
-        value = dropping[key] if key in dropping else stored.get(key, b"")
-        value += added[start:end]
+        if append and key not in dropping:
+            if end > start:
+                writes.appends.append((key, added[start:end]))
+            continue
+        value = (dropping[key] if key in dropping else stored.get(key, b"")) + added[start:end]
         if value:
-            writes.append((key, value))
+            writes.values.append((key, value))
         elif key in stored:
-            deletes.append(key)
-    return writes, deletes
+            writes.deletes.append(key)
+    return writes
+
+
+class BucketWrites(NamedTuple):
+    """What a batch does to the buckets: whole new values, entries appended to stored buckets, buckets emptied."""
+    values: list[tuple[bytes, bytes]]
+    appends: list[tuple[bytes, bytes]]
+    deletes: list[bytes]
 
 
 class BucketSnapshot(Snapshot):

@@ -312,11 +312,11 @@ class LmdbStore(SketchStore):
             if sketch is not None:
                 new.append((sketch, docno))
         txn.put(_NEXT_DOCNO, _int(next_docno), db=self._meta)
-        writes, deletes = buckets.rewrite(old, new, self.config.kind,
-                                          lambda keys: dict(txn.cursor(db=self._postings).getmulti(keys)))
-        for key in deletes:
+        writes = buckets.rewrite(old, new, self.config.kind,
+                                 lambda keys: dict(txn.cursor(db=self._postings).getmulti(keys)))
+        for key in writes.deletes:
             txn.delete(key, db=self._postings)
-        txn.cursor(db=self._postings).putmulti(writes)
+        txn.cursor(db=self._postings).putmulti(writes.values)
 
     def _write(self, change, ids: list[str]) -> tuple:
         """Runs change(txn) and logs ids under the next generation, all in one transaction.
