@@ -96,6 +96,11 @@ def _final_sketches(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher | 
     return [final_sketch(payload, sketcher) for payload in payloads]
 
 
+def _first_line(error: Exception) -> str:
+    """What a Dask error says, on one line (some say more on the lines after)."""
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
 class DaskEngine:
     """Pass 1, the stop-list's counts and pass 2 on the Dask cluster whose scheduler is at `scheduler`."""
 
@@ -137,16 +142,16 @@ class DaskEngine:
             raise self._unreachable(error) from None
 
     def _unreachable(self, error: Exception) -> EngineUnavailable:
-        why = str(error).splitlines()[0] if str(error) else type(error).__name__
-        return EngineUnavailable(f"cannot reach the Dask scheduler at {self._scheduler} ({why}): is a Dask "
-                                 f"scheduler running at {self._scheduler}?")
+        return EngineUnavailable(f"cannot reach the Dask scheduler at {self._scheduler} ({_first_line(error)}): is a "
+                                 f"Dask scheduler running at {self._scheduler}?")
 
     def _result(self, future):
         from distributed import KilledWorker
         try:
             return future.result()
         except KilledWorker as error:
-            raise EngineUnavailable(f"the Dask cluster at {self._scheduler} gave up on a task: {error}") from None
+            raise EngineUnavailable(f"the Dask cluster at {self._scheduler} gave up on a task: "
+                                    f"{_first_line(error)}") from None
 
     def sketch(self, corpus: str, line_sketcher: LineSketcher, collector: RecordCollector) -> None:
         import fsspec.core

@@ -13,7 +13,7 @@ import numpy as np
 
 DEFAULT_MIN_DOCS = 50
 DEFAULT_FRACTION = 0.01
-_CHUNK_VALUES = 1 << 24  # hashes counted at once (64 MB): bounds the memory beyond the documents' own
+_CHUNK_VALUES = 1 << 25  # hashes counted at once (128 MB): bounds the memory beyond the documents' own
 
 
 class Frequencies(NamedTuple):
@@ -23,14 +23,22 @@ class Frequencies(NamedTuple):
     counts: np.ndarray
 
 
-def _counted(values: np.ndarray, counts: np.ndarray) -> Frequencies:
-    """The counts of equal values added up (a stable sort and one reduceat: exact integers)."""
-    order = np.argsort(values, kind="stable")
-    values, counts = values[order], counts[order]
+def _counted(values: np.ndarray, counts: np.ndarray | None = None) -> Frequencies:
+    """The distinct values and the sum of the counts of each (each value once when counts is None). numpy's sort of
+    uint32 is ~15x faster than an argsort, so the unweighted case, a corpus's count, takes only the sort."""
+    if counts is None:
+        values = np.sort(values)
+    else:
+        order = np.argsort(values)
+        values, counts = values[order], counts[order]
     if not len(values):
-        return Frequencies(values.astype(np.uint32), counts.astype(np.int64))
+        return Frequencies(values.astype(np.uint32), np.empty(0, np.int64))
     starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-    return Frequencies(values[starts].astype(np.uint32), np.add.reduceat(counts.astype(np.int64), starts))
+    if counts is None:
+        counted = np.diff(np.append(starts, len(values)))
+    else:
+        counted = np.add.reduceat(counts.astype(np.int64), starts)
+    return Frequencies(values[starts].astype(np.uint32), counted.astype(np.int64))
 
 
 def document_frequencies(hash_sets: Iterable[Iterable[int] | np.ndarray]) -> Frequencies:
@@ -42,11 +50,11 @@ def document_frequencies(hash_sets: Iterable[Iterable[int] | np.ndarray]) -> Fre
         chunk.append(array)
         held += len(array)
         if held >= _CHUNK_VALUES:
-            parts.append(_counted(np.concatenate(chunk), np.ones(held, np.int64)))
+            parts.append(_counted(np.concatenate(chunk)))
             chunk, held = [], 0
     if chunk or not parts:
         values = np.concatenate(chunk) if chunk else np.empty(0, np.uint32)
-        parts.append(_counted(values, np.ones(len(values), np.int64)))
+        parts.append(_counted(values))
     return parts[0] if len(parts) == 1 else summed(parts)
 
 
