@@ -13,6 +13,9 @@ import subprocess
 import time
 from pathlib import Path
 
+import distributed
+import pyarrow
+import pyarrow.parquet
 import pytest
 
 from neardup.cli import main
@@ -21,8 +24,7 @@ from neardup_client.cli import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
 from serverproc import NEARDUP, free_port, write_jsonl
 from test_index_cli import corpus, malformed_corpus, stored_count
-
-distributed = pytest.importorskip("distributed")
+from test_items import ITEMS, SCHEMA
 
 PARTITION = "4000"  # bytes: a dozen or more partitions per corpus here
 
@@ -76,6 +78,56 @@ def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup
     assert index(neardup, more, tmp_path / "local").returncode == EXIT_OK
     assert index(neardup, more, tmp_path / "dask", scheduler=scheduler).returncode == EXIT_OK
     assert contents(tmp_path / "dask") == contents(tmp_path / "local")
+
+
+def test_an_items_store_equals_the_local_paths(tmp_path, cluster, neardup):
+    """Records with fields, sketched on the workers by the store's schema (no stop-list is learned)."""
+    scheduler, _ = cluster
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(SCHEMA))
+    records = [{"id": f"{doc_id}-{copy}", "lang": "en",
+                "fields": {**fields, "title": f"{fields['title']} {copy}", "body": f"{fields['body']} {copy}."}}
+               for copy in range(30) for doc_id, fields in ITEMS.items()]
+    corpus_path = write_jsonl(tmp_path / "items.jsonl", records)
+    assert index(neardup, corpus_path, tmp_path / "local", "--fields", schema).returncode == EXIT_OK
+    done = index(neardup, corpus_path, tmp_path / "dask", "--fields", schema, scheduler=scheduler)
+    assert done.returncode == EXIT_OK, done.stderr
+    local = contents(tmp_path / "local")
+    assert local[0].kind == "items" and local[2] == len(records)
+    assert contents(tmp_path / "dask") == local
+
+
+def test_a_parquet_corpus_gives_the_store_its_json_lines_give(tmp_path, cluster, neardup):
+    """A row group a task; rows are numbered as lines are, and a malformed row is reported and skipped the same."""
+    scheduler, _ = cluster
+    records = with_repeats(corpus(150, boilerplate_every=2, sentences=4))
+    records[7] = {"id": "no-text", "text": None}
+    records[60] = {"id": "klingon", "text": "Qapla.", "lang": "tlh"}
+    table = pyarrow.table({name: [record.get(name) for record in records] for name in ("id", "text", "lang")},
+                          schema=pyarrow.schema([(name, pyarrow.string()) for name in ("id", "text", "lang")]))
+    pyarrow.parquet.write_table(table, tmp_path / "corpus.parquet", row_group_size=20)
+    lines = write_jsonl(tmp_path / "corpus.jsonl", [{key: value for key, value in record.items() if value is not None}
+                                                     for record in records])
+    runs = {"jsonl": index(neardup, lines, tmp_path / "jsonl", "--stop-min-docs", "20"),
+            "local": index(neardup, tmp_path / "corpus.parquet", tmp_path / "local", "--stop-min-docs", "20"),
+            "dask": index(neardup, tmp_path / "corpus.parquet", tmp_path / "dask", "--stop-min-docs", "20",
+                          scheduler=scheduler)}
+    assert {name: done.returncode for name, done in runs.items()} == dict.fromkeys(runs, EXIT_PARTIAL)
+    assert "(2 workers, 8 partitions)" in runs["dask"].stdout
+    for name, noun in (("jsonl", "line"), ("local", "row"), ("dask", "row")):
+        warnings = [line for line in runs[name].stderr.splitlines() if line.startswith("neardup: ")]
+        assert len(warnings) == 2 and warnings[0] == f"neardup: {noun} 8: missing text; skipped"
+        assert warnings[1].startswith(f"neardup: {noun} 61: unknown language 'tlh'; use one of ")
+    expected = contents(tmp_path / "jsonl")
+    assert expected[1] and expected[2] == 149
+    assert contents(tmp_path / "local") == contents(tmp_path / "dask") == expected
+
+    pyarrow.parquet.write_table(pyarrow.table({"id": ["a"], "body": ["text"]}), tmp_path / "body.parquet")
+    for engine in ((), ("--engine", "dask", "--scheduler", scheduler)):
+        done = neardup("index", tmp_path / "body.parquet", "--store", tmp_path / "none", *engine)
+        assert done.returncode == EXIT_FAILED and done.stderr.count("\n") == 1
+        assert "has no column text: give string columns id and text" in done.stderr
+    assert not (tmp_path / "none").exists()
 
 
 def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, cluster, neardup, redis_url):

@@ -23,6 +23,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
+from . import parquet
 from .cmdline import progress
 from .core.sketch import Sketcher
 from .core.stoplist import Frequencies, frequent, split, summed
@@ -58,7 +59,21 @@ class Pass1(NamedTuple):
     payloads: list[bytes]                              # the well-formed records', in order
 
 
+def _sketched(numbered: Iterator[tuple[int, bytes | dict]], line_sketcher: LineSketcher, url: str):
+    """(records, payloads) of Pass1 for these numbered lines or rows."""
+    records, payloads = [], []
+    try:
+        for result in map(line_sketcher, numbered):
+            records.append((result.line, result.doc_id, result.error))
+            if result.error is None:
+                payloads.append(result.payload)
+    except OSError as error:
+        raise InvalidArgument(f"cannot read corpus {url} on a worker: {error}") from None
+    return records, payloads
+
+
 def sketch_partition(url: str, start: int, end: int, line_sketcher: LineSketcher) -> Pass1:
+    """Pass 1 of the JSON Lines that start in [start, end)."""
     lines = 0
 
     def counted() -> Iterator[bytes]:
@@ -67,15 +82,14 @@ def sketch_partition(url: str, start: int, end: int, line_sketcher: LineSketcher
             lines += 1
             yield line
 
-    records, payloads = [], []
-    try:
-        for result in map(line_sketcher, numbered_lines(counted())):
-            records.append((result.line, result.doc_id, result.error))
-            if result.error is None:
-                payloads.append(result.payload)
-    except OSError as error:
-        raise InvalidArgument(f"cannot read corpus {url} on a worker: {error}") from None
-    return Pass1(lines, records, payloads)
+    records, payloads = _sketched(numbered_lines(counted()), line_sketcher, url)
+    return Pass1(lines, records, payloads)  # lines counted once every line was read
+
+
+def sketch_row_group(url: str, group: int, line_sketcher: LineSketcher) -> Pass1:
+    """Pass 1 of one row group of a Parquet corpus."""
+    rows = parquet.rows(url, group)
+    return Pass1(len(rows), *_sketched(enumerate(rows, 1), line_sketcher, url))
 
 
 def _records(pass1: Pass1) -> tuple[int, list[tuple[int, str | None, str | None]]]:
@@ -162,10 +176,13 @@ class DaskEngine:
         except (OSError, ValueError, ImportError) as error:
             why = error.strerror if isinstance(error, OSError) and error.strerror else error
             raise InvalidArgument(f"cannot read corpus {corpus}: {why}") from None
+        if parquet.is_parquet(corpus):  # a row group a task
+            tasks = [(sketch_row_group, url, group) for group in range(len(parquet.row_groups(url)))]
+        else:
+            tasks = [(sketch_partition, url, start, end) for start, end in byte_ranges(size, self._partition_bytes)]
         client = self._client
         # line_sketcher goes with each task rather than scattered: a task made again on a new worker needs it
-        self._pass1 = [client.submit(sketch_partition, url, start, end, line_sketcher, pure=False)
-                       for start, end in byte_ranges(size, self._partition_bytes)]
+        self._pass1 = [client.submit(*task, line_sketcher, pure=False) for task in tasks]
         self._partitions = len(self._pass1)
         records = [client.submit(_records, pass1, pure=False) for pass1 in self._pass1]
         first_line = 0

@@ -43,6 +43,7 @@ from .core.sketch import (ItemSketcher, SketchConfig, Sketcher, ShingleCounts, c
 from .core.reference import ITEMS, KINDS, SIMHASH
 from .core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, Frequencies, document_frequencies, frequent,
                             stoplist_cut)
+from . import parquet
 from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
 from .store import (STORE_HELP, SketchStore, create_store, default_store_path, encode_id, open_store,
@@ -68,6 +69,11 @@ def parse_record(raw: bytes) -> tuple[str, str | dict, str | None]:
         raise InvalidArgument(f"bad JSON ({error.msg}: column {error.colno})") from None
     except ValueError as error:  # a number too long to convert
         raise InvalidArgument(f"bad JSON ({error})") from None
+    return check_record(record)
+
+
+def check_record(record: object) -> tuple[str, str | dict, str | None]:
+    """(id, text or fields, lang) of a parsed record: a JSON Lines line's object, or a Parquet row."""
     if not isinstance(record, dict):
         raise InvalidArgument(f"not a JSON object but {type(record).__name__}")
     if "id" not in record:
@@ -133,11 +139,12 @@ class LineSketcher:
     sketcher: Sketcher
     final: bool
 
-    def __call__(self, numbered_line: tuple[int, bytes]) -> Sketched:
+    def __call__(self, numbered_line: tuple[int, bytes | dict]) -> Sketched:
+        """A JSON Lines line (bytes, parsed here) or a Parquet row (a dict), with its number."""
         number, raw = numbered_line
         sketcher = self.sketcher
         try:
-            doc_id, text, lang = parse_record(raw)
+            doc_id, text, lang = parse_record(raw) if isinstance(raw, bytes) else check_record(raw)
             if sketcher.config.kind == ITEMS:
                 if not isinstance(text, dict):
                     raise InvalidArgument("this store holds items with fields: give the record's \"fields\"")
@@ -193,6 +200,15 @@ def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
             yield number, line
 
 
+def numbered_rows(corpus: str, groups: list[int]) -> Iterator[tuple[int, dict]]:
+    """The rows of a Parquet corpus with their 1-based numbers, a row group at a time (groups: parquet.row_groups)."""
+    number = 0
+    for group in range(len(groups)):
+        for row in parquet.rows(corpus, group):
+            number += 1
+            yield number, row
+
+
 def _open_corpus(corpus: str) -> BinaryIO:
     if corpus == "-":
         return sys.stdin.buffer
@@ -208,9 +224,9 @@ class RecordCollector:
     the place where the id first came (the write order). A record is found by its partition and the index of its
     payload among the partition's well-formed records (the local engine reads the corpus as one partition)."""
 
-    def __init__(self, strict: bool, summary: "IndexSummary"):
+    def __init__(self, strict: bool, summary: "IndexSummary", noun: str = "line"):
         self.chosen: dict[str, int] = {}  # id → partition << 32 | payload index, of the id's last record
-        self._strict, self._summary = strict, summary
+        self._strict, self._summary, self._noun = strict, summary, noun  # noun: "line", or "row" of a Parquet file
         self._payloads: list[int] = []    # well-formed records per partition so far
         self._first_line = 0
 
@@ -224,9 +240,9 @@ class RecordCollector:
         if error is not None:
             number = self._first_line + line
             if self._strict:
-                raise InvalidArgument(f"line {number}: {error}; nothing was written (--strict)")
+                raise InvalidArgument(f"{self._noun} {number}: {error}; nothing was written (--strict)")
             self._summary.skipped += 1
-            warn(f"neardup: line {number}: {error}; skipped")
+            warn(f"neardup: {self._noun} {number}: {error}; skipped")
             return
         self._summary.duplicate_ids += doc_id in self.chosen
         self.chosen[doc_id] = (len(self._payloads) - 1) << 32 | self._payloads[-1]
@@ -311,14 +327,16 @@ class LocalEngine:
     def sketch(self, corpus: str, line_sketcher: LineSketcher, collector: RecordCollector) -> None:
         workers = self._workers
         collector.partition(0)
-        with _open_corpus(corpus) as stream, \
-                (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
-                as pool, progress("sketching") as bar:
-            for result in _sketch_lines(numbered_lines(stream), line_sketcher, pool, workers):
-                bar.update()
-                collector.add(result.line, result.doc_id, result.error)
-                if result.error is None:
-                    self._payloads.append(result.payload)
+        with (nullcontext() if parquet.is_parquet(corpus) else _open_corpus(corpus)) as stream:
+            # a Parquet file's columns are checked before the progress starts
+            records = numbered_rows(corpus, parquet.row_groups(corpus)) if stream is None else numbered_lines(stream)
+            with (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
+                    as pool, progress("sketching") as bar:
+                for result in _sketch_lines(records, line_sketcher, pool, workers):
+                    bar.update()
+                    collector.add(result.line, result.doc_id, result.error)
+                    if result.error is None:
+                        self._payloads.append(result.payload)
 
     def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
         return frequent(partition_frequencies(self._payloads, kept[0], kind), cut)
@@ -419,7 +437,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
                            postings=indexed if existing is not None else postings)
     load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
-    collector = RecordCollector(strict, summary)
+    collector = RecordCollector(strict, summary, "row" if parquet.is_parquet(corpus) else "line")
     with engine or LocalEngine(workers) as engine:
         engine.sketch(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), collector)
         kept = collector.kept()
@@ -496,7 +514,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "creating it when there is none. An existing store keeps its sketch configuration and "
                           "stop-list; re-indexing an id replaces its sketch. Exit code 3 when malformed lines were "
                           "skipped.")
-    parser.add_argument("corpus", metavar="CORPUS", help="JSON Lines file, or - for stdin")
+    parser.add_argument("corpus", metavar="CORPUS",
+                        help="JSON Lines file, or - for stdin; a name ending in .parquet is read as Parquet (string "
+                             "columns id, text, optional lang; needs the parquet extra)")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--lang", type=checked(str, canonical_lang),
                         help=f"default language of the corpus; a record's lang overrides it "
