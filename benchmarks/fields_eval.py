@@ -13,7 +13,8 @@ Weights, rules and thresholds are chosen on `tune` only; figures are reported on
 
 The loader (items_with_fields) maps a job ad to the schema's fields, as jobads.md leaves to a loader: the URL only
 when it is not the job board's own listing page (its host is the ad's site: another site's copy of the ad has
-another one), and the vacancy's reference number (`VAC-56527`, `REF012121`) from the body as an exact field.
+another one), else the vacancy's page named in the body (a URL of another host whose path holds its number), and
+the vacancy's reference number (`VAC-56527`, `REF012121`, `SA/25/6852`) from the body as an exact field.
 
     python benchmarks/fields_eval.py [--split test] [--size 2000] [--tune-weights]
 
@@ -55,34 +56,46 @@ SCHEMA = {
     "fields": [
         {"name": "title", "unit": "word:1", "k": 16, "metric": "jaccard", "rule_tokens": 8, "weight": 2.0},
         {"name": "body", "k": 128, "rule_tokens": 8, "weight": 0.0},
-        {"name": "organisation", "kind": "exact", "drop_words": ["ltd", "limited", "bv", "b", "v"], "weight": 2.0},
-        {"name": "phone", "kind": "exact", "normalize": "digits", "weight": 1.0},
+        {"name": "organisation", "kind": "exact", "drop_words": ["ltd", "limited", "bv", "b", "v"], "weight": 1.0},
+        {"name": "phone", "kind": "exact", "normalize": "digits", "weight": 0.0},
         {"name": "email", "kind": "exact", "weight": 1.0},
         {"name": "url", "kind": "exact", "normalize": "url", "weight": 8.0},
         {"name": "reference", "kind": "exact", "weight": 8.0},
         {"name": "category", "kind": "exact", "weight": 0.0},
-        {"name": "location", "kind": "location", "precision": 5, "weight": 4.0},
+        {"name": "location", "kind": "location", "precision": 5, "weight": 2.0},
     ],
     "rules": [["title", "body"], ["title", "location"], ["title", "phone"], ["title", "email"], ["url"],
               ["reference"]],
 }
-_REFERENCE = re.compile(r"\b([A-Z]{2,4})-?(\d{4,6})\b")
+#: A vacancy reference: one to four capitals, then digits (at least four, maybe cut by / or -): VAC-56527,
+#: REF012121, V2554989, SA/25/6852; not a postcode (LS1, D02) nor a salary.
+_REFERENCE = re.compile(r"\b[A-Z]{1,4}[-/]?\d[\d/-]*\d\b")
+_URL = re.compile(r"https?://[^\s<>\"')]+")
 _HOST = re.compile(r"^(?:[a-z]+:)?//(?:www\.)?([^/?#]+)", re.IGNORECASE)
 
 
+def _own_url(url: str, site: str) -> bool:
+    """Whether a URL is the job board's own page (its host is the ad's site): no other site's copy has it."""
+    host = _HOST.match(url)
+    return bool(host) and host.group(1).lower().endswith(site.lower())
+
+
 def items_with_fields(items: list[dict]) -> list[dict]:
-    """Index records {"id", "lang", "fields"} of job ads (see the module docstring for the loader's two rules)."""
+    """Index records {"id", "lang", "fields"} of job ads (see the module docstring for the loader's rules)."""
     records = []
     for item in items:
         fields = dict(item["fields"])
-        url = fields.get("url")
-        if url:
-            host = _HOST.match(url)
-            if host and host.group(1).lower().endswith(item["site"].lower()):
-                del fields["url"]  # the board's own listing page: no other site's copy has it
-        reference = _REFERENCE.search(fields.get("body", ""))
-        if reference:
-            fields["reference"] = reference.group(1) + reference.group(2)
+        body = fields.get("body", "")
+        if fields.get("url") and _own_url(fields["url"], item["site"]):
+            del fields["url"]
+        if not fields.get("url"):  # the vacancy's own page named in the text (a path with its number)
+            found = [url for url in _URL.findall(body) if not _own_url(url, item["site"])
+                     and sum(map(str.isdigit, url.split("//", 1)[-1].partition("/")[2])) >= 4]
+            if found:
+                fields["url"] = found[0].rstrip(".,;")
+        references = [r for r in _REFERENCE.findall(body) if sum(map(str.isdigit, r)) >= 4]
+        if references:
+            fields["reference"] = re.sub(r"[-/]", "", references[0])
         records.append({"id": item["id"], "lang": item["lang"], "fields": fields})
     return records
 
@@ -94,14 +107,16 @@ def write_jsonl(path: Path, rows) -> Path:
     return path
 
 
-def build(split: str, size: int, work: Path) -> dict:
-    """The split's text store and items store, and its pairs file."""
+def build(split: str, size: int, work: Path, without: tuple[str, ...] = ()) -> dict:
+    """The split's text store and items store (the fields in `without` left out), and its pairs file."""
     data = jobads.generate(split, size)
     base = work / split
     base.mkdir()
     texts = write_jsonl(base / "texts.jsonl", ({"id": i["id"], "lang": i["lang"], "text": i["text"]}
                                                 for i in data.items))
-    items = write_jsonl(base / "items.jsonl", items_with_fields(data.items))
+    items = write_jsonl(base / "items.jsonl", ({**record, "fields": {name: value for name, value in
+                                                                      record["fields"].items() if name not in without}}
+                                               for record in items_with_fields(data.items)))
     pairs = write_jsonl(base / "pairs.jsonl", data.pairs)
     index_corpus(str(texts), str(base / "text-store"))
     schema = {"fields": tuple(FieldSpec.from_dict(spec) for spec in SCHEMA["fields"]),
@@ -185,6 +200,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="test", choices=jobads.SPLITS, help="the split to report on (default test)")
     parser.add_argument("--size", type=int, default=jobads.DEFAULT_SIZE, help="items per split (default 2000)")
+    parser.add_argument("--without", metavar="FIELD", action="append", default=[],
+                        help="leave this field out of every item (repeatable; e.g. reference, to see what the "
+                             "loader's reference pattern adds) (default: none)")
     parser.add_argument("--tune-weights", action="store_true",
                         help="search the field weights on the tune split and print them (default: use SCHEMA's)")
     args = parser.parse_args(argv)
@@ -193,13 +211,14 @@ def main(argv: list[str] | None = None) -> None:
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        tune = build("tune", args.size, work)
+        tune = build("tune", args.size, work, tuple(args.without))
         if args.tune_weights:
             print(json.dumps(tune_weights(tune["item_store"], tune["pairs"]), indent=1))
             return
-        judged = build(args.split, args.size, work) if args.split != "tune" else tune
+        judged = build(args.split, args.size, work, tuple(args.without)) if args.split != "tune" else tune
         pairs = judged["pairs"]
-        report = {"split": args.split, "size": args.size, "pairs": len(pairs), "schema": SCHEMA}
+        report = {"split": args.split, "size": args.size, "pairs": len(pairs), "schema": SCHEMA,
+                  "without": args.without}
         text_threshold, report["text_only"] = best_threshold(dedup_scores(judged["text_store"], pairs, 0.0), pairs)
         report["text_only"]["threshold"] = text_threshold
         fields_scores = dedup_scores(judged["item_store"], pairs, 0.0)
@@ -222,8 +241,9 @@ def main(argv: list[str] | None = None) -> None:
                                   "cv_both": {kind: m["cv"] for kind, m in trained["models"].items()}}
     report["seconds"] = round(time.monotonic() - started, 1)
     OUT.mkdir(exist_ok=True)
-    (OUT / "fields_eval.json").write_text(json.dumps(report, indent=1))
-    (OUT / "fields_eval.md").write_text(markdown(report))
+    name = "fields_eval" + "".join(f"-without-{field}" for field in args.without)
+    (OUT / f"{name}.json").write_text(json.dumps(report, indent=1))
+    (OUT / f"{name}.md").write_text(markdown(report))
     print(markdown(report))
 
 
@@ -231,7 +251,8 @@ def markdown(report: dict) -> str:
     rows = [("text only (containment, best threshold on this split)", report["text_only"]),
             ("fields + rules (weighted, threshold from tune)", report["fields_rules"]),
             (f"fields + classifier ({report['fields_model']['model']}, trained on tune)", report["fields_model"])]
-    lines = [f"Job-ad {report['split']} split ({report['size']} items, {report['pairs']} labelled pairs), "
+    without = f", without {', '.join(report['without'])}" if report["without"] else ""
+    lines = [f"Job-ad {report['split']} split ({report['size']} items, {report['pairs']} labelled pairs{without}), "
              f"each pair decided by Dedup of the two items:", "",
              "| detector | threshold | F1 | precision | recall | city variants kept apart | repost recall | "
              "readvert recall |", "|---|---:|---:|---:|---:|---:|---:|---:|"]

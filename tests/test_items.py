@@ -210,6 +210,19 @@ def test_pairs_of_an_items_store(store, tmp_path):
     assert ("ad-1", "ad-1-repost") in pairs and not any("ad-2-manchester" in p or "other" in p for p in pairs)
 
 
+def test_the_command_line_sends_fields_and_clusters_items(server, store, tmp_path):
+    jsonl = write_jsonl(tmp_path / "results.jsonl", [{"id": "fresh", "fields": ITEMS["ad-1-repost"]}, {"id": "ad-1"},
+                                                    {"id": "ad-2-manchester"}])
+    done = run_neardup("dedup", "--jsonl", str(jsonl), "--target", server.target)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["keep"] == ["fresh", "ad-2-manchester"]
+    done = run_neardup("cluster", "--store", str(store), "--threshold", "0.5", "--method", "components")
+    assert done.returncode == 0, done.stderr
+    done = run_neardup("clusters", "--store", str(store), "--export", str(tmp_path / "clusters.jsonl"))
+    cluster = {row["id"]: row["cluster"] for row in map(json.loads, (tmp_path / "clusters.jsonl").open())}
+    assert cluster["ad-1"] == cluster["ad-1-repost"] != cluster["ad-2-manchester"] != cluster["other"]
+
+
 def test_index_refuses_a_bad_schema_and_text_records(tmp_path, schema_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"fields": [{"name": "title", "kind": "geo"}]}))

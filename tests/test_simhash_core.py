@@ -464,5 +464,6 @@ def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_c
 
 
 def test_hamming_is_a_metric_of_simhash_stores_only():
-    assert reference.KIND_METRICS == {BOTTOMK: ("containment", "jaccard"), SIMHASH: (HAMMING,)}
-    assert set(reference.METRICS) == {"containment", "jaccard", HAMMING}
+    assert reference.KIND_METRICS == {BOTTOMK: ("containment", "jaccard"), SIMHASH: (HAMMING,),
+                                      reference.ITEMS: (reference.FIELDS,)}
+    assert set(reference.METRICS) == {"containment", "jaccard", HAMMING, reference.FIELDS}

@@ -4,20 +4,25 @@ calibrated probability; a damaged model, or one of another configuration, stops 
 line."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from neardup.core.items import ItemScorer, PairModel, pair_features
+from neardup import train
+from neardup.cli import main
+from neardup.core.items import ItemScorer, PairModel, model_inputs, pair_features
 from neardup.errors import ConfigMismatch
 from neardup.store import open_store
 from neardup_client import NearDupClient
-from serverproc import Server, run_neardup, serving, write_jsonl
+from serverproc import Server, serving, write_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
@@ -35,10 +40,11 @@ def trained(tmp_path_factory):
     corpus = write_jsonl(root / "items.jsonl", fields_eval.items_with_fields(data.items))
     pairs = write_jsonl(root / "pairs.jsonl", data.pairs)
     (root / "schema.json").write_text(json.dumps(fields_eval.SCHEMA))
-    done = run_neardup("index", str(corpus), "--store", str(root / "store"), "--fields", str(root / "schema.json"))
-    assert done.returncode == 0, done.stderr
-    done = run_neardup("train", str(pairs), "--store", str(root / "store"), "--folds", "3")
-    return root, data, done
+    assert main(["index", str(corpus), "--store", str(root / "store"), "--fields", str(root / "schema.json")]) == 0
+    out, err = io.StringIO(), io.StringIO()  # `neardup train` in this process: no interpreter to start
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["train", str(pairs), "--store", str(root / "store"), "--folds", "3"])
+    return root, data, subprocess.CompletedProcess([], code, out.getvalue(), err.getvalue())
 
 
 def test_train_compares_both_models_by_cross_validated_f1_and_stores_json(trained):
@@ -88,13 +94,13 @@ def test_a_damaged_model_or_one_of_another_configuration_is_refused_at_start(tra
     assert code == 1 and len(log) == 1 and message in log[0] and "neardup train" in log[0]
 
 
-def test_train_refuses_a_text_store_and_unknown_ids(trained, indexed_store, tmp_path):
+def test_train_refuses_a_text_store_and_unknown_ids(trained, indexed_store, tmp_path, neardup):
     root, _, _ = trained
     pairs = write_jsonl(tmp_path / "pairs.jsonl", [{"a": "x", "b": "y", "duplicate": True}])
     text_store = indexed_store("train-texts", {"x": "one text", "y": "another text"})
-    done = run_neardup("train", str(pairs), "--store", str(text_store))
+    done = neardup("train", pairs, "--store", text_store)
     assert done.returncode == 1 and "for an items store" in done.stderr and len(done.stderr.splitlines()) == 1
-    done = run_neardup("train", str(pairs), "--store", str(root / "store"))
+    done = neardup("train", pairs, "--store", root / "store")
     assert done.returncode == 1 and "2 ids" in done.stderr and "not stored" in done.stderr
 
 
@@ -111,11 +117,19 @@ def test_model_evaluation_needs_no_scikit_learn(trained):
 def test_a_model_whose_trees_loop_or_point_outside_is_damaged(trained):
     """The compiled tree walk checks every node first: a child before its parent (a loop) or past the end is refused
     when the model is read, never walked."""
-    root, _, _ = trained
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    root, data, _ = trained
     with open_store(root / "store", readonly=True) as store:
         document, digest, fields = json.loads(store.model()), store.config.digest(), store.config.fields
-    if document["kind"] != "gradient-boosting":
-        pytest.skip("logistic regression chosen: no trees")
+        pairs = [(p["a"], p["b"], p["duplicate"]) for p in data.pairs]
+        ids = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
+        rows, scored = train.pair_rows(fields, dict(zip(ids, store.get_many(ids))), pairs)
+    inputs, labels = model_inputs(fields, rows[scored]), np.array([d for _, _, d in pairs])[scored]
+    fitted = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(inputs, labels)
+    document.update(train._dump("gradient-boosting", fitted, inputs))
+    model = PairModel.from_json(json.dumps(document).encode(), digest, fields)
+    assert np.allclose(model.raw(inputs), fitted.decision_function(inputs))
     for child in (0, 10 ** 6):
         broken = json.loads(json.dumps(document))
         broken["trees"][0]["left"][0] = child

@@ -6,7 +6,7 @@ similarities and exact-field matches the server computes (core/items.py), for th
 counted as one). A logistic regression and a gradient boosting (scikit-learn) are compared by cross-validated F1
 (stratified folds); each one's cross-validated scores are calibrated by Platt scaling, and its decision threshold
 is the probability where the cross-validated F1 peaks. The better one is refitted on every pair and stored
-through the store interface (SketchStore.set_model) as JSON: coefficients, or the trees as arrays; never pickle.
+through the store interface (SketchStore.set_model) as JSON: coefficients, or the trees as arrays; no Python objects.
 It is tied to the store's configuration digest, and the server evaluates it with numpy alone.
 
 scikit-learn comes with the `train` extra: pip install '.[train]'.
@@ -166,7 +166,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Train a pair classifier for an items store from labelled pairs (JSON Lines: {\"a\": id, "
                           "\"b\": id, \"duplicate\": true|false}, ids stored): logistic regression against gradient "
-                          "boosting, the better by cross-validated F1, stored in the store (JSON, no pickle) for "
+                          "boosting, the better by cross-validated F1, stored in the store (as JSON numbers only) for "
                           "Dedup and FindSimilar to decide by its calibrated probability. Restart `neardup serve` "
                           "to use it. Needs scikit-learn (pip install 'neardup[train]').")
     parser.add_argument("pairs", metavar="PAIRS", help="labelled pairs, JSON Lines")

@@ -30,7 +30,7 @@ SIMHASH_THRESHOLD: float = 46 / 64
 #: An items store without a pair model: the weighted per-field similarity at which a pair (sharing a super token)
 #: is a duplicate, chosen on the job-ad tune split (benchmarks/fields_eval.py). With a model, the model's own
 #: threshold on its probability applies (chosen by cross-validated F1 when it was trained).
-ITEMS_THRESHOLD: float = 0.81
+ITEMS_THRESHOLD: float = 0.74
 
 
 class Defaults(NamedTuple):
