@@ -17,6 +17,7 @@ from neardup.engine import Deduplicator, SimilarParams
 from neardup.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store
+from neardup.view import LiveView
 from serverproc import RedisServer, sketch_store
 from test_security import _issue, _write
 from test_store_postings import K, assert_index_matches_sketches, random_sketch
@@ -218,3 +219,18 @@ def test_a_tls_redis_with_a_password_is_used_through_the_environment_only(tmp_pa
         with pytest.raises(StoreUnavailable):  # plain text to a TLS port
             open_store(url.replace("rediss://", "redis://"))
     assert "pa55" not in str(refused.value)
+
+
+def test_a_generation_gone_back_after_a_failover_drops_what_the_view_read(redis_url):
+    """A replica promoted without the primary's last writes answers an older generation (and older sketches): a
+    server's view must not keep what it read at the lost generations."""
+    sketch_store(redis_url, {"a": encode_sketch([1])})
+    with open_store(redis_url) as store:
+        view = LiveView(store)
+        assert view.read().get_many(["a"]) == [encode_sketch([1])]
+        store.put_many([("a", encode_sketch([2]))])             # written on the old primary, read by the view,
+        assert view.read().get_many(["a"]) == [encode_sketch([2])]
+        store._client.set(store._keys.generation, 1)            # then lost with it: the new primary is at 1
+        store._client.hset(store._keys.sketches, "a", encode_sketch([1]))
+        reading = view.read()
+        assert reading.generation == 1 and reading.get_many(["a"]) == [encode_sketch([1])]

@@ -31,4 +31,11 @@ class ChangeFeed:
                     for subscriber in self._subscribers:
                         subscriber(now, changed)
                     self.seen = now
+                elif now < self.seen and (now := self._store.generation()) < self.seen:
+                    # Gone back, read again under the lock (not merely a thread that read before another's
+                    # refresh): a Redis replica promoted without the last writes, a store restored from a backup.
+                    # What was read since is unknown: drop everything.
+                    for subscriber in self._subscribers:
+                        subscriber(now, None)
+                    self.seen = now
         return now
