@@ -56,13 +56,15 @@ class RedisServer:
     fsynced at every write (what a test of a restart needs), else nothing is saved."""
 
     def __init__(self, directory: Path, durable: bool = False, password: str | None = None,
-                 tls: Path | None = None):
-        """`tls`: a directory holding server.pem, server.key and ca.pem; then it listens with TLS only."""
+                 tls: Path | None = None, options: tuple[str, ...] = ()):
+        """`tls`: a directory holding server.pem, server.key and ca.pem; then it listens with TLS only. `options`:
+        more of redis-server's (--maxmemory 2mb)."""
         self.directory = directory
         self.port = free_port()
         self.durable = durable
         self.password = password
         self.tls = tls
+        self.options = options
         self.process: subprocess.Popen | None = None
 
     def url(self, prefix: str | None = None) -> str:
@@ -82,7 +84,8 @@ class RedisServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--dir", str(self.directory),
-             *persistence], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+             *persistence, *self.options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             assert self.process.poll() is None, f"redis-server exited with {self.process.returncode}"

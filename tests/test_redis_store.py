@@ -234,3 +234,26 @@ def test_a_generation_gone_back_after_a_failover_drops_what_the_view_read(redis_
         store._client.hset(store._keys.sketches, "a", encode_sketch([1]))
         reading = view.read()
         assert reading.generation == 1 and reading.get_many(["a"]) == [encode_sketch([1])]
+
+
+def test_a_full_redis_refuses_whole_batches_and_keeps_every_acknowledged_one(tmp_path):
+    """maxmemory with noeviction: a batch that would pass it is refused as a whole, the acknowledged ones stay and
+    the request path still reads them; Redis refuses even reads inside MULTI then, so writes (deletes too) wait
+    until maxmemory is raised, after which the postings are exact."""
+    with RedisServer(tmp_path / "redis", options=("--maxmemory", "3mb", "--maxmemory-policy", "noeviction")) as server:
+        url = server.url()
+        sketch_store(url, {})
+        rng = random.Random(3)
+        acknowledged: dict[str, bytes] = {}
+        with open_store(url) as store:
+            with pytest.raises(StoreUnavailable, match="OutOfMemoryError.*maxmemory"):
+                for number in range(10_000):
+                    batch = {f"n{number}-{i}": random_sketch(rng) for i in range(50)}
+                    store.put_many(list(batch.items()))
+                    acknowledged.update(batch)
+            assert acknowledged and store.count() == len(acknowledged)
+            assert store.generation() == len(acknowledged) // 50
+            assert store.get_many(list(acknowledged)) == list(acknowledged.values())
+            store._client.config_set("maxmemory", "0")
+            assert store.delete_many(list(acknowledged)[:10])[0] == 10
+        assert_index_matches_sketches(url)
