@@ -27,7 +27,7 @@ from .core.items import GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, PairModel, i
     pair_features
 from .core.reference import ITEMS
 from .errors import ConfigMismatch, InvalidArgument
-from .store import default_store_path, open_store
+from .store import STORE_HELP, default_store_path, open_store
 
 DEFAULT_FOLDS = 5
 #: Gradient boosting's size: shallow trees, as seed 000's handful of features needs no more.
@@ -170,8 +170,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                           "Dedup and FindSimilar to decide by its calibrated probability. Restart `neardup serve` "
                           "to use it. Needs scikit-learn (pip install 'neardup[train]').")
     parser.add_argument("pairs", metavar="PAIRS", help="labelled pairs, JSON Lines")
-    parser.add_argument("--store", default=default_store_path(),
-                        help="the items store (its sketches and its model); $NEARDUP_STORE overrides the default")
+    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--folds", type=at_least(2), default=DEFAULT_FOLDS, help="cross-validation folds")
     parser.add_argument("--dry-run", dest="write", action="store_false",
                         help="report the cross-validated figures without storing the model (default: store it)")
