@@ -56,7 +56,9 @@ PASSWORD_ENV, CA_ENV = "NEARDUP_REDIS_PASSWORD", "NEARDUP_REDIS_CA"
 #: Change log entries kept, and the most ids one entry lists (a larger batch logs "all": caches drop everything).
 LOG_ENTRIES, LOG_ENTRY_IDS = 1000, 1000
 _CHUNK = 1000  # ids or article numbers per HMGET where a whole store is read
-_TIMEOUT = 5.0  # seconds a command may take before the store counts as unavailable
+#: Seconds a request-path read may take, and a write batch (its EXEC runs every write of the batch, ~5 µs per
+#: touched postings bucket; Redis serves no other client meanwhile), before the store counts as unavailable.
+_TIMEOUT, _WRITE_TIMEOUT = 5.0, 120.0
 
 
 def _redis_errors(method):
@@ -107,7 +109,7 @@ def connect(url: str) -> tuple[redis.Redis, _Keys, str]:
     client = redis.Redis(
         host=parts.hostname, port=port, db=db, username=parts.username, password=os.environ.get(PASSWORD_ENV),
         ssl=tls, ssl_ca_certs=os.environ.get(CA_ENV) if tls else None,
-        socket_timeout=_TIMEOUT, socket_connect_timeout=_TIMEOUT,
+        socket_timeout=_WRITE_TIMEOUT, socket_connect_timeout=_TIMEOUT,
         # a read after a Redis restart finds its pooled connection closed: a reconnect or two, quickly
         retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
     shown = f"{parts.scheme}://{parts.hostname}:{port}/{db}" + (f"?prefix={prefix}" if "prefix" in query else "")
@@ -222,7 +224,8 @@ class RedisStore(SketchStore):
         connection = getattr(self._own, "connection", None)
         if connection is None or self._own.pid != os.getpid():
             pool = self._client.connection_pool
-            connection = self._own.connection = pool.connection_class(**pool.connection_kwargs)
+            connection = self._own.connection = pool.connection_class(
+                **{**pool.connection_kwargs, "socket_timeout": _TIMEOUT})
             self._own.pid = os.getpid()
             with self._own_lock:
                 self._own_connections.append(connection)
