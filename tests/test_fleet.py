@@ -23,7 +23,7 @@ def test_a_write_through_one_server_is_seen_by_the_next_dedup_through_another(re
     assert done.returncode == 0, done.stderr
     assert f"indexed into {redis_url}" in done.stdout
     ids = ["c", "e", "a"]
-    with serving(redis_url, log_dir=tmp_path) as one, serving(redis_url, log_dir=tmp_path) as two, \
+    with serving(redis_url, log_dir=tmp_path) as one, serving(redis_url, log_dir=tmp_path, workers=2) as two, \
             NearDupClient(one.target, timeout=10) as first, NearDupClient(two.target, timeout=10) as second:
         for client in (first, second):  # each server caches the answer
             assert client.dedup(ids, threshold=THRESHOLD).keep == ids

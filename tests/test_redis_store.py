@@ -18,7 +18,7 @@ from neardup.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store
 from neardup.view import LiveView
-from serverproc import RedisServer, sketch_store
+from serverproc import RedisServer, free_port, sketch_store
 from test_security import _issue, _write
 from test_store_postings import K, assert_index_matches_sketches, random_sketch
 
@@ -257,3 +257,21 @@ def test_a_full_redis_refuses_whole_batches_and_keeps_every_acknowledged_one(tmp
             store._client.config_set("maxmemory", "0")
             assert store.delete_many(list(acknowledged)[:10])[0] == 10
         assert_index_matches_sketches(url)
+
+
+def test_commands_on_an_unreachable_or_refused_url_fail_in_one_line(neardup, tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "text": "one two three four"}\n')
+    port = free_port()  # nothing listens there
+    for args, message in [
+        (("index", corpus, "--store", f"redis://127.0.0.1:{port}/0"), f"cannot open store redis://127.0.0.1:{port}/0"),
+        (("serve", "--store", f"redis://127.0.0.1:{port}/0"), f"cannot open store redis://127.0.0.1:{port}/0"),
+        (("migrate", f"redis://127.0.0.1:{port}/0", tmp_path / "copy"), "cannot open store"),
+        (("index", corpus, "--store", "redis://:hunter2@127.0.0.1:1/0"), "NEARDUP_REDIS_PASSWORD"),
+    ]:
+        done = neardup(*args)
+        assert done.returncode == 1, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("neardup: error: ") and message in lines[0], lines
+        assert "hunter2" not in done.stderr
+    assert not (tmp_path / "copy").exists()
