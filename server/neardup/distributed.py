@@ -1,15 +1,16 @@
 """`neardup index --engine dask`: the offline stage's passes on a Dask distributed cluster (DaskEngine).
 
-The corpus is cut into byte ranges of about --partition-bytes; a partition holds the lines that start in its range,
-so every line is read by exactly one worker, which opens the corpus itself (a local path every worker can read, or
-any URL fsspec opens: s3://, gs://, http://... with the matching fsspec package on the workers). Each worker runs
+The corpus is cut into partitions, one task each: a JSON Lines file into byte ranges of about --partition-bytes,
+a partition holding the lines that start in its range, so every line is read by exactly one worker; a Parquet file
+by row group (parquet.py). Each worker opens the corpus itself (a local path every worker can read, or any URL
+fsspec opens: s3://, gs://, http://... with the matching fsspec package on the workers), runs
 indexer.LineSketcher over its partition and keeps the payloads; only (line, id, error) of each record comes back,
 to the RecordCollector, in partition order. The stop-list is a distributed reduction: each partition counts the
 document frequencies of its kept records (indexer.partition_frequencies), split into one shard per worker by
 value; one task per shard sums its parts and keeps the values at or over the cut (core.stoplist), so only the
 stop-list comes back. Pass 2 (indexer.final_sketch) runs on the workers; this process fetches each partition's
 sketches in the write order and writes the batches, so a batch is atomic whatever a worker does: a worker that
-dies loses only task results, which Dask computes again from the same byte range.
+dies loses only task results, which Dask computes again from the same partition.
 
 This process holds every id once (in RecordCollector.chosen: ~100 bytes an id) and, while writing, the sketches
 of the partitions being written. Dask is imported here only, when the engine is entered.
@@ -29,7 +30,7 @@ from .core.sketch import Sketcher
 from .core.stoplist import Frequencies, frequent, split, summed
 from .errors import EngineUnavailable, InvalidArgument
 from .indexer import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_PARTITION_BYTES, LineSketcher, RecordCollector, numbered_lines,
-                      final_sketch, located, partition_frequencies)
+                      final_sketch, kept_payloads, located, partition_frequencies)
 
 
 def byte_ranges(size: int, partition_bytes: int) -> list[tuple[int, int]]:
@@ -106,8 +107,7 @@ def _frequent_shard(parts: list[Frequencies], cut: float) -> Frequencies:
 
 def _final_sketches(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher | None) -> list[bytes]:
     """The final sketch of each kept record of the partition, in index order."""
-    payloads = pass1.payloads if kept is None else [pass1.payloads[index] for index in kept.tolist()]
-    return [final_sketch(payload, sketcher) for payload in payloads]
+    return [final_sketch(payload, sketcher) for payload in kept_payloads(pass1.payloads, kept)]
 
 
 def _first_line(error: Exception) -> str:
@@ -221,9 +221,9 @@ class DaskEngine:
                 finals[partition] = self._pass1[partition] = None
                 mine = kept[partition]
                 held[partition] = dict(zip(range(len(sketches)) if mine is None else mine.tolist(), sketches))
-            sketches = held[partition]
-            yield doc_id, sketches.pop(index)
-            if not sketches:
+            unwritten = held[partition]
+            yield doc_id, unwritten.pop(index)
+            if not unwritten:
                 del held[partition]
 
     def describe(self) -> str:

@@ -270,11 +270,15 @@ def located(where: int) -> tuple[int, int]:
     return where >> 32, where & _INDEX_MASK
 
 
+def kept_payloads(payloads: Sequence[bytes], kept: np.ndarray | None) -> Sequence[bytes]:
+    """The payloads of one partition's records that are written (`kept`, RecordCollector.kept), in order."""
+    return payloads if kept is None else [payloads[index] for index in kept.tolist()]
+
+
 def partition_frequencies(payloads: Sequence[bytes], kept: np.ndarray | None, kind: str) -> Frequencies:
-    """Document frequencies of the records of one partition that are written (`kept`, RecordCollector.kept):
-    summed over partitions, the counts the stop-list is learned from."""
-    written = payloads if kept is None else [payloads[index] for index in kept.tolist()]
-    return document_frequencies(_payload_hashes(payload, kind) for payload in written)
+    """Document frequencies of the records of one partition that are written: summed over partitions, the counts
+    the stop-list is learned from."""
+    return document_frequencies(_payload_hashes(payload, kind) for payload in kept_payloads(payloads, kept))
 
 
 def final_sketch(payload: bytes, sketcher: Sketcher | None) -> bytes:
@@ -364,6 +368,8 @@ class IndexSummary:
     postings: bool = True       # the store keeps postings (corpus search)
     engine: str = "local"       # where pass 1 ran (Engine.describe)
     elapsed: float = 0.0
+    sketched: float = 0.0       # seconds from the start to the end of pass 1 ...
+    learned: float = 0.0        # ... and to the stop-list learned (the rest: pass 2 and the writes)
 
     def format(self) -> str:
         per_article = self.sketch_bytes / self.documents if self.documents else 0
@@ -383,7 +389,9 @@ class IndexSummary:
             "  postings:             " + ("kept (corpus search: FindSimilar, neardup pairs)" if self.postings else
                                           "none (FindSimilar and neardup pairs refuse this store)"),
             f"  engine:               {self.engine}",
-            f"  elapsed:              {self.elapsed:.2f} s ({rate:,.0f} docs/s)",
+            f"  elapsed:              {self.elapsed:.2f} s ({rate:,.0f} docs/s; reading and sketching "
+            f"{self.sketched:.2f} s, stop-list {self.learned - self.sketched:.2f} s, writing "
+            f"{self.elapsed - self.learned:.2f} s)",
         ])
 
 
@@ -441,6 +449,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     with engine or LocalEngine(workers) as engine:
         engine.sketch(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), collector)
         kept = collector.kept()
+        summary.sketched = time.monotonic() - started
         sketcher = None
         if learn:
             stop = engine.frequent(kept, config.kind, stoplist_cut(len(collector.chosen), stop_min_docs,
@@ -450,6 +459,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
             summary.config, summary.stoplist_size, summary.stoplist_learned = config, len(stoplist), True
             summary.stoplisted_occurrences = int(stop.counts.sum())
             sketcher = Sketcher(config, stoplist)
+        summary.learned = time.monotonic() - started
         store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist,
                                                                                  indexed=postings)
         with store:
