@@ -131,11 +131,12 @@ def test_a_parquet_corpus_gives_the_store_its_json_lines_give(tmp_path, cluster,
 
 
 def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, cluster, neardup, redis_url):
-    """A fleet's offline stage: sketched on the cluster, written to the Redis store its servers share."""
+    """A fleet's offline stage: sketched on the cluster from a URL, written to the Redis store its servers share."""
     scheduler, _ = cluster
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", with_repeats(corpus(100, boilerplate_every=2, sentences=4)))
     assert index(neardup, corpus_path, tmp_path / "local", "--stop-min-docs", "20").returncode == EXIT_OK
-    done = index(neardup, corpus_path, redis_url, "--stop-min-docs", "20", scheduler=scheduler)
+    # the workers open the corpus by URL through fsspec, as they would s3://...
+    done = index(neardup, corpus_path.as_uri(), redis_url, "--stop-min-docs", "20", scheduler=scheduler)
     assert done.returncode == EXIT_OK, done.stderr
     local, redis = contents(tmp_path / "local"), contents(redis_url)
     assert local[1] and redis == local
