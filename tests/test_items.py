@@ -157,7 +157,9 @@ def client(server):
 
 def test_dedup_merges_the_repost_and_keeps_the_city_variant_apart(client):
     info = client.info()
-    assert info.sketch_config["kind"] == "items" and info.default_metric == "fields"
+    assert info.sketch_config["kind"] == "items" and info.default_metric == "fields" and info.pair_model == ""
+    assert [f["name"] for f in info.sketch_config["fields"]] == [f["name"] for f in SCHEMA["fields"]]
+    assert info.sketch_config["rules"] == SCHEMA["rules"]
     answer = client.dedup(["ad-1", "ad-2-manchester", "ad-1-repost", "other"])
     assert answer.keep == ["ad-1", "ad-2-manchester", "other"]
     assert [(d.id, d.duplicate_of) for d in answer.duplicates] == [("ad-1-repost", "ad-1")]

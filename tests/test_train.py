@@ -71,7 +71,7 @@ def test_served_dedup_decides_by_the_models_probability(trained):
         expected = float(ItemScorer(store.config.fields, model).scores(found.features)[0])
     with serving(root / "store") as server, NearDupClient(server.target, timeout=10) as client:
         info = client.info()
-        assert info.default_threshold == pytest.approx(model.threshold)
+        assert info.default_threshold == pytest.approx(model.threshold) and info.pair_model == model.kind
         answer = client.dedup([repost["a"], repost["b"]], threshold=0.0)
     assert answer.duplicates[0].similarity == pytest.approx(expected) and 0 <= expected <= 1
 

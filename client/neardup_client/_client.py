@@ -127,6 +127,7 @@ class Info:
     default_grouping: str
     store: str
     indexed: bool  # the store keeps postings: find_similar can search it
+    pair_model: str = ""  # an items store's trained pair model ("logistic", "gradient-boosting"), "" when none
 
 
 @dataclass(frozen=True)
@@ -239,17 +240,24 @@ def _dedup_result(results: Sequence[str | Document], response: pb.DedupResponse)
 
 def _info(response: pb.InfoResponse) -> Info:
     config = response.sketch_config
+    sketch_config = {"unit": config.unit, "k": config.k, "min_word_len": config.min_word_len, "lang": config.lang,
+                     "hash": config.hash, "stoplist_digest": config.stoplist_digest,
+                     "sketcher_version": config.sketcher_version, "kind": config.kind or "bottomk"}
+    if config.kind == "items":  # the schema: each field's settings, and the rules
+        sketch_config["fields"] = [{"name": f.name, "kind": f.kind, "unit": f.unit, "k": f.k, "weight": f.weight,
+                                    "precision": f.precision, "normalize": f.normalize,
+                                    "drop_words": list(f.drop_words), "rule_tokens": f.rule_tokens,
+                                    "metric": f.metric} for f in config.fields]
+        sketch_config["rules"] = [list(rule.fields) for rule in config.rules]
     return Info(
         articles=response.articles,
-        sketch_config={"unit": config.unit, "k": config.k, "min_word_len": config.min_word_len,
-                       "lang": config.lang, "hash": config.hash, "stoplist_digest": config.stoplist_digest,
-                       "sketcher_version": config.sketcher_version, "kind": config.kind or "bottomk"},
+        sketch_config=sketch_config,
         version=response.version, format_version=response.format_version, generation=response.generation,
         stoplist_size=response.stoplist_size, max_result_set=response.max_result_set,
         default_threshold=response.default_threshold,
         default_metric=METRIC_NAMES.get(response.default_metric, "unspecified"),
         default_grouping=GROUPING_NAMES.get(response.default_grouping, "unspecified"),
-        store=response.store, indexed=response.indexed)
+        store=response.store, indexed=response.indexed, pair_model=response.pair_model)
 
 
 #: What dedup_stream yields per result set: its answer, or why the server refused it.
