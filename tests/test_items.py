@@ -194,7 +194,11 @@ def test_bad_field_input_is_invalid_argument_saying_what_to_fix(server, fields, 
 
 
 def test_a_text_on_an_items_store_and_fields_on_a_text_store_are_refused(client, indexed_store):
-    with pytest.raises(NearDupClientError, match=r"holds items with fields \(title, body, phone, url, location\): send its fields") as refused:
+    with pytest.raises(NearDupClientError, match="metric containment does not apply to this store's items") as refused:
+        client.dedup(["ad-1", "ad-1-repost"], metric="containment")
+    assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
+    fields = r"holds items with fields \(title, body, phone, url, location\): send its fields"
+    with pytest.raises(NearDupClientError, match=fields) as refused:
         client.dedup([Document("t", text="Forklift driver wanted"), "ad-1"])
     assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
     text_store = indexed_store("texts", {"a": "some text here", "b": "other text there"})

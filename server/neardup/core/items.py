@@ -8,10 +8,10 @@ so a long body does not outweigh a short title (seed 003). With a model (`neardu
 model's probability that the two are duplicates, and the threshold applies to that. Either way the scores go to
 the kernel's groupings (kernel.group_scores), so Dedup groups items as it groups texts.
 
-A model is JSON, never a serialised Python object (PairModel.from_json checks every part): a logistic regression's coefficients, or
-a gradient boosting's trees as arrays, plus the Platt scaling fitted on cross-validated scores, the decision
-threshold chosen by cross-validated F1, and the digest of the store configuration it was trained on; it is
-evaluated here without scikit-learn (numpy, and the trees walked by _items.tree_sum).
+A model is JSON, never a serialised Python object (PairModel.from_json checks every part): a logistic regression's
+coefficients, or a gradient boosting's trees as arrays, plus the Platt scaling fitted on cross-validated scores,
+the decision threshold chosen by cross-validated F1, and the digest of the store configuration it was trained on;
+it is evaluated here without scikit-learn (numpy, and the trees walked by _items.tree_sum).
 """
 from __future__ import annotations
 
