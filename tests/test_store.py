@@ -158,6 +158,21 @@ def test_change_log_is_bounded_and_says_when_it_no_longer_reaches_back(lmdb_path
     store.close()
 
 
+@pytest.mark.parametrize("readonly", [True, False])
+def test_a_process_opening_the_store_keeps_the_read_transactions_of_processes_that_have_it_open(lmdb_path, readonly):
+    """LMDB knows it is not alone by the POSIX locks every process holds on lock.mdb; a store that closed a
+    descriptor of that file of its own (reading the commit id) dropped them, and the next process to open the store
+    took itself for the only one and reset the reader table: this process's read transaction vanished from it, and
+    a writer could reuse the pages it was reading (readers saw torn batches)."""
+    with open_store(lmdb_path, readonly=readonly) as store, store.snapshot():
+        opener = ("import lmdb, sys\nfrom neardup.store import open_store\n"
+                  "with open_store(sys.argv[1], readonly=True) as store: print(store._env.readers())")
+        done = subprocess.run([sys.executable, "-c", opener, str(lmdb_path)], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert str(os.getpid()) in done.stdout.split(), done.stdout
+
+
 def test_readers_in_other_processes_see_whole_batches_only(store, store_path):
     """Every batch writes one value to all ids; a reader must never see two values in one get_many."""
     ids = [f"id-{i}" for i in range(100)]

@@ -23,7 +23,7 @@ import shutil
 import struct
 import sys
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import BinaryIO, Iterable, Iterator, Sequence
 
 import lmdb
 
@@ -354,9 +354,9 @@ class LmdbStore(SketchStore):
         txn.put(_LOG_IDS, _int(logged), db=self._meta)
 
     def close(self) -> None:
+        self._env.close()  # first: closing the lock file while the environment is open drops its locks (_CommitId)
         if self._commits is not None:
             self._commits.close()
-        self._env.close()
 
 
 class _CommitId:
@@ -368,37 +368,50 @@ class _CommitId:
     measured with the read removed). Every commit of any process changes the id before a new reader can see the
     commit, so an unchanged id is an unchanged store. The layout (magic, format, the id after the reader-table
     mutex) is checked against the environment at open; where it differs (another platform or LMDB build, no lock
-    file) attach() answers None and every generation read is a transaction, as before."""
+    file) attach() answers None and every generation read is a transaction, as before.
+
+    The lock file stays open as long as the environment: closing any descriptor of a file drops every POSIX lock the
+    process holds on it, LMDB's own included, and the next process to open the store would then take itself for
+    its only user and reset the reader table under this process's live read transactions (a writer could then
+    reuse the pages they read)."""
 
     _MAGIC = 0xBEEFC0DE
     _OFFSET = 48  # 2 × uint32, then pthread_mutex_t (40 bytes on 64-bit Linux glibc)
 
-    def __init__(self, memory: mmap.mmap):
-        self._memory = memory
+    def __init__(self, lock_file: BinaryIO, memory: mmap.mmap | None):
+        self._lock_file, self._memory = lock_file, memory
 
     @classmethod
     def attach(cls, env: lmdb.Environment, path: Path) -> "_CommitId | None":
+        """None where the id cannot be read this way (and then no descriptor of the lock file was opened, or it
+        is held until close() all the same)."""
         if sys.byteorder != "little" or struct.calcsize("P") != 8 or not env.flags()["lock"]:
             return None
         try:
-            with open(path / "lock.mdb", "rb") as lock_file:
-                memory = mmap.mmap(lock_file.fileno(), 4096, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):
+            lock_file = open(path / "lock.mdb", "rb")
+        except OSError:
             return None
-        commits = cls(memory)
+        try:
+            commits = cls(lock_file, mmap.mmap(lock_file.fileno(), 4096, access=mmap.ACCESS_READ))
+        except (OSError, ValueError):
+            return cls(lock_file, None)
         for _ in range(3):  # a commit between the two reads makes them differ: try again
             before = commits.last()
-            if struct.unpack_from("<I", memory, 0)[0] == cls._MAGIC and before == env.info()["last_txnid"] \
-                    and before == commits.last():
+            if struct.unpack_from("<I", commits._memory, 0)[0] == cls._MAGIC \
+                    and before == env.info()["last_txnid"] and before == commits.last():
                 return commits
-        memory.close()
-        return None
+        commits._memory.close()
+        return cls(lock_file, None)
 
-    def last(self) -> int:
-        return struct.unpack_from("<Q", self._memory, self._OFFSET)[0]
+    def last(self) -> int | None:
+        """The id, or None where it cannot be read from the lock file (every generation read is then a transaction)."""
+        return struct.unpack_from("<Q", self._memory, self._OFFSET)[0] if self._memory is not None else None
 
     def close(self) -> None:
-        self._memory.close()
+        """After the environment's close."""
+        if self._memory is not None:
+            self._memory.close()
+        self._lock_file.close()
 
 
 class LmdbSnapshot(BucketSnapshot):
