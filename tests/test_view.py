@@ -7,11 +7,12 @@ import sys
 import textwrap
 
 import pytest
+import redis
 
 from neardup.cache import SessionCache
 from neardup.changefeed import ChangeFeed
-from neardup.core.sketch import encode_sketch
-from neardup.store import open_store
+from neardup.core.sketch import SketchConfig, encode_sketch
+from neardup.store import create_store, open_store
 from neardup.view import LiveView
 from serverproc import sketch_store
 
@@ -139,3 +140,68 @@ def test_the_generation_is_read_from_lmdbs_commit_id_and_follows_every_commit(st
     assert store.generation() == before + 1
     store.put_many([("e", encode_sketch([11]))])  # this process's own commit too
     assert store.generation() == before + 2
+
+
+@pytest.fixture(params=["lmdb", "redis"])
+def any_store_location(request, tmp_path) -> str:
+    """A store holding a and b, in an LMDB directory or on the session's redis-server."""
+    if request.param == "lmdb":
+        return str(sketch_store(tmp_path / "store", {"a": encode_sketch([1, 2, 3]), "b": encode_sketch([4, 5])}))
+    location = request.getfixturevalue("redis_url")
+    with create_store(location, SketchConfig(), []) as created:
+        created.put_many([("a", encode_sketch([1, 2, 3])), ("b", encode_sketch([4, 5]))])
+    return location
+
+
+def test_a_reading_given_its_ids_holds_their_sketches_and_follows_other_processes(any_store_location):
+    """read(ids), the request path's read: the sketches the view lacks come with the generation, are exact, and
+    a write by another process is seen by the next read, sketches read with the generation included."""
+    ids = ["a", "b", "c"]
+    with open_store(any_store_location) as store:
+        view = LiveView(store)
+        reading = view.read(ids)
+        assert reading.get_many(ids) == [encode_sketch([1, 2, 3]), encode_sketch([4, 5]), None]
+        write_from_another_process(any_store_location, {"a": [7, 8], "c": [9]}, deletes=["b"])
+        assert reading.get_many(ids) == [encode_sketch([1, 2, 3]), encode_sketch([4, 5]), None]  # read before it
+        assert view.read(ids).get_many(ids) == [encode_sketch([7, 8]), None, encode_sketch([9])]
+        assert view.read(["a", "d"]).get_many(["d", "a"]) == [None, encode_sketch([7, 8])]
+
+
+def commands_sent(client: redis.Redis, during) -> dict[str, int]:
+    """Calls per command Redis counted while `during` ran (INFO commandstats before and after, on one connection:
+    the second INFO counts itself)."""
+    def calls() -> dict[str, int]:
+        return {name.removeprefix("cmdstat_"): stats["calls"] for name, stats in client.info("commandstats").items()}
+
+    before = calls()
+    during()
+    after = calls()
+    return {name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)}
+
+
+def test_a_cold_reading_of_a_redis_store_reads_generation_and_sketches_together_and_once(redis_url):
+    """A request whose sketches the view lacks sends GET and HMGET together (one round trip, pipelined) and
+    nothing else; its sketches then come from memory; a warm one sends only the GET."""
+    with create_store(redis_url, SketchConfig(), []) as store, redis.Redis.from_url(redis_url.split("?")[0]) as client:
+        store.put_many([(f"d{i}", encode_sketch([i, i + 1])) for i in range(100)])
+        ids = [f"d{i}" for i in range(0, 100, 2)] + ["missing"]
+        view = LiveView(store)
+        answers = []
+        assert commands_sent(client, lambda: answers.append(view.read(ids).get_many(ids))) \
+            == {"get": 1, "hmget": 1, "info": 1}
+        assert answers[0] == store.get_many(ids) and answers[0][-1] is None
+        assert commands_sent(client, lambda: answers.append(view.read(ids).get_many(ids))) == {"get": 1, "info": 1}
+        assert answers[1] == answers[0]
+
+
+def test_a_sketch_read_before_an_invalidation_is_not_kept(store, tmp_path):
+    """The memo keeps a value read from the store only if no refresh dropped anything since the read began:
+    otherwise it may be older than the write the refresh followed (two request threads racing)."""
+    view = LiveView(store)
+    memo = view._sketches
+    epoch = memo.epoch
+    stale = store.get_many(["a"])
+    write_from_another_process(tmp_path / "store", {"a": [7, 8]})
+    view.read()  # another thread's request catches up with the write meanwhile
+    memo.offer(["a"], stale, epoch)
+    assert view.read(["a"]).get_many(["a"]) == [encode_sketch([7, 8])]

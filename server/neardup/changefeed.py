@@ -21,9 +21,11 @@ class ChangeFeed:
     def subscribe(self, subscriber: Subscriber) -> None:
         self._subscribers.append(subscriber)
 
-    def refresh(self) -> int:
-        """Catches up with the store; returns the generation that whatever is read next is at least as new as."""
-        now = self._store.generation()
+    def refresh(self, now: int | None = None) -> int:
+        """Catches up with the store (at generation `now` if the caller just read it); returns the generation that
+        whatever is read next is at least as new as."""
+        if now is None:
+            now = self._store.generation()
         if now != self.seen:
             with self._lock:
                 if now > self.seen:

@@ -29,9 +29,17 @@ class LiveView:
         self._feed.subscribe(lambda _now, _changed: setattr(self, "clustered", store.clustered()))
         self.answers = SessionCache(self._feed, cache_size, cache_ttl)
 
-    def read(self) -> "Reading":
-        """What one request reads: everything at least as new as the store's generation now."""
-        return Reading(self, self._feed.refresh())
+    def read(self, ids: Sequence[str] = ()) -> "Reading":
+        """What one request reads: everything at least as new as the store's generation now. With the request's
+        ids, the sketches the view lacks come with the generation (one round trip to a networked store)."""
+        missing = self._sketches.missing(ids) if ids else []
+        if not missing:
+            return Reading(self, self._feed.refresh())
+        epoch = self._sketches.epoch
+        read_at, sketches = self.store.generation_and_get_many(missing)
+        now = self._feed.refresh(read_at)
+        self._sketches.offer(missing, sketches, epoch)
+        return Reading(self, now)
 
     def subscribe(self, subscriber: Callable[[int, "set[str] | None"], None]) -> None:
         """Told each new generation the view catches up with (and the ids changed), e.g. for metrics."""
@@ -72,10 +80,12 @@ class _Memo:
         self._max_entries = max_entries
         self._values: dict[str, object] = {}  # a sketch's None: known not to be stored
         self._lock = threading.Lock()
+        self.epoch = 0  # invalidations so far: a value read before one may be older than what it dropped
         feed.subscribe(self._invalidate)
 
     def _invalidate(self, now: int, changed: set[str] | None) -> None:
         with self._lock:
+            self.epoch += 1
             if changed is None or len(changed) > len(self._values):
                 self._values.clear()
             else:
@@ -89,19 +99,29 @@ class _Memo:
         except KeyError:
             return self._fill(ids)
 
+    def missing(self, ids: Sequence[str]) -> list[str]:
+        """The ids whose value the memo does not hold (as of the last refresh)."""
+        values = self._values
+        return [doc_id for doc_id in ids if doc_id not in values]
+
+    def offer(self, ids: Sequence[str], values: list, epoch: int) -> None:
+        """Values read from the store after `epoch` was taken: kept unless an invalidation came since (it may have
+        dropped ids whose older values these are). One taken before the read saw every change the read may
+        predate: the store's generation only grows."""
+        with self._lock:
+            if self.epoch == epoch:
+                if len(self._values) + len(ids) > self._max_entries:
+                    self._values.clear()
+                self._values.update(zip(ids, values))
+
     def _fill(self, ids: Sequence[str]) -> list:
-        seen = self._feed.seen
+        epoch = self.epoch
         values = [self._values.get(doc_id, _UNKNOWN) for doc_id in ids]
         positions = [p for p, value in enumerate(values) if value is _UNKNOWN]
         loaded = self._load([ids[p] for p in positions])
         for position, value in zip(positions, loaded):
             values[position] = value
-        with self._lock:
-            # a refresh since `seen` may have dropped ids whose older values we hold: keep nothing then
-            if self._feed.seen == seen:
-                if len(self._values) + len(positions) > self._max_entries:
-                    self._values.clear()
-                self._values.update((ids[p], values[p]) for p in positions)
+        self.offer([ids[p] for p in positions], [values[p] for p in positions], epoch)
         return values
 
 

@@ -70,14 +70,15 @@ class NearDupServicer:
         return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl), max_streams=max_streams)
 
     def Dedup(self, request_bytes: bytes, context) -> bytes:
-        reading = self.view.read()
+        # The usual request (ids, the server's parameters) is read by the compiled wire reader, first: the view
+        # then reads the sketches it lacks with the generation (one round trip to a Redis store). The rest
+        # decodes through the protobuf runtime, whose errors are INVALID_ARGUMENT.
+        plain = converters.plain_dedup_request(request_bytes)
+        reading = self.view.read(plain[0] if plain is not None else ())
         answer = reading.cached(request_bytes)
         if answer is not None:
             self.count_cache_lookup(True)
             return answer + _CACHED_FLAG
-        # The usual request (ids, the server's parameters) is read by the compiled wire reader; the rest decodes
-        # through the protobuf runtime, whose errors are INVALID_ARGUMENT.
-        plain = converters.plain_dedup_request(request_bytes)
         if plain is not None:
             request = None
             ids, tag, key = plain

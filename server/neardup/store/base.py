@@ -118,6 +118,12 @@ class SketchStore(abc.ABC):
     def generation(self) -> int:
         """A counter bumped by every committed write batch, from any process."""
 
+    def generation_and_get_many(self, ids: Sequence[str]) -> tuple[int, list[bytes | None]]:
+        """generation(), then get_many(ids): the sketches are at least as new as the generation. A networked
+        backend sends both at once, so a request whose sketches the server does not hold yet costs one round
+        trip, not two (view.LiveView.read with ids)."""
+        return self.generation(), self.get_many(ids)
+
     @abc.abstractmethod
     def changed_since(self, generation: int) -> set[str] | None:
         """Ids written or deleted after `generation`; None when the change log no longer reaches back that far."""

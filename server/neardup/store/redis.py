@@ -221,6 +221,10 @@ class RedisStore(SketchStore):
         connection from its pool and wraps every call in its retry and metrics machinery, which cost more than
         Redis itself (measured: a GET 29 → 11 µs, an HMGET of 100 ids 83 → 49 µs). A connection found closed
         (Redis restarted) is made again once; a read is safe to send twice."""
+        return self._commands(args)[0]
+
+    def _commands(self, *commands: tuple) -> list:
+        """Read commands sent together on this thread's own connection (one round trip), their replies in order."""
         connection = getattr(self._own, "connection", None)
         if connection is None or self._own.pid != os.getpid():
             pool = self._client.connection_pool
@@ -232,12 +236,15 @@ class RedisStore(SketchStore):
         try:
             for attempt in (1, 2):
                 try:
-                    connection.send_command(*args)
-                    return connection.read_response()
+                    connection.send_packed_command(connection.pack_commands(commands))
+                    return [connection.read_response() for _ in commands]
                 except (redis.ConnectionError, redis.TimeoutError):
                     connection.disconnect()
                     if attempt == 2:
                         raise
+                except BaseException:
+                    connection.disconnect()  # replies may be left unread: the next command must not read them
+                    raise
         except redis.RedisError as error:
             raise StoreUnavailable(f"cannot read store {self.location}: {type(error).__name__}: {error}") from None
 
@@ -255,6 +262,19 @@ class RedisStore(SketchStore):
     def generation(self) -> int:
         """One GET, read once per request (view.LiveView)."""
         return _int(self._command("GET", self._keys.generation))
+
+    def generation_and_get_many(self, ids: Sequence[str]) -> tuple[int, list[bytes | None]]:
+        """The GET and the HMGET in one round trip: Redis runs one connection's commands in order, so the
+        sketches are at least as new as the generation."""
+        if not ids:
+            return self.generation(), []
+        try:
+            now, sketches = self._commands(("GET", self._keys.generation), ("HMGET", self._keys.sketches, *ids))
+        except (redis.DataError, UnicodeEncodeError):
+            for doc_id in ids:
+                encode_id(doc_id)  # names the bad id
+            raise
+        return _int(now), sketches
 
     @_redis_errors
     def changed_since(self, generation: int) -> set[str] | None:
