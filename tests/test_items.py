@@ -18,6 +18,7 @@ from neardup.core.items import ItemScorer, pair_features
 from neardup.core.reference import COMPLETE, COMPONENTS, GREEDY, _group
 from neardup.core.sketch import ItemSketcher, SketchConfig
 from neardup.errors import InvalidArgument
+from neardup.service import converters
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from serverproc import run_neardup, serving, write_jsonl
@@ -98,6 +99,34 @@ def test_schema_and_config_round_trip_and_refusals():
         FieldSpec("place", kind="geo")
     with pytest.raises(InvalidArgument, match="belong to an items store"):
         SketchConfig(fields=(FieldSpec("title"),))
+
+
+def test_synonyms_make_variants_one_word_before_sketching_and_are_carried_by_every_form_of_the_config():
+    """A text field's synonyms apply to whole words before shingling (so "colour" and "color" texts get one
+    sketch), an exact field's before its token is made; they survive JSON, the proto and back; misuse is refused."""
+    schema = SketchConfig(kind="items", rules=(("body",), ("org",)), fields=(
+        FieldSpec("body", unit="word:2", synonyms={"colour": "color", "Verkoper": "sales"}),
+        FieldSpec("org", kind="exact", drop_words=("ltd",), synonyms=[("gmbh", "ltd"), ("bv", "ltd")])))
+    plain = SketchConfig(kind="items", rules=schema.rules, fields=(FieldSpec("body", unit="word:2"),
+                                                                   FieldSpec("org", kind="exact", drop_words=("ltd",))))
+    british, american = "The colour team needs a Verkoper today", "The color team needs a sales today"
+    assert ItemSketcher(schema).sketch({"body": british}) == ItemSketcher(schema).sketch({"body": american})
+    assert ItemSketcher(plain).sketch({"body": british}) != ItemSketcher(plain).sketch({"body": american})
+    assert ItemSketcher(schema).sketch({"body": "colours discoloured"}) == \
+        ItemSketcher(plain).sketch({"body": "colours discoloured"})  # whole words only
+    org = schema.fields[1]
+    assert normalized(org, "Acme GmbH") == normalized(org, "ACME BV") == normalized(org, "acme ltd") == "acme"
+    assert normalized(schema.fields[1], "Acme AG") != normalized(org, "Acme GmbH")
+    assert SketchConfig.from_dict(json.loads(json.dumps(schema.to_dict()))) == schema
+    assert "synonyms" not in plain.to_dict()["fields"][0]  # configurations without them saved as before
+    assert converters.sketch_config(converters.sketch_config_message(schema)) == schema
+    for settings, message in [({"kind": "location", "synonyms": {"a": "b"}}, "apply to text fields"),
+                              ({"kind": "exact", "normalize": "url", "synonyms": {"a": "b"}}, "apply to text fields"),
+                              ({"synonyms": {"sales rep": "sales"}}, "each is one word"),
+                              ({"synonyms": {"a": "b", "b": "c"}}, "map every word to the final one"),
+                              ({"synonyms": "colour=color"}, "pairs of words")]:
+        with pytest.raises(InvalidArgument, match=message):
+            FieldSpec.from_dict({"name": "f", **settings})
 
 
 def test_item_sketch_layout_and_bad_values():

@@ -247,7 +247,7 @@ def _info(response: pb.InfoResponse) -> Info:
         sketch_config["fields"] = [{"name": f.name, "kind": f.kind, "unit": f.unit, "k": f.k, "weight": f.weight,
                                     "precision": f.precision, "normalize": f.normalize,
                                     "drop_words": list(f.drop_words), "rule_tokens": f.rule_tokens,
-                                    "metric": f.metric} for f in config.fields]
+                                    "metric": f.metric, "synonyms": dict(f.synonyms)} for f in config.fields]
         sketch_config["rules"] = [list(rule.fields) for rule in config.rules]
     return Info(
         articles=response.articles,

@@ -56,7 +56,14 @@ class SketchConfig(_message.Message):
     def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ..., kind: _Optional[str] = ..., fields: _Optional[_Iterable[_Union[FieldSpec, _Mapping]]] = ..., rules: _Optional[_Iterable[_Union[Rule, _Mapping]]] = ...) -> None: ...
 
 class FieldSpec(_message.Message):
-    __slots__ = ("name", "kind", "unit", "k", "weight", "precision", "normalize", "drop_words", "rule_tokens", "metric")
+    __slots__ = ("name", "kind", "unit", "k", "weight", "precision", "normalize", "drop_words", "rule_tokens", "metric", "synonyms")
+    class SynonymsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
     NAME_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     UNIT_FIELD_NUMBER: _ClassVar[int]
@@ -67,6 +74,7 @@ class FieldSpec(_message.Message):
     DROP_WORDS_FIELD_NUMBER: _ClassVar[int]
     RULE_TOKENS_FIELD_NUMBER: _ClassVar[int]
     METRIC_FIELD_NUMBER: _ClassVar[int]
+    SYNONYMS_FIELD_NUMBER: _ClassVar[int]
     name: str
     kind: str
     unit: str
@@ -77,7 +85,8 @@ class FieldSpec(_message.Message):
     drop_words: _containers.RepeatedScalarFieldContainer[str]
     rule_tokens: int
     metric: str
-    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., unit: _Optional[str] = ..., k: _Optional[int] = ..., weight: _Optional[float] = ..., precision: _Optional[int] = ..., normalize: _Optional[str] = ..., drop_words: _Optional[_Iterable[str]] = ..., rule_tokens: _Optional[int] = ..., metric: _Optional[str] = ...) -> None: ...
+    synonyms: _containers.ScalarMap[str, str]
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., unit: _Optional[str] = ..., k: _Optional[int] = ..., weight: _Optional[float] = ..., precision: _Optional[int] = ..., normalize: _Optional[str] = ..., drop_words: _Optional[_Iterable[str]] = ..., rule_tokens: _Optional[int] = ..., metric: _Optional[str] = ..., synonyms: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class Rule(_message.Message):
     __slots__ = ("fields",)

@@ -27,6 +27,7 @@ import re
 import struct
 import zlib
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from ..errors import InvalidArgument
@@ -67,6 +68,9 @@ class FieldSpec:
     drop_words: tuple[str, ...] = ()
     #: text: how many of its smallest values are its match tokens in super tokens
     rule_tokens: int = 4
+    #: text, and exact with normalize "text": (word, the word it stands for) pairs, casefolded, applied before the
+    #: text is sketched or the value becomes a token ("colour" -> "color", "gmbh" -> "ltd", "verkoper" -> "sales")
+    synonyms: tuple[tuple[str, str], ...] = ()
     #: text: its similarity in a pair's weighted combination, "containment" or "jaccard"
     metric: str = "containment"
 
@@ -95,6 +99,44 @@ class FieldSpec:
             raise InvalidArgument(f"field {self.name}: metric must be containment or jaccard, got {self.metric!r}")
         object.__setattr__(self, "weight", float(self.weight))
         object.__setattr__(self, "drop_words", tuple(sorted({w.casefold() for w in self.drop_words})))
+        object.__setattr__(self, "synonyms", self._checked_synonyms())
+
+    def _checked_synonyms(self) -> tuple[tuple[str, str], ...]:
+        pairs = self.synonyms.items() if isinstance(self.synonyms, Mapping) else self.synonyms
+        try:
+            pairs = [(str(word).casefold(), str(meant).casefold()) for word, meant in pairs]
+        except (TypeError, ValueError):
+            raise InvalidArgument(f"field {self.name}: synonyms are pairs of words (word, the word it stands for), "
+                                  f"got {self.synonyms!r}") from None
+        if pairs and (self.kind == LOCATION or (self.kind == EXACT and self.normalize != "text")):
+            raise InvalidArgument(f"field {self.name}: synonyms apply to text fields and to exact fields normalised "
+                                  "as text only")
+        for word, meant in pairs:
+            if not (_WORDS.fullmatch(word) and _WORDS.fullmatch(meant)) or word == meant:
+                raise InvalidArgument(f"field {self.name}: synonym {word!r} -> {meant!r}: each is one word "
+                                      "(letters and digits), and they differ")
+        mapping = dict(pairs)
+        if len(mapping) != len(pairs):
+            raise InvalidArgument(f"field {self.name}: a word has more than one synonym")
+        if set(mapping) & set(mapping.values()):
+            raise InvalidArgument(f"field {self.name}: a synonym's target is itself mapped; map every word to the "
+                                  "final one")
+        return tuple(sorted(mapping.items()))
+
+    @cached_property
+    def _synonym_pattern(self) -> "re.Pattern | None":
+        if not self.synonyms:
+            return None
+        return re.compile(r"(?<![^\W_])(?:" + "|".join(re.escape(word) for word, _ in self.synonyms) + r")(?![^\W_])",
+                          re.IGNORECASE)
+
+    def with_synonyms(self, text: str) -> str:
+        """The text with each synonym's word replaced by the word it stands for (whole words, any case)."""
+        pattern = self._synonym_pattern
+        if pattern is None:
+            return text
+        mapping = dict(self.synonyms)
+        return pattern.sub(lambda match: mapping.get(match.group(0).casefold(), match.group(0)), text)
 
     @classmethod
     def from_dict(cls, values: Mapping) -> "FieldSpec":
@@ -104,7 +146,8 @@ class FieldSpec:
         if unknown:
             raise InvalidArgument(f"unknown field settings: {', '.join(sorted(unknown))}; use "
                                   f"{', '.join(cls.__dataclass_fields__)}")
-        return cls(**{**values, "drop_words": tuple(values.get("drop_words", ()))})
+        return cls(**{**values, "drop_words": tuple(values.get("drop_words", ())),
+                      "synonyms": values.get("synonyms", ())})
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -218,7 +261,9 @@ def normalized(spec: FieldSpec, value: str) -> str:
         host, _, path = rest.partition("/")
         host = host.lower().removeprefix("www.")
         return f"{host}/{path}" if path else host
-    return " ".join(w for w in _WORDS.findall(value.casefold()) if w not in spec.drop_words)
+    synonyms = dict(spec.synonyms)
+    words = (synonyms.get(w, w) for w in _WORDS.findall(value.casefold()))
+    return " ".join(w for w in words if w not in spec.drop_words)
 
 
 def crc32(text: str) -> int:

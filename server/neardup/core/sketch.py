@@ -199,6 +199,9 @@ class SketchConfig:
         values = asdict(self)
         if self.kind != ITEMS:
             del values["fields"], values["rules"]
+        for spec in values.get("fields", ()):
+            if not spec["synonyms"]:
+                del spec["synonyms"]  # as stores made before synonyms saved it (and their models' digests)
         return values
 
     def digest(self) -> str:
@@ -582,7 +585,7 @@ class ItemSketcher:
             if value is None:
                 sections.append([])
             elif spec.kind == item_fields.TEXT:
-                sections.append(decode_sketch(self._text[spec.name].sketch(value, lang)))
+                sections.append(decode_sketch(self._text[spec.name].sketch(spec.with_synonyms(value), lang)))
             else:
                 sections.append(item_fields.field_values(spec, value))
         sections.append(item_fields.super_tokens(self.config.fields, self.config.rules, sections))

@@ -98,7 +98,8 @@ def sketch_config(message: pb.SketchConfig) -> SketchConfig:
                         fields=tuple(FieldSpec(name=spec.name, kind=spec.kind, unit=spec.unit, k=spec.k,
                                                weight=spec.weight, precision=spec.precision,
                                                normalize=spec.normalize, drop_words=tuple(spec.drop_words),
-                                               rule_tokens=spec.rule_tokens, metric=spec.metric)
+                                               rule_tokens=spec.rule_tokens, metric=spec.metric,
+                                               synonyms=dict(spec.synonyms))
                                      for spec in message.fields),
                         rules=tuple(tuple(rule.fields) for rule in message.rules))
 
@@ -106,6 +107,8 @@ def sketch_config(message: pb.SketchConfig) -> SketchConfig:
 def sketch_config_message(config: SketchConfig) -> pb.SketchConfig:
     values = config.to_dict()
     values["rules"] = [{"fields": list(rule)} for rule in values.get("rules", ())]
+    for field in values.get("fields", ()):
+        field["synonyms"] = dict(field.get("synonyms", ()))
     return pb.SketchConfig(**values)
 
 
