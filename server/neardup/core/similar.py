@@ -149,6 +149,19 @@ def index_values(sketches: Sequence[bytes], kind: str) -> IndexValues:
                        np.where(lengths < MIN_EVIDENCE, lengths, 0).astype(np.uint8))
 
 
+def _every_docno(postings: Postings, read_unread: ReadUnread | None, exclude: int, above: int) -> np.ndarray:
+    """The article number of every posting, the hot values' left-out ones read too, less `exclude` and those not
+    `above` (as for candidates)."""
+    if len(postings.unread):
+        postings = postings.joined(_read(read_unread, postings.unread))
+    keep = np.ones(len(postings.docno), bool)
+    if exclude >= 0:
+        keep &= postings.docno != exclude
+    if above >= 0:
+        keep &= postings.docno > above
+    return postings.docno[keep]
+
+
 def simhash_candidates(postings: Postings, threshold: float, *, read_unread: ReadUnread | None = None,
                        exclude: int = -1, above: int = -1, max_candidates: int = DEFAULT_MAX_CANDIDATES
                        ) -> Candidates:
@@ -157,14 +170,8 @@ def simhash_candidates(postings: Postings, threshold: float, *, read_unread: Rea
     agreeing blocks first. Exact when the distance is at most SIMHASH_EXACT_DISTANCE and no more than
     max_candidates pass; `exclude` and `above` as for candidates."""
     distance = max_distance(threshold)
-    if len(postings.unread):  # every table is needed for the guarantee: hot blocks are read too
-        postings = postings.joined(_read(read_unread, postings.unread))
-    keep = np.ones(len(postings.docno), bool)
-    if exclude >= 0:
-        keep &= postings.docno != exclude
-    if above >= 0:
-        keep &= postings.docno > above
-    docnos, agreeing = np.unique(postings.docno[keep], return_counts=True)
+    # every table is needed for the guarantee: hot blocks are read too
+    docnos, agreeing = np.unique(_every_docno(postings, read_unread, exclude, above), return_counts=True)
     possible = SIMHASH_BLOCKS - agreeing <= distance
     docnos, agreeing = docnos[possible], agreeing[possible]
     order = np.argsort(-agreeing, kind="stable")
@@ -177,13 +184,6 @@ def item_candidates(postings: Postings, *, read_unread: ReadUnread | None = None
     """The items that share a super token with the query (core/fields.py): no other can satisfy a rule. Every
     posting is read (a hot one too), the most shared tokens first; exact unless more than max_candidates pass;
     `exclude` and `above` as for candidates."""
-    if len(postings.unread):
-        postings = postings.joined(_read(read_unread, postings.unread))
-    keep = np.ones(len(postings.docno), bool)
-    if exclude >= 0:
-        keep &= postings.docno != exclude
-    if above >= 0:
-        keep &= postings.docno > above
-    docnos, shared = np.unique(postings.docno[keep], return_counts=True)
+    docnos, shared = np.unique(_every_docno(postings, read_unread, exclude, above), return_counts=True)
     order = np.argsort(-shared, kind="stable")
     return Candidates(docnos[order[:max_candidates]], len(order) <= max_candidates, 0)
