@@ -48,6 +48,9 @@ class SketchStore(abc.ABC):
     """Sketches of one configuration and stop-list, with a generation counter and a change log for caches."""
 
     backend: str
+    #: Whether every read is a network round trip (the request path then asks for the sketches it lacks together
+    #: with the generation, generation_and_get_many); an embedded store's reads cost less than finding which.
+    remote_reads = False
 
     def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int, location: str,
                  indexed: bool = False):

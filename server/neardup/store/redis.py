@@ -137,6 +137,7 @@ class _Moved(Exception):
 
 class RedisStore(SketchStore):
     backend = "redis"
+    remote_reads = True
 
     def __init__(self, client: redis.Redis, keys: _Keys, location: str, readonly: bool):
         self._client = client
