@@ -349,6 +349,27 @@ def test_four_byte_table_equals_reference(case, threshold, metric, grouping):
     assert Grouping(*got) == expected
 
 
+@settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(result_sets(), thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS), st.integers(1, 6),
+       st.booleans())
+def test_chains_of_many_values_equal_reference(case, threshold, metric, grouping, table_bits, wide):
+    """The value table chains occurrences by home slot, and a sparse table holds mostly one value per chain;
+    a table of 2..64 slots (table_bits) chains many values together, and chains of hundreds that outgrow the
+    pairwise counts: the same answers."""
+    sketches, k = case
+    expected = reference.dedup(sketches, k, threshold, metric, grouping)
+    blobs = [None if s is None else encode(s) for s in sketches]
+    got = _kernel.dedup(blobs, k, threshold, kernel._METRIC_CODES[metric], kernel._GROUPING_CODES[grouping], wide,
+                        False, table_bits)
+    assert Grouping(*got) == expected
+
+
+@pytest.mark.parametrize("table_bits", [-1, 21])
+def test_table_bits_out_of_range(table_bits):
+    with pytest.raises(ValueError, match="table_bits"):
+        _kernel.dedup([encode([1])], 4, 0.5, 0, 0, False, False, table_bits)
+
+
 def test_a_set_past_the_two_byte_table():
     """70,000 values (four-byte slots, chosen by size): groups of copies among disjoint sketches, answers known."""
     rng = random.Random(17)

@@ -3,9 +3,9 @@
  * specification of the similarity, of min_shared and of both groupings.
  *
  * Why it is fast:
- *  - candidates: one open-addressing hash table over every value of the set (value -> chain of the
- *    occurrences holding it) finds the pairs that share at least one value; every other pair has no shared
- *    value, so it cannot be a duplicate and is never compared;
+ *  - candidates: one hash table over every value of the set (home slot -> chain of the occurrences whose
+ *    value hashes there: mostly one value's) finds the pairs that share at least one value; every other pair
+ *    has no shared value, so it cannot be a duplicate and is never compared;
  *  - the same pass counts, per pair, the values the two share (a byte per pair, for sets of up to
  *    COUNTED_MAX_RESULTS). For sorted sketches that count is exactly what the card's merge would find
  *    (every shared value lies below both caps), so a counted pair is decided without merging, by one
@@ -20,16 +20,17 @@
  * Where a call's time goes, on real result sets (100 results, ~11,400 values, 30 % of them repeats; perf,
  * cachegrind and a cycle count per phase; benchmarks/bench_kernel.py --real times it against the kernel
  * before these choices):
- *  - inserting the values, ~55 %: two-byte slots (sets under 65,535 values; four-byte ones above), 4 a value,
- *    so 128 KB; each value goes in without a branch on whether it was seen before (not predictable: a third
- *    are repeats), the one branch left being a collision with another value (~5 % of values). It waits on
- *    the slot read and on the read of the value the slot points to; 2 or 8 slots a value, a table split in
- *    cache-sized parts, tags in wider slots, SSE2/AVX2 probes and prefetching were all measured no faster;
- *  - counting, ~20 %: a sketch's repeats are listed while inserting and counted afterwards, the first two
- *    earlier occurrences of each without a branch (most values are held by two or three sketches), by a
- *    plain byte increment when no sketch holds more than 254 values (no count can then reach
- *    COUNT_SATURATED);
- *  - memory: the buffers (~450 KB) come from an arena block kept in a small pool (arena_take). Allocated and
+ *  - inserting the values, ~30 %: two-byte slots and records (sets under 65,535 values; four-byte ones
+ *    above), 4 slots a value, so 128 KB; a value goes first in its home slot's chain without a branch at all.
+ *    An open-addressing table (a slot per value, the value compared on insert) spent twice as long here: a
+ *    collision with another value (~6 % of values) is a branch that waits on the slot read and on the read
+ *    of the value it points to, ~30 cycles lost each time it is mispredicted; branch-free probing of two
+ *    slots made every store wait on those reads instead and was slower still;
+ *  - counting, ~40 %: a sketch's repeats (occurrences with a nonempty chain) are listed while inserting and
+ *    counted afterwards, the first two earlier occurrences of each without a branch on whether they exist
+ *    or hold the same value (a pair that is not one counts on the row's spare diagonal), by a plain byte
+ *    increment when no sketch holds more than 254 values (no count can then reach COUNT_SATURATED);
+ *  - memory: the buffers (~350 KB) come from an arena block kept in a small pool (arena_take). Allocated and
  *    freed per call, glibc gave the pages back to the system whenever the heap's top was free (a caller's
  *    main thread with little else allocated) and the next call faulted them in again: ~120 page faults, 3-4x
  *    the call's time.
@@ -58,7 +59,7 @@ enum { GREEDY = 0, COMPONENTS = 1, COMPLETE = 2 };
 #define MIN_EVIDENCE 16
 
 /* Multiply-shift hashing with a random odd multiplier per process (seeded at import), so crafted values
- * cannot force long probe sequences. */
+ * cannot force long chains. */
 static uint64_t hash_multiplier;
 
 /* The most values the 32-bit occurrence indices can address. */
@@ -66,8 +67,9 @@ static uint64_t hash_multiplier;
 /* The most results: the candidate matrix of a million already takes 64 GB. */
 #define MAX_RESULTS ((Py_ssize_t)1 << 20)
 
-/* Hash table slots per value (rounded up to a power of two): a sparse table keeps probe sequences short,
- * and collisions are unpredictable branches. 2 and 8 were measured too: as fast or slower. */
+/* Hash table slots per value (rounded up to a power of two): a sparse table keeps most chains to one value
+ * (another value in a chain costs count_repeats a compare and a count on the diagonal). 2 (more of them)
+ * and 8 (a table twice the size to clear) were measured slower. */
 #define TABLE_SLOTS_PER_VALUE 4
 
 /* Chains deeper than this are marked by mark_long_chains: past it, OR-ing rows beats m²/2 single bits.
@@ -137,10 +139,17 @@ static int marked(const uint64_t *matrix, size_t j, size_t i)
     return (matrix[row_offset(j) + (i >> 6)] >> (i & 63)) & 1;
 }
 
-/* Pair (i, j), i < j, in the triangular byte matrix of counts. */
+/* Pair (i, j), i < j, in a triangular matrix of pair scores (group_scores' layout). */
 static size_t pair_index(size_t j, size_t i)
 {
     return j * (j - 1) / 2 + i;
+}
+
+/* Pair (i, j), i <= j, in the triangular byte matrix of counts: row j holds pairs (0..j-1, j) and a spare
+ * diagonal entry (j, j) that counting writes to in place of a branch (count_at). */
+static size_t count_index(size_t j, size_t i)
+{
+    return j * (j + 1) / 2 + i;
 }
 
 /* ---- similarity, as reference.py defines it ---- */
@@ -232,7 +241,7 @@ static long counted_shared(const result_set *set, size_t a, size_t b)
 {
     if (!set->counts || marked(set->uncounted, b, a))
         return -1;
-    uint8_t count = set->counts[pair_index(b, a)];
+    uint8_t count = set->counts[count_index(b, a)];
     return count == COUNT_SATURATED ? -1 : (long)count;
 }
 
@@ -308,213 +317,221 @@ static double pair_similarity(const result_set *set, size_t a, size_t b)
 
 /* ---- candidate pairs ---- */
 
-
-/* The value table: a slot holds 1 + the latest occurrence of its value (0 = empty); the value is read from the
- * occurrence (values[-1] exists, so an empty slot's read needs no branch). Sets of fewer than 65,535 values
- * (every real result set) use two-byte slots, the others four: the smaller the table, the more of it stays in
- * the cache. */
+/* The value table, chained by home slot. Occurrences are numbered from 1 in input order (0 = none):
+ * occurrence o holds values[o - 1] (values[-1] exists, so reading the value of none needs no branch). A slot
+ * holds the latest occurrence whose value has it as home slot (0 = none), `previous` the one before it in the
+ * same chain: the earlier occurrences of the same value, and those of any other value with the same home slot
+ * (few, in a sparse table). Sets of fewer than 65,535 values and results (every real result set) use two-byte
+ * slots and records, the others four: the smaller they are, the more of them stays in the cache. */
 typedef struct {
-    int32_t prev;  /* the previous occurrence of the same value, -1 at the first */
-    int32_t owner; /* the sketch holding it */
-    int32_t depth; /* set for repeats only (count_repeats): how many occurrences the chain holds up to here */
-} occurrence;
-
-typedef struct {
-    void *slots; /* uint16_t or uint32_t, by wide */
+    void *slots;    /* uint16_t or uint32_t, by wide, as are previous and owner */
+    void *previous; /* per occurrence: the previous occurrence in its chain, 0 at the first */
+    void *owner;    /* per occurrence: the sketch holding it */
+    uint16_t *depth; /* per repeat (count_repeats): how many occurrences its chain holds up to it */
     int wide;
     int bits;
-    const uint32_t *values; /* per occurrence: its value (result_set.values) */
-    occurrence *occurrences; /* one read brings a chain step's fields */
+    const uint32_t *values;
 } value_table;
 
-/* Sets of fewer values than this use two-byte slots. */
+/* Sets of fewer values (and results) than this use two-byte slots and records. */
 #define NARROW_MAX_VALUES 65535
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define UNLIKELY(condition) __builtin_expect(!!(condition), 0)
+#define NOINLINE __attribute__((noinline))
 #else
 #define ALWAYS_INLINE inline
 #define UNLIKELY(condition) (condition)
+#define NOINLINE
 #endif
 
-static ALWAYS_INLINE uint32_t slot_at(const value_table *table, uint64_t at, int wide)
+/* Element i of a uint16_t (narrow) or uint32_t (wide) array. */
+static ALWAYS_INLINE uint32_t get(const void *array, size_t i, int wide)
 {
-    return wide ? ((const uint32_t *)table->slots)[at] : ((const uint16_t *)table->slots)[at];
+    return wide ? ((const uint32_t *)array)[i] : ((const uint16_t *)array)[i];
 }
 
-/* The slot of `value`: the one holding it, else the empty one where it goes. */
-static ALWAYS_INLINE uint64_t find_slot(const value_table *table, uint32_t value, int wide)
+static ALWAYS_INLINE void put(void *array, size_t i, uint32_t value, int wide)
 {
-    uint64_t mask = ((uint64_t)1 << table->bits) - 1;
-    uint64_t at = (hash_multiplier * value) >> (64 - table->bits);
-    uint32_t held = slot_at(table, at, wide);
-    /* Nonzero only when the slot holds another value: one branch, rarely taken, instead of two that are not
-     * predictable (empty or the same value). */
-    if (UNLIKELY((uint64_t)held * (uint64_t)(table->values[(int64_t)held - 1] ^ value) != 0)) {
-        do {
-            at = (at + 1) & mask;
-            held = slot_at(table, at, wide);
-        } while (held && table->values[held - 1] != value);
-    }
-    return at;
+    if (wide)
+        ((uint32_t *)array)[i] = value;
+    else
+        ((uint16_t *)array)[i] = (uint16_t)value;
 }
 
-/* Inserts the values of occurrences first..end-1 (sketch s), each chained to the latest earlier occurrence of
- * its value, without a branch on whether there is one (that is not predictable); lists in `repeats` those
- * that have one and returns how many. */
-static ALWAYS_INLINE size_t insert_values_width(const value_table *table, uint32_t first, uint32_t end, int32_t s,
-                                                int32_t *restrict repeats, int wide)
+/* The slot whose chain holds a value's occurrences: multiply-shift hashing (the product's top `bits` bits). */
+static ALWAYS_INLINE uint64_t home_slot(uint64_t multiplier, uint32_t value, int bits)
+{
+    return (multiplier * value) >> (64 - bits);
+}
+
+/* How shared values are counted: by a byte per pair that cannot overflow (no sketch holds more than 254
+ * values, so no pair shares more), by one that saturates at COUNT_SATURATED, or not at all (candidates are
+ * marked in the matrix instead). Counted pairs are marked from their counts afterwards (mark_counted_pairs). */
+enum { COUNT_PLAIN, COUNT_SATURATING, MARK_ONLY };
+
+/* Counts (or marks) pair (i, s) in sketch s's row. i = s is the row's spare diagonal entry, where what makes
+ * no pair goes in place of a branch: an earlier occurrence of another value in the chain, or of the same
+ * value in the same (unsorted) sketch. */
+static ALWAYS_INLINE void count_at(uint8_t *count, uint64_t *matrix_row, size_t i, int mode)
+{
+    if (mode == MARK_ONLY)
+        matrix_row[i >> 6] |= (uint64_t)1 << (i & 63);
+    else if (mode == COUNT_SATURATING)
+        *count += *count != COUNT_SATURATED;
+    else
+        (*count)++;
+}
+
+/* Inserts the occurrences first..end of one sketch: each goes first in the chain of its home slot, which
+ * holds the earlier occurrences of its value and those of the few other values with the same home slot
+ * (count_repeats tells them apart). No branch depends on what a slot holds, so nothing here waits on the
+ * table's reads. Lists in `repeats` the occurrences whose chain is not empty and returns how many. */
+static ALWAYS_INLINE size_t insert_values_width(const value_table *table, uint32_t first, uint32_t end,
+                                                uint32_t *restrict repeats, int wide)
 {
     /* locals the stores below cannot alias, so nothing is reloaded in the loop */
     const uint32_t *restrict values = table->values;
-    occurrence *restrict occurrences = table->occurrences;
-    uint16_t *restrict narrow = table->slots;
-    uint32_t *restrict wide_slots = table->slots;
-    const uint64_t multiplier = hash_multiplier, mask = ((uint64_t)1 << table->bits) - 1;
-    const int shift = 64 - table->bits;
+    void *restrict slots = table->slots;
+    void *restrict previous = table->previous;
+    const uint64_t multiplier = hash_multiplier;
+    const int bits = table->bits;
     size_t n_repeats = 0;
-    for (uint32_t e = first; e < end; e++) {
-        uint32_t value = values[e];
-        uint64_t at = (multiplier * value) >> shift;
-        uint32_t held = wide ? wide_slots[at] : narrow[at];
-        /* Nonzero only when the slot holds another value: one branch, rarely taken, instead of two that are
-         * not predictable (empty or the same value). */
-        if (UNLIKELY((uint64_t)held * (uint64_t)(values[(int64_t)held - 1] ^ value) != 0)) {
-            do {
-                at = (at + 1) & mask;
-                held = wide ? wide_slots[at] : narrow[at];
-            } while (held && values[held - 1] != value);
-        }
-        if (wide)
-            wide_slots[at] = e + 1;
-        else
-            narrow[at] = (uint16_t)(e + 1);
-        occurrences[e].prev = (int32_t)held - 1;
-        occurrences[e].owner = s;
-        repeats[n_repeats] = (int32_t)e;
+    for (uint32_t o = first; o <= end; o++) {
+        uint64_t at = home_slot(multiplier, values[o - 1], bits);
+        uint32_t held = get(slots, at, wide);
+        put(slots, at, o, wide);
+        put(previous, o, held, wide);
+        repeats[n_repeats] = o;
         n_repeats += held != 0;
     }
     return n_repeats;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define NOINLINE __attribute__((noinline))
-#else
-#define NOINLINE
-#endif
-
-static NOINLINE size_t insert_values_narrow(const value_table *table, uint32_t first, uint32_t end, int32_t s,
-                                            int32_t *repeats)
+/* Apart, so that the loop has the registers to itself. */
+static NOINLINE size_t insert_values_narrow(const value_table *table, uint32_t first, uint32_t end,
+                                            uint32_t *repeats)
 {
-    return insert_values_width(table, first, end, s, repeats, 0);
+    return insert_values_width(table, first, end, repeats, 0);
 }
 
-static NOINLINE size_t insert_values_wide(const value_table *table, uint32_t first, uint32_t end, int32_t s,
-                                          int32_t *repeats)
+static NOINLINE size_t insert_values_wide(const value_table *table, uint32_t first, uint32_t end,
+                                          uint32_t *repeats)
 {
-    return insert_values_width(table, first, end, s, repeats, 1);
+    return insert_values_width(table, first, end, repeats, 1);
 }
 
-/* How the repeats of a sketch are counted: by a byte per pair that cannot overflow (no sketch holds more than
- * 254 values, so no pair shares more), by one that saturates at COUNT_SATURATED, or not at all (candidates
- * are marked in the matrix instead). Counted pairs are marked from their counts afterwards
- * (mark_counted_pairs). */
-enum { COUNT_PLAIN, COUNT_SATURATING, MARK_ONLY };
+/* i if `same` (0 or 1), else other: by a mask, as compilers make a branch of a conditional here, and it would
+ * not be predictable. */
+static ALWAYS_INLINE size_t same_or(size_t i, size_t same, size_t other)
+{
+    return other ^ ((i ^ other) & ((size_t)0 - same));
+}
 
-/* The repeats of sketch s (occurrences whose value an earlier occurrence holds): each earlier occurrence's
- * sketch is counted (or marked); values held by too many sketches are listed in long_chains instead. */
-static ALWAYS_INLINE size_t count_repeats(occurrence *occurrences, const int32_t *repeats, size_t n_repeats,
+/* The repeats of sketch s (occurrences with earlier ones in their chain): the sketch of each earlier occurrence
+ * of the same value is counted (or marked) in s's row, unless the chain has grown past max_depth: then the
+ * chain is listed in long_chains once (when it first outgrows it) and its pairs are left to mark_long_chains. */
+static ALWAYS_INLINE size_t count_repeats(const value_table *table, const uint32_t *repeats, size_t n_repeats,
                                           size_t s, size_t max_depth, uint64_t *matrix_row, uint8_t *count_row,
-                                          uint32_t *long_chains, size_t n_long, int mode)
+                                          uint32_t *long_chains, size_t n_long, int wide, int mode)
 {
-    uint8_t sink = 0;
+    const void *previous = table->previous, *owner = table->owner;
+    const uint32_t *values = table->values;
+    uint16_t *depths = table->depth;
+    size_t saturated = max_depth + 2; /* any depth past max_depth + 1 is the same: stored as this */
     for (size_t r = 0; r < n_repeats; r++) {
-        int32_t e = repeats[r], f = occurrences[e].prev, before = occurrences[f].prev;
-        int32_t depth = (before >= 0 ? occurrences[f].depth : 1) + 1;
-        occurrences[e].depth = depth;
-        if (UNLIKELY((size_t)depth > max_depth)) {
-            if ((size_t)depth == max_depth + 1)
-                long_chains[n_long++] = (uint32_t)e;
+        uint32_t o = repeats[r], value = values[o - 1];
+        uint32_t f = get(previous, o, wide), before = get(previous, f, wide);
+        /* f's depth is stored if f is a repeat itself (before != 0), else it is 1; arithmetic rather than a
+         * branch, which would not be predictable */
+        size_t depth = 2 + (size_t)(before != 0) * ((size_t)depths[f] - 1);
+        depth = depth < saturated ? depth : saturated;
+        depths[o] = (uint16_t)depth;
+        if (UNLIKELY(depth > max_depth)) {
+            if (depth == max_depth + 1)
+                long_chains[n_long++] = o;
             continue;
         }
-        if (mode == COUNT_PLAIN) {
-            /* Most values are held by two or three sketches: the first two earlier occurrences are counted
-             * without a branch on whether the second exists (occurrences[-1] stands for none, its count goes
-             * to a sink), so the varying chain lengths cost no mispredicted loop exits. */
-            size_t i = (size_t)occurrences[f].owner, i_before = (size_t)occurrences[before].owner;
-            if (i != s) /* a value twice in one (unsorted) sketch */
-                count_row[i]++;
-            uint8_t *count = before >= 0 && i_before != s ? count_row + i_before : &sink;
-            (*count)++;
-            f = occurrences[before].prev;
-        }
-        for (; f >= 0; f = occurrences[f].prev) {
-            size_t i = (size_t)occurrences[f].owner;
-            if (i == s)
-                continue;
-            if (mode == MARK_ONLY)
-                matrix_row[i >> 6] |= (uint64_t)1 << (i & 63);
-            else if (mode == COUNT_SATURATING)
-                count_row[i] += count_row[i] != COUNT_SATURATED;
-            else
-                count_row[i]++;
+        /* Most values are held by two or three sketches, and most chains hold one value: the first two
+         * earlier occurrences are counted without a branch on whether they exist or hold this value (those
+         * that do not count on the row's diagonal), so neither costs a mispredicted branch. */
+        size_t i = same_or(get(owner, f, wide), values[f - 1] == value, s);
+        count_at(mode == MARK_ONLY ? NULL : count_row + i, matrix_row, i, mode);
+        i = same_or(get(owner, before, wide), (before != 0) & (values[(int64_t)before - 1] == value), s);
+        count_at(mode == MARK_ONLY ? NULL : count_row + i, matrix_row, i, mode);
+        for (f = get(previous, before, wide); f; f = get(previous, f, wide)) {
+            i = same_or(get(owner, f, wide), values[f - 1] == value, s);
+            count_at(mode == MARK_ONLY ? NULL : count_row + i, matrix_row, i, mode);
         }
     }
     return n_long;
 }
 
-/* Inserts every value, chaining it to the earlier occurrences of the same value; for each short chain counts
- * the value for each pair it makes (or, without counts, marks the pairs as candidates); lists an occurrence
- * of each value whose chain grew too long for pairwise work. Sketch by sketch: its values are inserted
+/* Inserts every value, chaining it to the earlier occurrences in its home slot; for each short chain counts
+ * each value for each pair it makes (or, without counts, marks the pairs as candidates); lists an occurrence
+ * of each chain that grew too long for pairwise work. Sketch by sketch: its values are inserted
  * (insert_values_width), then its repeats counted (count_repeats). */
-static ALWAYS_INLINE size_t fill_and_mark_width(const value_table *table, const result_set *set, size_t n,
-                                                size_t max_depth, uint64_t *matrix, uint8_t *counts, int saturate,
-                                                uint32_t *long_chains, int32_t *repeats, int wide)
+static ALWAYS_INLINE size_t fill_and_mark_mode(const value_table *table, const result_set *set, size_t n,
+                                               size_t max_depth, uint64_t *matrix, uint8_t *counts,
+                                               uint32_t *long_chains, uint32_t *repeats, int wide, int mode)
 {
     size_t n_long = 0;
-    int shift = 64 - table->bits;
-    occurrence *occurrences = table->occurrences;
-    const uint32_t *values = table->values;
     int prefetch = ((size_t)(wide ? 4 : 2) << table->bits) > PREFETCH_MIN_TABLE_BYTES;
     for (size_t s = 0; s < n; s++) {
         uint32_t first = set->start[s], end = set->start[s + 1];
         if (prefetch)
-            for (uint32_t e = first; e < end; e++)
-                PREFETCH(wide ? (void *)&((uint32_t *)table->slots)[(hash_multiplier * values[e]) >> shift]
-                              : (void *)&((uint16_t *)table->slots)[(hash_multiplier * values[e]) >> shift]);
-        size_t n_repeats = wide ? insert_values_wide(table, first, end, (int32_t)s, repeats)
-                                : insert_values_narrow(table, first, end, (int32_t)s, repeats);
-        uint64_t *matrix_row = matrix + row_offset(s);
-        uint8_t *count_row = counts ? counts + (s ? pair_index(s, 0) : 0) : NULL;
-        if (!counts)
-            n_long = count_repeats(occurrences, repeats, n_repeats, s, max_depth, matrix_row, NULL, long_chains,
-                                   n_long, MARK_ONLY);
-        else if (saturate)
-            n_long = count_repeats(occurrences, repeats, n_repeats, s, max_depth, matrix_row, count_row,
-                                   long_chains, n_long, COUNT_SATURATING);
-        else
-            n_long = count_repeats(occurrences, repeats, n_repeats, s, max_depth, matrix_row, count_row,
-                                   long_chains, n_long, COUNT_PLAIN);
+            for (uint32_t e = first; e < end; e++) {
+                uint64_t at = home_slot(hash_multiplier, set->values[e], table->bits);
+                PREFETCH(wide ? (void *)&((uint32_t *)table->slots)[at] : (void *)&((uint16_t *)table->slots)[at]);
+            }
+        size_t n_repeats = wide ? insert_values_wide(table, first + 1, end, repeats)
+                                : insert_values_narrow(table, first + 1, end, repeats);
+        n_long = count_repeats(table, repeats, n_repeats, s, max_depth, matrix + row_offset(s),
+                               counts ? counts + count_index(s, 0) : NULL, long_chains, n_long, wide, mode);
     }
     return n_long;
 }
 
+static NOINLINE size_t fill_and_mark_narrow(const value_table *table, const result_set *set, size_t n,
+                                            size_t max_depth, uint64_t *matrix, uint8_t *counts, int saturate,
+                                            uint32_t *long_chains, uint32_t *repeats)
+{
+    if (!counts)
+        return fill_and_mark_mode(table, set, n, max_depth, matrix, NULL, long_chains, repeats, 0, MARK_ONLY);
+    if (saturate)
+        return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 0, COUNT_SATURATING);
+    return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 0, COUNT_PLAIN);
+}
+
+static NOINLINE size_t fill_and_mark_wide(const value_table *table, const result_set *set, size_t n,
+                                          size_t max_depth, uint64_t *matrix, uint8_t *counts, int saturate,
+                                          uint32_t *long_chains, uint32_t *repeats)
+{
+    if (!counts)
+        return fill_and_mark_mode(table, set, n, max_depth, matrix, NULL, long_chains, repeats, 1, MARK_ONLY);
+    if (saturate)
+        return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 1, COUNT_SATURATING);
+    return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 1, COUNT_PLAIN);
+}
+
+/* Counts (or marks, without counts; saturating from K = COUNT_SATURATED on) the pairs that share a value;
+ * lists each value whose chain grew too long for pairwise work in long_chains and returns how many. */
 static size_t fill_and_mark(const value_table *table, const result_set *set, size_t n, size_t max_depth,
-                            uint64_t *matrix, uint8_t *counts, int saturate, uint32_t *long_chains,
-                            int32_t *repeats)
+                            uint64_t *matrix, uint8_t *counts, int saturate, uint32_t *long_chains, uint32_t *repeats)
 {
     if (table->wide)
-        return fill_and_mark_width(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats, 1);
-    return fill_and_mark_width(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats, 0);
+        return fill_and_mark_wide(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats);
+    return fill_and_mark_narrow(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats);
 }
 
 /* Marks every pair with a nonzero count as a candidate: sixteen counts at a time where SSE2 is there. The
- * count rows are padded (allocate), so a row's last block may read past it; those bits are dropped. */
+ * count rows are padded (allocate), so a row's last block may read past it (into the diagonal and the next
+ * row); those bits are dropped. */
 static void mark_counted_pairs(const uint8_t *counts, size_t n, uint64_t *matrix)
 {
     for (size_t j = 1; j < n; j++) {
-        const uint8_t *row = counts + pair_index(j, 0);
+        const uint8_t *row = counts + count_index(j, 0);
         uint64_t *matrix_row = matrix + row_offset(j);
         for (size_t w = 0; w <= (j - 1) >> 6; w++) {
             uint64_t word = 0;
@@ -538,27 +555,28 @@ static void mark_counted_pairs(const uint8_t *counts, size_t n, uint64_t *matrix
 
 /* Marks every pair of a long chain, as a candidate and as not counted, by OR-ing the bitset of its sketches
  * into each one's row: m × n/64 words instead of m²/2 single bits, so many sketches sharing one value stay
- * cheap. Each chain is found again from the value of one of its occurrences. */
+ * cheap. Each chain is found again from the home slot of one of its occurrences (its pairs of different
+ * values are marked too: they are merged, which is exact). */
 static void mark_long_chains(const value_table *table, const uint32_t *long_chains, size_t n_long,
                              uint64_t *matrix, uint64_t *uncounted, uint64_t *members)
 {
+    int wide = table->wide;
     for (size_t c = 0; c < n_long; c++) {
-        uint32_t value = table->values[long_chains[c]];
-        int32_t head = table->wide ? (int32_t)slot_at(table, find_slot(table, value, 1), 1) - 1
-                                   : (int32_t)slot_at(table, find_slot(table, value, 0), 0) - 1;
-        for (int32_t e = head; e >= 0; e = table->occurrences[e].prev) {
-            size_t i = (size_t)table->occurrences[e].owner;
+        uint64_t at = home_slot(hash_multiplier, table->values[long_chains[c] - 1], table->bits);
+        uint32_t head = get(table->slots, at, wide);
+        for (uint32_t o = head; o; o = get(table->previous, o, wide)) {
+            size_t i = get(table->owner, o, wide);
             members[i >> 6] |= (uint64_t)1 << (i & 63);
         }
-        for (int32_t e = head; e >= 0; e = table->occurrences[e].prev) {
-            size_t row = (size_t)table->occurrences[e].owner, row_start = row_offset(row);
+        for (uint32_t o = head; o; o = get(table->previous, o, wide)) {
+            size_t row = get(table->owner, o, wide), row_start = row_offset(row);
             for (size_t w = 0; w <= row >> 6; w++) {
                 matrix[row_start + w] |= members[w];
                 uncounted[row_start + w] |= members[w];
             }
         }
-        for (int32_t e = head; e >= 0; e = table->occurrences[e].prev)
-            members[(size_t)table->occurrences[e].owner >> 6] = 0;
+        for (uint32_t o = head; o; o = get(table->previous, o, wide))
+            members[get(table->owner, o, wide) >> 6] = 0;
     }
 }
 
@@ -687,6 +705,19 @@ static void decode_values(uint32_t *out, const char *bytes, size_t count)
 #endif
 }
 
+/* Occurrences first..first + count - 1 belong to sketch s (loops the compiler vectorizes). */
+static void fill_owner_narrow(uint16_t *owner, size_t first, size_t count, uint16_t s)
+{
+    for (size_t o = first; o < first + count; o++)
+        owner[o] = s;
+}
+
+static void fill_owner_wide(uint32_t *owner, size_t first, size_t count, uint32_t s)
+{
+    for (size_t o = first; o < first + count; o++)
+        owner[o] = s;
+}
+
 /* The number of values of one sketch, or -1 with TypeError/ValueError set. */
 static Py_ssize_t sketch_length(PyObject *sketch, Py_ssize_t k, Py_ssize_t position)
 {
@@ -731,9 +762,10 @@ typedef struct {
     uint32_t *values, *start, *long_chains;
     uint64_t *cap, *matrix, *uncounted, *bitset, *fingerprints, *present;
     uint8_t *counts;
-    void *slots;
-    occurrence *occurrences;
-    int32_t *repeats, *parent, *duplicate_of, *group;
+    void *slots, *previous, *owner;
+    uint16_t *depth;
+    uint32_t *repeats;
+    int32_t *parent, *duplicate_of, *group;
     double *similarity;
     char *block;
     size_t size;
@@ -819,7 +851,8 @@ static void *carve(char *block, size_t *used, size_t count, size_t size)
 
 /* Returns 0, or -1 with MemoryError set. A SimHash set (fingerprints) needs no value table. The buffers that
  * must start zeroed are carved last, as one run that clear_zeroed clears (without the GIL, where it can). */
-static int allocate(buffers *b, size_t n, size_t total, size_t slot_bytes, int counted, int fingerprints)
+static int allocate(buffers *b, size_t n, size_t total, size_t slot_bytes, size_t record_bytes, int counted,
+                    int fingerprints)
 {
     char *block = NULL;
     size_t used, zeroed_from;
@@ -830,13 +863,13 @@ static int allocate(buffers *b, size_t n, size_t total, size_t slot_bytes, int c
         if (b->values)
             b->values = b->values + 1;
         b->start = carve(block, &used, n + 1, sizeof *b->start);
-        /* a value is listed once, when its chain outgrows MAX_PAIRWISE_DEPTH */
+        /* a chain is listed once, when it outgrows MAX_PAIRWISE_DEPTH */
         b->long_chains = carve(block, &used, total / (MAX_PAIRWISE_DEPTH(n) + 1) + 1, sizeof *b->long_chains);
         b->cap = carve(block, &used, n + 1, sizeof *b->cap);
-        /* one spare occurrence in front: occurrences[-1], "no earlier occurrence" */
-        b->occurrences = carve(block, &used, total + 2, sizeof *b->occurrences);
-        if (b->occurrences)
-            b->occurrences = b->occurrences + 1;
+        /* occurrences are numbered from 1: entry 0 stands for none */
+        b->previous = carve(block, &used, total + 1, record_bytes);
+        b->owner = carve(block, &used, total + 1, record_bytes);
+        b->depth = carve(block, &used, total + 1, sizeof *b->depth);
         b->repeats = carve(block, &used, total + 1, sizeof *b->repeats);
         b->parent = carve(block, &used, n + 1, sizeof *b->parent);
         b->duplicate_of = carve(block, &used, n + 1, sizeof *b->duplicate_of);
@@ -848,7 +881,7 @@ static int allocate(buffers *b, size_t n, size_t total, size_t slot_bytes, int c
         b->matrix = carve(block, &used, row_offset(n) + 1, sizeof *b->matrix);
         b->uncounted = carve(block, &used, fingerprints ? 1 : row_offset(n) + 1, sizeof *b->uncounted);
         /* padded for mark_counted_pairs' blocks of 16 */
-        b->counts = counted ? carve(block, &used, n * (n - 1) / 2 + 16, sizeof *b->counts) : NULL;
+        b->counts = counted ? carve(block, &used, count_index(n, 0) + 16, sizeof *b->counts) : NULL;
         b->bitset = carve(block, &used, n / 64 + 1, sizeof *b->bitset);
         b->present = fingerprints ? carve(block, &used, n / 64 + 1, sizeof *b->present) : NULL;
         if (pass == 0) {
@@ -925,20 +958,26 @@ static PyObject *build_result(const buffers *b, size_t n, int packed)
 }
 
 PyDoc_STRVAR(dedup_doc,
-             "dedup(sketches, k, threshold, metric_code, grouping_code[, wide[, packed]]) -> (duplicate_of, similarity, group)\n\n"
+             "dedup(sketches, k, threshold, metric_code, grouping_code[, wide[, packed[, table_bits]]]) -> (duplicate_of, similarity, group)\n\n"
              "reference.dedup on bytes sketches (None for a result without one); use kernel.dedup. wide=1 makes\n"
              "the value table use four-byte slots whatever the set's size (for tests: sets of 65,535 values and\n"
-             "more use them anyway). packed=1 returns the answer as one bytes object (kernel.unpack).");
+             "more use them anyway). packed=1 returns the answer as one bytes object (kernel.unpack).\n"
+             "table_bits=1..20 gives the value table 2**table_bits slots whatever the set's size (for tests: a tiny\n"
+             "table chains many values together); 0 sizes it by the set.");
 
 static PyObject *kernel_dedup(PyObject *module, PyObject *args)
 {
     PyObject *sequence;
     Py_ssize_t k;
     double threshold;
-    int metric, grouping, force_wide = 0, packed = 0;
-    if (!PyArg_ParseTuple(args, "Ondii|pp:dedup", &sequence, &k, &threshold, &metric, &grouping, &force_wide,
-                          &packed))
+    int metric, grouping, force_wide = 0, packed = 0, table_bits = 0;
+    if (!PyArg_ParseTuple(args, "Ondii|ppi:dedup", &sequence, &k, &threshold, &metric, &grouping, &force_wide,
+                          &packed, &table_bits))
         return NULL;
+    if (table_bits < 0 || table_bits > 20) {
+        PyErr_Format(PyExc_ValueError, "table_bits must be in 0..20, got %d", table_bits);
+        return NULL;
+    }
     if (check_parameters(k, threshold, metric) < 0)
         return NULL;
     if (grouping != GREEDY && grouping != COMPONENTS && grouping != COMPLETE) {
@@ -971,8 +1010,12 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     int bits = 1;
     while (((size_t)1 << bits) < TABLE_SLOTS_PER_VALUE * total)
         bits++;
-    int counted = n <= COUNTED_MAX_RESULTS, wide = force_wide || total >= NARROW_MAX_VALUES;
-    if (allocate(&b, n, total, (size_t)(wide ? 4 : 2) << bits, counted, 0) < 0)
+    if (table_bits)
+        bits = table_bits;
+    int counted = n <= COUNTED_MAX_RESULTS;
+    int wide = force_wide || total >= NARROW_MAX_VALUES || n >= NARROW_MAX_VALUES;
+    size_t record_bytes = wide ? 4 : 2;
+    if (allocate(&b, n, total, record_bytes << bits, record_bytes, counted, 0) < 0)
         goto done;
 
     Py_BEGIN_ALLOW_THREADS
@@ -983,13 +1026,16 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
         size_t length = sketch == Py_None ? 0 : (size_t)PyBytes_GET_SIZE(sketch) / 4;
         if (length)
             decode_values(b.values + b.start[s], PyBytes_AS_STRING(sketch), length);
+        if (wide)
+            fill_owner_wide(b.owner, b.start[s] + 1, length, (uint32_t)s);
+        else
+            fill_owner_narrow(b.owner, b.start[s] + 1, length, (uint16_t)s);
         b.start[s + 1] = b.start[s] + (uint32_t)length;
         b.cap[s] = length && length >= (size_t)k ? b.values[b.start[s] + length - 1] : UNCAPPED;
     }
     result_set set = {b.values, b.start, b.cap, metric, threshold, b.counts, b.uncounted, NULL, 0, NULL};
-    b.occurrences[-1].prev = -1;
-    b.occurrences[-1].owner = 0;
-    value_table table = {b.slots, wide, bits, b.values, b.occurrences};
+    put(b.previous, 0, 0, wide);
+    value_table table = {b.slots, b.previous, b.owner, b.depth, wide, bits, b.values};
     size_t n_long = fill_and_mark(&table, &set, n, MAX_PAIRWISE_DEPTH(n), b.matrix, b.counts,
                                   k >= COUNT_SATURATED, b.long_chains, b.repeats);
     if (b.counts)
@@ -1191,7 +1237,7 @@ static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
         PyErr_Format(PyExc_ValueError, "result set has %zd results, more than %zd", (Py_ssize_t)n, MAX_RESULTS);
         goto done;
     }
-    if (allocate(&b, n, 0, 1, 0, 1) < 0)
+    if (allocate(&b, n, 0, 1, 1, 0, 1) < 0)
         goto done;
     clear_zeroed(&b);
     uint64_t *present = b.present;
@@ -1298,7 +1344,7 @@ static PyObject *kernel_group_scores(PyObject *module, PyObject *args)
         PyErr_Format(PyExc_ValueError, "unknown grouping code %d", grouping);
         goto done;
     }
-    if (allocate(&b, (size_t)n, 0, 1, 0, 0) < 0)
+    if (allocate(&b, (size_t)n, 0, 1, 1, 0, 0) < 0)
         goto done;
     Py_BEGIN_ALLOW_THREADS
     clear_zeroed(&b);
