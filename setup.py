@@ -1,4 +1,4 @@
-"""Only the compiled parts live here (the pair kernel, the n-gram hashing, item pair features, Dedup's wire format); everything else is
+"""Only the compiled parts live here (the pair kernel, the in-memory search index, the n-gram hashing, item pair features, Dedup's wire format); everything else is
 declared in pyproject.toml."""
 from setuptools import Extension, setup
 
@@ -7,6 +7,13 @@ setup(
         Extension(
             "neardup.core._kernel",
             sources=["server/neardup/core/_kernel.c"],
+            depends=["server/neardup/core/_pair.h"],
+            extra_compile_args=["-O3", "-std=c99"],
+        ),
+        Extension(
+            "neardup.core._search",
+            sources=["server/neardup/core/_search.c"],
+            depends=["server/neardup/core/_pair.h"],
             extra_compile_args=["-O3", "-std=c99"],
         ),
         Extension(

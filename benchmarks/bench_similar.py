@@ -24,17 +24,20 @@ Measured at each size, on the store holding that many articles:
   * index bytes: disk_usage's pages of the index (docnos, ids, postings) per article and against the sketches';
   * FindSimilar for a stored id, through a real `neardup serve` (one worker) and NearDupClient, one call at a
     time, in blocks alternating with the same server's empty health Check (load.sequential): p50 and p99 and their
-    ratios; the engine in process (Deduplicator.find_similar, no gRPC), per kind of query;
+    ratios, once with --search-index store and once with --search-index memory (a server of its own); the engine
+    in process (Deduplicator.find_similar, no gRPC), per kind of query, over the store and from the memory index
+    (built in process as a worker builds it: its build time, arrays and anonymous RSS grown);
   * recall of the top 10 against an exhaustive scan (kernel.similar over every stored sketch, top 10 by
     similarity then id) at the default metric and threshold; queries drawn alike from grouped, singleton,
     short and hot-value articles (each query holding at least 3 hot values);
   * `neardup pairs` rate: Deduplicator.similar_pairs over a range of article numbers, articles/s;
   * datasketch MinHashLSH (in memory, num_perm 128, the same threshold, Jaccard): build time, memory (the
     process's anonymous RSS grown while inserting), LSH.query latency (in process, in turns with FindSimilar
-    metric=jaccard in process), recall and precision against the truth = exact Jaccard of the full sets >= the
-    threshold; and FindSimilar metric=jaccard's recall against the same truth. MinHash signatures are
-    datasketch's (its default scheme affine32, its permutations of seed 1, hashfunc = the uint32 value itself,
-    as for CRC32 shingle hashes), computed vectorized with numpy and checked against MinHash.update_batch.
+    metric=jaccard in process, over the store and from the memory index), recall and precision against the
+    truth = exact Jaccard of the full sets >= the threshold; and FindSimilar metric=jaccard's recall (both paths)
+    against the same truth. MinHash signatures are datasketch's (its default scheme affine32, its permutations
+    of seed 1, hashfunc = the uint32 value itself, as for CRC32 shingle hashes), computed vectorized with numpy
+    and checked against MinHash.update_batch.
 
 Writes bench_similar.json and bench_similar.md in --out (also printed). Goals (issue 11), reported, never
 asserted: at 1M, FindSimilar p99 <= 3x the Check's p99; top-10 recall >= 0.99; index <= 2x the sketch bytes;
@@ -67,6 +70,7 @@ from neardup.core.sketch import SketchConfig  # noqa: E402
 from neardup.core.similar import HOT_POSTINGS  # noqa: E402
 from neardup.engine import Deduplicator, SimilarParams  # noqa: E402
 from neardup.store import create_store  # noqa: E402
+from neardup.view import LiveView  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
 from report import table  # noqa: E402
 from serverproc import Server, free_port  # noqa: E402
@@ -92,6 +96,7 @@ TRUNCATE_P, TRUNCATE = 0.25, (0.3, 0.8)
 GROUPED, SINGLE, SHORT = 0, 1, 2
 KINDS = ("grouped", "singleton", "short", "hot")
 TOP = 10
+MEMORY_JACCARD = "FindSimilar jaccard (memory index, in process)"
 JACCARD_TOP_K = 1_000          # FindSimilar's top_k when its whole answer is compared with the Jaccard truth
 PAIRS_SAMPLE = 2_000           # articles of the similar_pairs range
 LSH_BYTES_PER_ARTICLE = 10_000  # what MinHashLSH needs (measured ~8 KB): skipped when the machine lacks it
@@ -388,9 +393,9 @@ def top(pairs: list[tuple[str, float]]) -> list[str]:
     return [doc_id for doc_id, _ in sorted(pairs, key=lambda p: (-p[1], p[0]))[:TOP]]
 
 
-def recall_vs_scan(engine: Deduplicator, corpus: Corpus, size: int, queries: list[Query], threshold: float,
-                   metric: str) -> dict:
-    """FindSimilar's top 10 against the top 10 of kernel.similar over every stored sketch, per kind of query."""
+def recall_vs_scan(search, corpus: Corpus, size: int, queries: list[Query], threshold: float, metric: str) -> dict:
+    """FindSimilar's top 10 (search(doc_id, params): Deduplicator.find_similar over the store or the memory index)
+    against the top 10 of kernel.similar over every stored sketch, per kind of query."""
     sketches, ids = corpus.sketches[:size], corpus.ids[:size]
     found = relevant = 0
     inexact = 0
@@ -401,7 +406,7 @@ def recall_vs_scan(engine: Deduplicator, corpus: Corpus, size: int, queries: lis
         sketch = corpus.sketches[query.article]
         scanned = kernel.similar(sketch, sketches, K, threshold, metric)
         expected = top([(ids[i], s) for i, s in scanned if i != query.article])
-        outcome = engine.find_similar(ids[query.article], SimilarParams(TOP, threshold, metric))
+        outcome = search(ids[query.article], SimilarParams(TOP, threshold, metric))
         got = {match.id for match in outcome.matches}
         inexact += not outcome.exact
         hit = len(got & set(expected))
@@ -418,10 +423,9 @@ def recall_vs_scan(engine: Deduplicator, corpus: Corpus, size: int, queries: lis
             "inexact_answers": inexact, "misses": misses[:20], "seconds": time.perf_counter() - began}
 
 
-def engine_latency(engine: Deduplicator, corpus: Corpus, queries: list[Query], params: SimilarParams,
-                   rounds: int) -> dict:
-    """Deduplicator.find_similar in process (no gRPC), per kind of query and over all of them."""
-    samples = measure.time_calls(lambda doc_id: engine.find_similar(doc_id, params),
+def engine_latency(search, corpus: Corpus, queries: list[Query], params: SimilarParams, rounds: int) -> dict:
+    """search(doc_id, params) in process (no gRPC), per kind of query and over all of them."""
+    samples = measure.time_calls(lambda doc_id: search(doc_id, params),
                                  [(corpus.ids[q.article],) for q in queries], rounds)
     rows = {kind: percentiles_us([t for q, times in zip(queries, samples) if q.kind == kind for t in times])
             for kind in KINDS if any(q.kind == kind for q in queries)}
@@ -430,14 +434,17 @@ def engine_latency(engine: Deduplicator, corpus: Corpus, queries: list[Query], p
 
 
 def server_latency(store_path: Path, corpus: Corpus, queries: list[Query], calls: int,
-                   threshold: float) -> dict:
-    """FindSimilar through NearDupClient against the empty health Check, one server, one run, in turns."""
+                   threshold: float, search_index: str) -> dict:
+    """FindSimilar through NearDupClient against the empty health Check, one server (`--search-index
+    search_index`), one run, in turns."""
     if not hasattr(NearDupClient, "find_similar"):
         return {"skipped": "this neardup_client has no find_similar (the FindSimilar RPC is not installed)"}
     import grpc
-    server = Server(store_path, *load.CACHE_OFF, workers=1, port=free_port())
+    began = time.perf_counter()
+    server = Server(store_path, *load.CACHE_OFF, "--search-index", search_index, workers=1, port=free_port())
     try:
-        server.wait_ready(120)
+        server.wait_ready(900)
+        ready_seconds = time.perf_counter() - began
         ids = [corpus.ids[q.article] for q in queries]
         with NearDupClient(server.target, timeout=10) as client, grpc.insecure_channel(server.target) as channel:
             check = channel.unary_unary(load.HEALTH_PATH)
@@ -454,6 +461,8 @@ def server_latency(store_path: Path, corpus: Corpus, queries: list[Query], calls
             }
             result = load.sequential(server, kinds, calls)
         result["server_memory"] = {str(pid): process_memory(pid) for pid in measure.worker_pids(server.process.pid)}
+        result["ready_seconds"] = ready_seconds
+        result["search_index"] = search_index
     finally:
         result_stop = load.stop_server(server)
     result["server"] = result_stop
@@ -500,10 +509,10 @@ class Lsh:
         self.count += len(ids)
 
 
-def lsh_comparison(lsh: Lsh, engine: Deduplicator, corpus: Corpus, sig: np.ndarray, size: int,
+def lsh_comparison(lsh: Lsh, engine: Deduplicator, in_memory, corpus: Corpus, sig: np.ndarray, size: int,
                    queries: list[Query], threshold: float, rounds: int) -> dict:
-    """MinHashLSH.query and FindSimilar metric=jaccard on the same queries: latency in turns, recall against the
-    exact Jaccard of the full sets."""
+    """MinHashLSH.query and FindSimilar metric=jaccard (over the store, and from the memory index: in_memory(doc_id,
+    params)) on the same queries: latency in turns, recall against the exact Jaccard of the full sets."""
     lengths, groups, hot = corpus.arrays()
     number = {doc_id: n for n, doc_id in enumerate(corpus.ids[:size])}
     params = SimilarParams(JACCARD_TOP_K, threshold, JACCARD)
@@ -524,8 +533,10 @@ def lsh_comparison(lsh: Lsh, engine: Deduplicator, corpus: Corpus, sig: np.ndarr
         "MinHashLSH.query + MinHash verification": (verified, [(i,) for i in range(len(queries))]),
         "FindSimilar jaccard (engine, in process)": (lambda doc_id: engine.find_similar(doc_id, params),
                                                      [(doc_id,) for doc_id in ids]),
+        MEMORY_JACCARD: (lambda doc_id: in_memory(doc_id, params), [(doc_id,) for doc_id in ids]),
     }, rounds)
-    tallies = {name: {"found": 0, "returned": 0} for name in ("lsh_candidates", "lsh_verified", "findsimilar")}
+    tallies = {name: {"found": 0, "returned": 0}
+               for name in ("lsh_candidates", "lsh_verified", "findsimilar", "findsimilar_memory")}
     relevant = 0
     for position, query in enumerate(queries):
         truth = jaccard_truth(query, size, lengths, groups, hot, threshold)
@@ -534,6 +545,7 @@ def lsh_comparison(lsh: Lsh, engine: Deduplicator, corpus: Corpus, sig: np.ndarr
             "lsh_candidates": {number[c] for c in lsh.lsh.query(minhashes[position])} - {query.article},
             "lsh_verified": set(verified(position)),
             "findsimilar": {number[m.id] for m in engine.find_similar(ids[position], params).matches},
+            "findsimilar_memory": {number[m.id] for m in in_memory(ids[position], params).matches},
         }
         for name, answer in answers.items():
             tallies[name]["found"] += len(answer & truth)
@@ -577,17 +589,39 @@ def measure_size(size: int, store, store_path: Path, corpus: Corpus, queries: li
     engine = Deduplicator(store)
     threshold = args.threshold
 
+    def from_store(doc_id, params):
+        return engine.find_similar(doc_id, params)
+
     began = time.perf_counter()
     for q in queries:  # warm: every query's pages once, as a serving process would have them
         engine.find_similar(corpus.ids[q.article], SimilarParams(TOP, threshold, DEFAULT_METRIC))
-    row["engine"] = {DEFAULT_METRIC: engine_latency(engine, corpus, queries, SimilarParams(TOP, threshold,
-                                                                                          DEFAULT_METRIC), 3)}
-    row["engine"][JACCARD] = engine_latency(engine, corpus, queries, SimilarParams(JACCARD_TOP_K, threshold,
-                                                                                  JACCARD), 3)
+    row["engine"] = {DEFAULT_METRIC: engine_latency(from_store, corpus, queries,
+                                                    SimilarParams(TOP, threshold, DEFAULT_METRIC), 3)}
+    row["engine"][JACCARD] = engine_latency(from_store, corpus, queries, SimilarParams(JACCARD_TOP_K, threshold,
+                                                                                       JACCARD), 3)
     phase("engine in process", began)
 
+    # the in-memory index, as a `--search-index memory` worker builds it, and searched as it searches
+    gc.collect()
+    before = rss_anon()
     began = time.perf_counter()
-    row["recall"] = recall_vs_scan(engine, corpus, size, queries, threshold, DEFAULT_METRIC)
+    view = LiveView(store, cache_size=0, search_index=True)
+    row["memory_index"] = {**view.search_index.stats(), "rss_anon_bytes": rss_anon() - before}
+    row["memory_index"]["rss_anon_bytes_per_article"] = row["memory_index"]["rss_anon_bytes"] / size
+    phase("memory index build", began)
+
+    def from_memory(doc_id, params):
+        return engine.find_similar(doc_id, params, view.read())
+
+    began = time.perf_counter()
+    row["engine_memory"] = {metric: engine_latency(from_memory, corpus, queries, SimilarParams(top_k, threshold,
+                                                                                               metric), 3)
+                            for metric, top_k in ((DEFAULT_METRIC, TOP), (JACCARD, JACCARD_TOP_K))}
+    phase("memory index in process", began)
+
+    began = time.perf_counter()
+    row["recall"] = recall_vs_scan(from_store, corpus, size, queries, threshold, DEFAULT_METRIC)
+    row["recall_memory"] = recall_vs_scan(from_memory, corpus, size, queries, threshold, DEFAULT_METRIC)
     phase("recall against the exhaustive scan", began)
 
     began = time.perf_counter()
@@ -596,14 +630,17 @@ def measure_size(size: int, store, store_path: Path, corpus: Corpus, queries: li
 
     if lsh is not None:
         began = time.perf_counter()
-        row["lsh"] = lsh_comparison(lsh, engine, corpus, sig, size, lsh_queries, threshold, 3)
+        row["lsh"] = lsh_comparison(lsh, engine, from_memory, corpus, sig, size, lsh_queries, threshold, 3)
         phase("MinHashLSH comparison (queries and truth)", began)
     else:
         row["lsh"] = {"skipped": args.lsh_skipped.get(size, "not run at this size")}
+    view = None  # the in-process index is freed before the servers build theirs
+    gc.collect()
 
-    began = time.perf_counter()
-    row["server"] = server_latency(store_path, corpus, queries, args.calls, threshold)
-    phase("server: FindSimilar against the health Check", began)
+    for search_index, key in (("store", "server"), ("memory", "server_memory")):
+        began = time.perf_counter()
+        row[key] = server_latency(store_path, corpus, queries, args.calls, threshold, search_index)
+        phase(f"server (--search-index {search_index}): FindSimilar against the health Check", began)
     return row
 
 
@@ -718,39 +755,44 @@ def run(args, work: Path) -> dict:
 
 # --- the report -------------------------------------------------------------------------------------------------------
 
+SEARCH_PATHS = (("store", "server", "engine", "recall", "FindSimilar jaccard (engine, in process)", "findsimilar"),
+                ("memory", "server_memory", "engine_memory", "recall_memory", MEMORY_JACCARD, "findsimilar_memory"))
+
+
 def goals(results: dict) -> list[dict]:
     rows = []
     for row in results["rows"]:
         size = f"{row['articles']:,}"
-        server = row["server"]
-        if "kinds" in server:
-            name = "FindSimilar (stored id), NearDupClient"
-            ratio = server["kinds"][name]["p99_ratio"]
-            rows.append({"goal": f"{size}: FindSimilar p99 <= {GOAL_P99_RATIO:g} x health Check p99 (sequential)",
-                         "measured": f"{server['kinds'][name]['latency_ms']['p99']:.2f} ms vs "
-                                     f"{server['kinds']['health Check (empty call)']['latency_ms']['p99']:.2f} ms"
-                                     f" = {ratio:.2f} x", "met": ratio <= GOAL_P99_RATIO})
-        recall = row["recall"]["recall"]
-        rows.append({"goal": f"{size}: top-{TOP} recall >= {GOAL_RECALL} against the exhaustive scan "
-                             f"({row['recall']['metric']} {row['recall']['threshold']})",
-                     "measured": f"{recall:.4f}", "met": recall >= GOAL_RECALL})
+        for path, server_key, _, recall_key, lsh_name, quality_key in SEARCH_PATHS:
+            server = row.get(server_key, {})
+            if "kinds" in server:
+                name = "FindSimilar (stored id), NearDupClient"
+                ratio = server["kinds"][name]["p99_ratio"]
+                rows.append({"goal": f"{size}: FindSimilar p99 <= {GOAL_P99_RATIO:g} x health Check p99 "
+                                     f"(sequential, --search-index {path})",
+                             "measured": f"{server['kinds'][name]['latency_ms']['p99']:.2f} ms vs "
+                                         f"{server['kinds']['health Check (empty call)']['latency_ms']['p99']:.2f}"
+                                         f" ms = {ratio:.2f} x", "met": ratio <= GOAL_P99_RATIO})
+            recall = row[recall_key]["recall"]
+            rows.append({"goal": f"{size}: top-{TOP} recall >= {GOAL_RECALL} against the exhaustive scan "
+                                 f"({row[recall_key]['metric']} {row[recall_key]['threshold']}; {path})",
+                         "measured": f"{recall:.4f}", "met": recall >= GOAL_RECALL})
+            lsh = row["lsh"]
+            if "quality" in lsh:
+                ours, theirs = lsh["latency_us"][lsh_name], lsh["latency_us"]["MinHashLSH.query"]
+                recall_ours = lsh["quality"][quality_key]["recall"]
+                recall_theirs = lsh["quality"]["lsh_candidates"]["recall"]
+                rows.append({"goal": f"{size}: FindSimilar (jaccard, in process, {path}) faster than "
+                                     "MinHashLSH.query at equal or better recall",
+                             "measured": f"median {ours['median_us']:.0f} vs {theirs['median_us']:.0f} µs, p99 "
+                                         f"{ours['p99_us']:.0f} vs {theirs['p99_us']:.0f} µs; recall "
+                                         f"{recall_ours:.4f} vs {recall_theirs:.4f}",
+                             "met": ours["median_us"] < theirs["median_us"] and ours["p99_us"] < theirs["p99_us"]
+                             and recall_ours >= recall_theirs})
         ratio = row["index_to_sketches"]
         rows.append({"goal": f"{size}: index <= {GOAL_INDEX_RATIO:g} x the sketches' bytes",
                      "measured": f"{row['index_bytes_per_article']:.0f} vs {row['sketches_bytes_per_article']:.0f}"
                                  f" bytes/article = {ratio:.2f} x", "met": ratio <= GOAL_INDEX_RATIO})
-        lsh = row["lsh"]
-        if "quality" in lsh:
-            ours, theirs = lsh["latency_us"]["FindSimilar jaccard (engine, in process)"], \
-                lsh["latency_us"]["MinHashLSH.query"]
-            recall_ours = lsh["quality"]["findsimilar"]["recall"]
-            recall_theirs = lsh["quality"]["lsh_candidates"]["recall"]
-            rows.append({"goal": f"{size}: FindSimilar (jaccard, in process) faster than MinHashLSH.query at "
-                                 "equal or better recall",
-                         "measured": f"median {ours['median_us']:.0f} vs {theirs['median_us']:.0f} µs, p99 "
-                                     f"{ours['p99_us']:.0f} vs {theirs['p99_us']:.0f} µs; recall "
-                                     f"{recall_ours:.4f} vs {recall_theirs:.4f}",
-                         "met": ours["median_us"] < theirs["median_us"] and ours["p99_us"] < theirs["p99_us"]
-                         and recall_ours >= recall_theirs})
     return rows
 
 
@@ -775,30 +817,46 @@ def markdown(results: dict) -> str:
                   "empty health Check)", ""]
     rows = []
     for row in results["rows"]:
-        server = row["server"]
-        if "kinds" not in server:
-            rows.append([f"{row['articles']:,}", server.get("skipped", "—"), "", "", "", "", "", ""])
-            continue
-        for name, kind in server["kinds"].items():
-            lat = kind["latency_ms"]
-            rows.append([f"{row['articles']:,}", name, _f(lat["p50"]), _f(lat["p99"]), _f(kind["p50_ratio"]),
-                         _f(kind["p99_ratio"]), str(kind["calls"]), str(kind["errors"])])
-    lines += table(["articles", "call", "p50 ms", "p99 ms", "p50 / Check", "p99 / Check", "calls", "errors"], rows)
+        for path, server_key, *_ in SEARCH_PATHS:
+            server = row[server_key]
+            if "kinds" not in server:
+                rows.append([f"{row['articles']:,}", path, server.get("skipped", "—"), "", "", "", "", "", ""])
+                continue
+            for name, kind in server["kinds"].items():
+                lat = kind["latency_ms"]
+                rows.append([f"{row['articles']:,}", path, name, _f(lat["p50"]), _f(lat["p99"]),
+                             _f(kind["p50_ratio"]), _f(kind["p99_ratio"]), str(kind["calls"]), str(kind["errors"])])
+    lines += table(["articles", "--search-index", "call", "p50 ms", "p99 ms", "p50 / Check", "p99 / Check", "calls",
+                    "errors"], rows)
     lines += ["", "### FindSimilar in process (Deduplicator.find_similar, no gRPC; µs per query kind)", ""]
     rows = []
     for row in results["rows"]:
-        for metric, kinds in row["engine"].items():
-            for kind, lat in kinds.items():
-                rows.append([f"{row['articles']:,}", metric, kind, _f(lat["p50_us"], 0), _f(lat["p99_us"], 0),
-                             str(lat["calls"])])
-    lines += table(["articles", "metric", "queries", "p50 µs", "p99 µs", "calls"], rows)
+        for path, _, engine_key, *_ in SEARCH_PATHS:
+            for metric, kinds in row[engine_key].items():
+                for kind, lat in kinds.items():
+                    rows.append([f"{row['articles']:,}", path, metric, kind, _f(lat["p50_us"], 0),
+                                 _f(lat["p99_us"], 0), str(lat["calls"])])
+    lines += table(["articles", "search", "metric", "queries", "p50 µs", "p99 µs", "calls"], rows)
+    lines += ["", "### The memory index (built in process as a `--search-index memory` worker builds it)", ""]
+    rows = []
+    for row in results["rows"]:
+        memory = row["memory_index"]
+        workers = row["server_memory"].get("server_memory", {})
+        worker_rss = max((w.get("RssAnon", 0) for w in workers.values()), default=0)
+        rows.append([f"{row['articles']:,}", f"{memory['build_seconds']:.1f}",
+                     f"{row['server_memory'].get('ready_seconds', 0):.1f}", f"{memory['base_entries']:,}",
+                     _f(memory["bytes"] / 1e6, 0), _f(memory["rss_anon_bytes"] / 1e6, 0),
+                     _f(memory["rss_anon_bytes_per_article"], 0), _f(worker_rss / 1e6, 0)])
+    lines += table(["articles", "build s (in process)", "server ready s", "postings", "arrays MB",
+                    "RssAnon grown MB", "bytes/article", "worker RssAnon MB"], rows)
     lines += ["", "### Recall, index size, writes, pairs", ""]
     rows = []
     for row in results["rows"]:
         recall = row["recall"]
         per_kind = ", ".join(f"{k} {_f(v, 3)}" for k, v in recall["per_kind"].items())
         rows.append([f"{row['articles']:,}", f"{recall['recall']:.4f} ({per_kind}); {recall['relevant']} expected, "
-                     f"{recall['inexact_answers']} inexact answers",
+                     f"{recall['inexact_answers']} inexact answers; memory index "
+                     f"{row['recall_memory']['recall']:.4f}",
                      _f(row["sketches_bytes_per_article"], 0), _f(row["index_bytes_per_article"], 0),
                      _f(row["index_to_sketches"]), f"{row['hot_postings']['shortest']:,}–"
                      f"{row['hot_postings']['longest']:,}", _f(row["pairs"]["articles_per_s"], 0)])
@@ -819,7 +877,8 @@ def markdown(results: dict) -> str:
             continue
         for name, label in (("MinHashLSH.query", "lsh_candidates"),
                             ("MinHashLSH.query + MinHash verification", "lsh_verified"),
-                            ("FindSimilar jaccard (engine, in process)", "findsimilar")):
+                            ("FindSimilar jaccard (engine, in process)", "findsimilar"),
+                            (MEMORY_JACCARD, "findsimilar_memory")):
             lat, quality = lsh["latency_us"][name], lsh["quality"][label]
             rows.append([f"{row['articles']:,}", name, _f(lat["median_us"], 0), _f(lat["p99_us"], 0),
                          _f(quality["recall"], 4), _f(quality["precision"], 4), str(lsh["relevant"])])

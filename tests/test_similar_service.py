@@ -91,6 +91,14 @@ def store(indexed_store) -> Path:
     return path
 
 
+@pytest.fixture(scope="module", params=["store", "memory"])
+def server(store, request):
+    """`neardup serve` on the module's store, searching the store's postings or its in-memory index: every test
+    of the answers runs against both."""
+    with serving(store, "--search-index", request.param) as running:
+        yield running
+
+
 @pytest.fixture(scope="module")
 def stored(store) -> tuple[dict[str, list[int]], int, Sketcher]:
     """Every stored sketch as values, K, and a sketcher of the store's configuration and stop-list."""
@@ -323,16 +331,17 @@ def scrape(port: int) -> dict[tuple[str, str], float]:
             if s.name == "neardup_rpc_duration_seconds_count" and s.labels["service"] == NEARDUP_SERVICE}
 
 
-@pytest.fixture(scope="module")
-def guarded(indexed_store, tmp_path_factory):
+@pytest.fixture(scope="module", params=["store", "memory"])
+def guarded(indexed_store, tmp_path_factory, request):
     """Two workers, a token, metrics, a small --max-result-set and --max-message-bytes, on a store of its own
-    (the tests write to it)."""
+    (the tests write to it); searching the store or each worker's in-memory index."""
     store = indexed_store("similar-guarded", corpus())
     token_file = tmp_path_factory.mktemp("similar-token") / "token"
     token_file.write_text(TOKEN + "\n")
     metrics_port = free_port()
     with serving(store, "--token-file", str(token_file), "--metrics-port", str(metrics_port),
-                 "--max-result-set", "20", "--max-message-bytes", "65536", workers=2, port=free_port()) as running:
+                 "--max-result-set", "20", "--max-message-bytes", "65536", "--search-index", request.param, workers=2,
+                 port=free_port()) as running:
         running.metrics_port = metrics_port
         yield running
 

@@ -97,9 +97,22 @@ class DedupOutcome(NamedTuple):
     clusters: list[int] | None = None  # per position, once the store is clustered (-1: none)
 
 
+class SearchIndex(Protocol):
+    """A corpus search in memory (searchindex.LiveIndex): bottom-K stores only."""
+
+    def stored(self, doc_id: str) -> "tuple[int, bytes] | None":
+        """(docno, sketch) of a stored article, or None."""
+
+    def search(self, sketch: bytes, threshold: float, metric: str, exclude: int, max_candidates: int):
+        """core.memory_index.Found: (id, similarity) of every article reaching the threshold, and exact."""
+
+
 class Reader(Protocol):
     """What a result set reads from the store: the store itself (StoreReader), or a view.Reading on the request
-    path, which answers both from memory and stays exact by the change feed."""
+    path, which answers both from memory and stays exact by the change feed (and may hold the search index)."""
+
+    #: Where a corpus search reads: an in-memory SearchIndex, or None (a snapshot of the store).
+    search_index: "SearchIndex | None"
 
     def get_many(self, ids: Sequence[str]) -> "list[bytes | None]":
         """Like SketchStore.get_many."""
@@ -110,6 +123,8 @@ class Reader(Protocol):
 
 class StoreReader:
     """Reader straight from the store: two reads of its own per call (none memoized)."""
+
+    search_index = None
 
     def __init__(self, store: SketchStore):
         self.store = store
@@ -231,9 +246,13 @@ class Deduplicator:
         return DedupOutcome(grouping, missing, stored_ids if clusters is None else [d.id for d in documents],
                             clusters)
 
-    def find_similar(self, query: str | Document, params: SimilarParams) -> SimilarOutcome:
+    def find_similar(self, query: str | Document, params: SimilarParams, reader: Reader | None = None
+                     ) -> SimilarOutcome:
         """Stored articles similar to a stored one (by id) or to a document (text or sketch), best first, never
-        the query itself."""
+        the query itself. From the reader's search index when it has one (in memory, as fresh as the reader),
+        else from a snapshot of the store; clusters from the reader (default: the store)."""
+        reader = reader or self.reader
+        index = reader.search_index
         if params.top_k > self.limits.max_result_set:
             raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}")
         self.check_metric(params.metric)
@@ -242,6 +261,18 @@ class Deduplicator:
                 raise InvalidArgument("a document to search with needs text or a sketch (fields, on an items "
                                       "store), or search by its id")
             sketch = self._inline_sketch(query)
+        if index is not None:
+            if isinstance(query, Document):
+                stored = index.stored(query.id) if query.id else None
+                docno = stored[0] if stored else -1
+            else:
+                encode_id(query)
+                stored = index.stored(query)
+                if stored is None:
+                    raise NotFound(f"no article {query!r} is stored")
+                docno, sketch = stored
+            found = index.search(sketch, params.threshold, params.metric, docno, self.limits.max_candidates)
+            return self._answer(found.matches, found.exact, params, reader)
         for attempt in range(_SEARCH_ATTEMPTS):
             try:
                 with self.store.snapshot() as snapshot:
@@ -322,14 +353,21 @@ class Deduplicator:
             articles = snapshot.articles(found.docnos.tolist())
             verified = kernel.similar(sketch, [article for _, article in articles], self.config.k,
                                       params.threshold, params.metric)
-        matches = sorted((Match(articles[position][0], score) for position, score in verified),
+        return self._answer([(articles[position][0], score) for position, score in verified], found.exact, params,
+                            self.reader, every=above >= 0)
+
+    def _answer(self, verified: list[tuple[str, float]], exact: bool, params: SimilarParams, reader: Reader,
+                every: bool = False) -> SimilarOutcome:
+        """The verified (id, similarity) pairs best first (similarity descending, then id): the top_k of them with
+        their clusters (from reader), or `every` one (all pairs)."""
+        matches = sorted((Match(doc_id, score) for doc_id, score in verified),
                          key=lambda match: (-match.similarity, match.id))
-        if above < 0:
+        if not every:
             matches = matches[:params.top_k]
-            clusters = self.reader.clusters([match.id for match in matches])
+            clusters = reader.clusters([match.id for match in matches])
             if clusters is not None:
                 matches = [match._replace(cluster=cluster) for match, cluster in zip(matches, clusters)]
-        return SimilarOutcome(matches, found.exact)
+        return SimilarOutcome(matches, exact)
 
     def upsert(self, documents: Sequence[Document]) -> tuple[int, int]:
         """Sketches every document first, then writes them in one atomic batch: all or nothing."""

@@ -1,8 +1,9 @@
 """The store as one serving process sees it: sketches and answers it read before, kept exact by the change feed.
 
 LiveView owns the freshness rule: its only way in is read(), which catches up with the store first (one
-generation read), so neither a sketch nor a cached answer can be served from before a write that finished
-earlier, even one made by another process (a second worker, `neardup index`).
+generation read), so neither a sketch, a cached answer nor the in-memory search index (when the server keeps one)
+can be served from before a write that finished earlier, even one made by another process (a second worker,
+`neardup index`).
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Callable, Sequence
 
 from .cache import DEFAULT_MAXSIZE, DEFAULT_TTL, SessionCache
 from .changefeed import ChangeFeed
+from .searchindex import LiveIndex
 from .store.base import SketchStore
 
 DEFAULT_MAX_SKETCHES = 1_000_000
@@ -18,7 +20,9 @@ DEFAULT_MAX_SKETCHES = 1_000_000
 
 class LiveView:
     def __init__(self, store: SketchStore, cache_size: int = DEFAULT_MAXSIZE, cache_ttl: float = DEFAULT_TTL,
-                 max_sketches: int = DEFAULT_MAX_SKETCHES):
+                 max_sketches: int = DEFAULT_MAX_SKETCHES, search_index: bool = False):
+        """`search_index`: keep the store's sketches and postings in memory for FindSimilar (LiveIndex, built
+        now)."""
         self.store = store
         self._feed = ChangeFeed(store)
         self._sketches = _Memo(store.get_many, self._feed, max_sketches)
@@ -28,6 +32,7 @@ class LiveView:
         self.clustered = store.clustered()
         self._feed.subscribe(lambda _now, _changed: setattr(self, "clustered", store.clustered()))
         self.answers = SessionCache(self._feed, cache_size, cache_ttl)
+        self.search_index = LiveIndex(store, self._feed) if search_index else None
 
     def read(self, ids: Sequence[str] = ()) -> "Reading":
         """What one request reads: everything at least as new as the store's generation now. With the request's
@@ -50,10 +55,11 @@ class LiveView:
 class Reading:
     """One request's access to a LiveView, at generation `generation` or newer (an engine.Reader)."""
 
-    __slots__ = ("generation", "get_many", "_clusters", "_answers")
+    __slots__ = ("generation", "get_many", "search_index", "_clusters", "_answers")
 
     def __init__(self, view: LiveView, generation: int):
         self.generation = generation
+        self.search_index = view.search_index
         self.get_many: Callable[[Sequence[str]], list[bytes | None]] = view._sketches.get_many
         self._clusters = view._clusters.get_many if view.clustered else None
         self._answers = view.answers

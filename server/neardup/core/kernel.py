@@ -30,6 +30,11 @@ def _code(codes: dict, name: str, what: str) -> int:
         raise ValueError(f"unknown {what} {name!r}; use one of {', '.join(codes)}") from None
 
 
+def metric_code(metric: str) -> int:
+    """The compiled code of a bottom-K metric (ValueError naming the choices for another)."""
+    return _code(_METRIC_CODES, metric, "metric")
+
+
 def dedup(sketches: Sequence[bytes | None], k: int, threshold: float, metric: str = CONTAINMENT,
           grouping: str = GREEDY, packed: bool = False) -> Grouping | bytes:
     """Groups a result set given in rank order; None stands for a result without a sketch (never a duplicate).
@@ -40,7 +45,7 @@ def dedup(sketches: Sequence[bytes | None], k: int, threshold: float, metric: st
     A threshold above 1 finds nothing, one at or below 0 takes any shared value. Ascending order is not
     checked here (sketch.validate_sketch does it on the way in): unsorted values get an answer, not a crash.
     """
-    answer = _kernel.dedup(sketches, k, threshold, _code(_METRIC_CODES, metric, "metric"),
+    answer = _kernel.dedup(sketches, k, threshold, metric_code(metric),
                            _code(_GROUPING_CODES, grouping, "grouping"), False, packed)
     return answer if packed else Grouping(*answer)
 
@@ -55,14 +60,14 @@ def unpack(packed: bytes) -> Grouping:
 
 def similarity(a: bytes, b: bytes, k: int, metric: str = CONTAINMENT) -> float:
     """reference.similarity of two bytes sketches, for reporting a single pair."""
-    return _kernel.similarity(a, b, k, _code(_METRIC_CODES, metric, "metric"))
+    return _kernel.similarity(a, b, k, metric_code(metric))
 
 
 def similar(query: bytes, sketches: Sequence[bytes], k: int, threshold: float,
             metric: str = CONTAINMENT) -> list[tuple[int, float]]:
     """(position, similarity) of each sketch that reaches the threshold with the query, in input order: one
     call for a search's candidates, each merge stopping once the threshold can no longer be reached."""
-    return _kernel.similar(query, sketches, k, threshold, _code(_METRIC_CODES, metric, "metric"))
+    return _kernel.similar(query, sketches, k, threshold, metric_code(metric))
 
 
 def _max_distance(threshold: float) -> int:

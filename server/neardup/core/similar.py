@@ -11,7 +11,8 @@ article sharing only those values stays below the threshold; short articles' ent
 their c is exact; (2) an article whose bound stays below the threshold (counting every skipped value as shared,
 for long ones) is dropped without reading its sketch. What is left is verified by the compiled kernel's
 early-terminating merge. The answer is exact unless more than max_candidates articles pass, a bound on the tail
-latency the caller chooses.
+latency the caller chooses. The rule itself (which hot values may be skipped, which articles may reach the
+threshold) is compiled, in _search.c, where the in-memory index (core/memory_index.py) applies it too.
 
 SimHash stores search by the permutation-table method of Manku, Jain and Das Sarma (WWW 2007): the 64 bits are
 cut into SIMHASH_BLOCKS blocks of 16 bits, and two fingerprints within distance SIMHASH_BLOCKS - 1 = 3 agree
@@ -28,8 +29,10 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
+from . import _search
 from .fields import item_super_tokens
-from .reference import ITEMS, JACCARD, MIN_EVIDENCE, SIMHASH, max_distance
+from .kernel import metric_code
+from .reference import ITEMS, MIN_EVIDENCE, SIMHASH, max_distance
 
 #: A posting longer than this is hot: left unread whenever that provably loses no match. Measured
 #: (benchmarks/bench_similar.py): reading and counting a posting costs ~10 ns an entry, verifying an article
@@ -71,11 +74,6 @@ class Candidates(NamedTuple):
     skipped: int        # hot query values whose postings were left out
 
 
-def bound_divisor(query_length: int, metric: str) -> int:
-    """What a long article's similarity with the query is at least divided by (see the module docstring)."""
-    return query_length if metric == JACCARD else min(MIN_EVIDENCE, query_length)
-
-
 def candidates(query_length: int, postings: Postings, threshold: float, metric: str, *,
                read_unread: ReadUnread | None = None, exclude: int = -1, above: int = -1,
                max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
@@ -84,11 +82,9 @@ def candidates(query_length: int, postings: Postings, threshold: float, metric: 
     of a larger docno are considered."""
     if query_length == 0:
         return Candidates(np.empty(0, np.uint32), True, 0)
-    divisor = bound_divisor(query_length, metric)
+    code = metric_code(metric)
     hottest = postings.unread[np.argsort(-postings.unread_lengths, kind="stable")]
-    skipped = 0
-    while skipped < len(hottest) and (skipped + 1) / divisor < threshold:
-        skipped += 1
+    skipped = _search.hot_skipped(len(hottest), query_length, threshold, code)
     if skipped < len(hottest):  # the bound cannot spare these: their long articles are read after all
         postings = postings.joined(_read(read_unread, hottest[skipped:]))
     keep = np.ones(len(postings.docno), bool)
@@ -97,14 +93,10 @@ def candidates(query_length: int, postings: Postings, threshold: float, metric: 
     if above >= 0:
         keep &= postings.docno > above
     docnos, first, shared = np.unique(postings.docno[keep], return_index=True, return_counts=True)
-    length = postings.length[keep][first].astype(np.int64)
-    # the bound of each article, every skipped value counted as shared by a long one: below it, dropped unread
-    if metric == JACCARD:
-        bound = (shared + np.where(length > 0, 0, skipped)) / divisor
-    else:
-        bound = np.where(length > 0, shared / np.minimum(query_length, np.maximum(length, 1)),
-                         (shared + skipped) / divisor)
-    possible = bound >= threshold
+    length = np.ascontiguousarray(postings.length[keep][first], np.uint8)
+    # each article's bound, every skipped value counted as shared by a long one: below it, dropped unread
+    possible = np.empty(len(docnos), bool)
+    _search.may_reach(shared.astype(np.int64), length, possible, skipped, query_length, threshold, code)
     docnos, shared = docnos[possible], shared[possible]
     order = np.argsort(-shared, kind="stable")
     exact = len(order) <= max_candidates

@@ -14,7 +14,8 @@ from ..errors import InvalidArgument
 from ..store import STORE_HELP, default_store_path
 from .auth import TOKEN_ENV, load_token
 from .servicer import DEFAULT_MAX_STREAMS
-from .server import DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, ServeOptions, TlsConfig, serve
+from .server import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, SEARCH_INDEXES, ServeOptions, TlsConfig,
+                     serve)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--drain", type=float, default=0.0,
                         help="seconds to keep serving after SIGTERM with health NOT_SERVING, so that a load "
                              "balancer moves traffic away before the server stops taking calls")
+    parser.add_argument("--search-index", choices=SEARCH_INDEXES, default=SEARCH_INDEXES[0],
+                        help="where FindSimilar searches: `store` reads the store's postings for each call; `memory` "
+                             "keeps a copy of the sketches and postings in each worker, built at start and kept "
+                             "current by the change feed (~1.5 KB per article per worker; bottom-K stores) "
+                             "(default: %(default)s)")
     parser.add_argument("--metrics-port", type=int, metavar="PORT",
                         help="serve Prometheus metrics of all workers at http://HOST:PORT/metrics (plain HTTP, "
                              "no token; 0 picks a free port, logged) (default: off)")
@@ -68,7 +74,7 @@ def _run(args) -> int:
             max_streams=args.max_streams, max_message_bytes=args.max_message_bytes,
             max_result_set=args.max_result_set,
             cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace, drain=args.drain,
-            metrics_port=args.metrics_port)
+            metrics_port=args.metrics_port, search_index=args.search_index)
     except InvalidArgument as error:
         raise UsageError(str(error)) from None
     options = dataclasses.replace(options, tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca),

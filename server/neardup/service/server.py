@@ -26,6 +26,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from .. import searchindex
 from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..engine import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
 from ..errors import InvalidArgument, NearDupError
@@ -42,6 +43,8 @@ DEFAULT_PORT = 50051
 #: a slow call (a large inline text) without stalling the others.
 DEFAULT_THREADS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+#: Where FindSimilar searches (--search-index): the store's postings, or a copy in each worker's memory.
+SEARCH_INDEXES = ("store", "memory")
 _QUICK_DEATH_SECONDS = 5.0
 #: How long past --drain + --grace a stopping worker may take before it is ended with its threads' tracebacks.
 _STUCK_MARGIN_SECONDS = 5.0
@@ -108,6 +111,7 @@ class ServeOptions:
     tls: TlsConfig | None = None
     token: str | None = field(default=None, repr=False)  # every RPC but health checks must carry it
     metrics_port: int | None = None  # Prometheus metrics over HTTP on host:metrics_port; None: off
+    search_index: str = SEARCH_INDEXES[0]
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.threads < 1:
@@ -122,6 +126,9 @@ class ServeOptions:
             raise InvalidArgument("--max-message-bytes must be >= 1024 and --max-result-set >= 1")
         if min(self.cache_size, self.cache_ttl, self.grace, self.drain) < 0:
             raise InvalidArgument("--cache-size, --cache-ttl, --grace and --drain must be >= 0")
+        if self.search_index not in SEARCH_INDEXES:
+            raise InvalidArgument(f"--search-index must be one of {', '.join(SEARCH_INDEXES)}, got "
+                                  f"{self.search_index!r}")
         if self.metrics_port is not None:
             if not 0 <= self.metrics_port <= 65535:
                 raise InvalidArgument(f"--metrics-port must be in 0..65535, got {self.metrics_port}")
@@ -166,7 +173,8 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
         ],
     )
     servicer = NearDupServicer.for_store(store, Limits(max_result_set=options.max_result_set),
-                                         options.cache_size, options.cache_ttl, options.max_streams)
+                                         options.cache_size, options.cache_ttl, options.max_streams,
+                                         search_index=options.search_index == "memory")
     if measured:
         measured.instrument(servicer, SERVICE_NAME)
     add_to_server(servicer, server)
@@ -245,10 +253,12 @@ def _check_address(options: ServeOptions) -> None:
 
 
 def serve(options: ServeOptions) -> int:
-    """Checks the store (an items store's pair model too) and the address once (a clear error now rather than a
-    crash loop), then runs the worker(s)."""
+    """Checks the store (an items store's pair model too, and whether --search-index memory can serve it) and the
+    address once (a clear error now rather than a crash loop), then runs the worker(s)."""
     with open_store(options.store, readonly=True) as store:
         Deduplicator(store)  # refuses a damaged pair model, or one trained for another configuration
+        if options.search_index == "memory":
+            searchindex.check_store(store)
     _check_address(options)
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",

@@ -2,7 +2,8 @@
 
 Every handler receives the raw request bytes: Dedup looks its answer up in the session cache by those
 bytes before decoding anything, and a malformed message is an INVALID_ARGUMENT, not an INTERNAL error.
-FindSimilar has no cache: it searches the store itself, which every worker's writes change under it.
+FindSimilar has no cache: it searches the store itself, which every worker's writes change under it, or the
+process's in-memory search index, which the view keeps as current as the store (`--search-index memory`).
 """
 from __future__ import annotations
 
@@ -65,9 +66,11 @@ class NearDupServicer:
 
     @classmethod
     def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float,
-                  max_streams: int = DEFAULT_MAX_STREAMS) -> "NearDupServicer":
-        """The request path of one process: the live view of the store (sketches, session cache) and the engine."""
-        return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl), max_streams=max_streams)
+                  max_streams: int = DEFAULT_MAX_STREAMS, search_index: bool = False) -> "NearDupServicer":
+        """The request path of one process: the live view of the store (sketches, session cache, the search index
+        in memory if asked for) and the engine."""
+        return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl, search_index=search_index),
+                   max_streams=max_streams)
 
     def Dedup(self, request_bytes: bytes, context) -> bytes:
         # The usual request (ids, the server's parameters) is read by the compiled wire reader, first: the view
@@ -156,13 +159,15 @@ class NearDupServicer:
         return pb.DeleteResponse(deleted=deleted, generation=generation).SerializeToString()
 
     def FindSimilar(self, request_bytes: bytes, context) -> bytes:
-        """Searches the store as it is now (a snapshot of the latest write batch of any worker), not the view."""
+        """Searches the store as it is now (a snapshot of the latest write batch of any worker), or the view's
+        search index in memory when the server keeps one, once the view caught up with the store."""
         request = _decode(pb.FindSimilarRequest, request_bytes)
         params = converters.similar_params(request, self.defaults)
         query = converters.similar_query(request, request_bytes)
         if isinstance(query, Document):
             self.engine.check_config(converters.request_sketch_config(request))
-        outcome = self.engine.find_similar(query, params)
+        reading = self.view.read() if self.view.search_index is not None else None
+        outcome = self.engine.find_similar(query, params, reading)
         return converters.similar_response(outcome, params).SerializeToString()
 
     def Info(self, request_bytes: bytes, context) -> bytes:
