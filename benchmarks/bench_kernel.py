@@ -12,9 +12,11 @@ benchmarks/out/kernel.json.
 by default the kernel before the arena and the two-byte table), alternating calls on the same inputs, on real
 result sets: the development corpus indexed by the real CLI (load.build_store), result sets of 100 stored ids
 with 20-40 % near-duplicates (load.dedup_bodies), their sketches read as the server reads them (LiveView), at
-the service's defaults (K=128, threshold 0.52, containment, greedy) and the other metric/grouping pairs; and
-kernel.similarity, kernel.similar (FindSimilar's verify) and dedup_simhash on inputs from the same sets. Every
-answer is checked equal to the baseline's. Writes benchmarks/out/kernel_real.json.
+the service's defaults (K=128, threshold 0.52, containment, greedy) and the other metric/grouping pairs, the
+defaults once more with cold caches (8 MB written before each call, as a server's gRPC work between two
+requests leaves the caches); and kernel.similarity, kernel.similar (FindSimilar's verify) and dedup_simhash on
+inputs from the same sets. Every answer is checked equal to the baseline's. Writes
+benchmarks/out/kernel_real.json.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -47,6 +51,9 @@ REAL_OUT = ROOT / "benchmarks" / "out" / "kernel_real.json"
 #: The last commit of the kernel before the per-call arena, the two-byte value table and the branch-free insert.
 BASELINE_REV = "0dba9abc18f457455812355c55bef2efd630842a"
 KERNEL_SOURCE = "server/neardup/core/_kernel.c"
+#: Written before each call of a cold row: more than the L2 cache holds, so the kernel's buffers, its code and
+#: its inputs start out of it.
+COLD_BYTES = 8 << 20
 
 
 def _document(rng: random.Random) -> set[int]:
@@ -148,15 +155,19 @@ def real_sets(work: Path, count: int) -> tuple[int, list[list[bytes | None]]]:
         return store.config.k, [list(reading.get_many(ids)) for ids in id_sets]
 
 
-def alternating_us(old, new, inputs: list[tuple], rounds: int) -> dict:
+def alternating_us(old, new, inputs: list[tuple], rounds: int, cold: bool = False) -> dict:
     """old(*args) and new(*args) called one after the other on each input, their order swapped every round;
-    median and p99 µs of each, the ratio of the medians and the median of the per-call ratios new/old."""
+    median and p99 µs of each, the ratio of the medians and the median of the per-call ratios new/old. With
+    cold, COLD_BYTES of memory are written before each call (not timed)."""
     times = {"old": [], "new": []}
     clock = time.perf_counter_ns
+    evict = np.zeros(COLD_BYTES, np.uint8) if cold else None
     for round_ in range(rounds):
         order = (("old", old), ("new", new)) if round_ % 2 == 0 else (("new", new), ("old", old))
         for args in inputs:
             for name, call in order:
+                if evict is not None:
+                    evict += 1
                 start = clock()
                 call(*args)
                 times[name].append((clock() - start) / 1000)
@@ -183,6 +194,9 @@ def real_rows(baseline, k: int, sets: list[list[bytes | None]], quick: bool) -> 
         duplicates = statistics.mean(sum(d >= 0 for d in _kernel.dedup(*a)[0]) for a in args)
         rows.append({"call": f"dedup {metric} {grouping}", "duplicates_per_set": duplicates,
                      **alternating_us(baseline.dedup, _kernel.dedup, args, rounds)})
+        if (metric, grouping) == ways[0]:
+            rows.append({"call": f"dedup {metric} {grouping}, cold caches", "duplicates_per_set": duplicates,
+                         **alternating_us(baseline.dedup, _kernel.dedup, args, rounds, cold=True)})
     # the default mode's synthetic sets (K=64 full sketches, threshold 0.7), in turns the same way
     rng = random.Random(SEED)
     synthetic = [[encode_sketch(sk) for sk in result_set(rng)] for _ in range(20 if quick else 100)]

@@ -27,9 +27,10 @@
  *    of the value it points to, ~30 cycles lost each time it is mispredicted; branch-free probing of two
  *    slots made every store wait on those reads instead and was slower still;
  *  - counting, ~40 %: a sketch's repeats (occurrences with a nonempty chain) are listed while inserting and
- *    counted afterwards, the first two earlier occurrences of each without a branch on whether they exist
- *    or hold the same value (a pair that is not one counts on the row's spare diagonal), by a plain byte
- *    increment when no sketch holds more than 254 values (no count can then reach COUNT_SATURATED);
+ *    counted afterwards, the latest earlier occurrence of each, then the rest of the deep ones' chains,
+ *    without a branch on whether an occurrence holds the same value (a pair that is not one counts on the
+ *    row's spare diagonal), by a plain byte increment when no sketch holds more than 254 values (no count can
+ *    then reach COUNT_SATURATED);
  *  - memory: the buffers (~350 KB) come from an arena block kept in a small pool (arena_take). Allocated and
  *    freed per call, glibc gave the pages back to the system whenever the heap's top was free (a caller's
  *    main thread with little else allocated) and the next call faulted them in again: ~120 page faults, 3-4x
@@ -108,7 +109,7 @@ typedef struct {
     void *slots;    /* uint16_t or uint32_t, by wide, as are previous and owner */
     void *previous; /* per occurrence: the previous occurrence in its chain, 0 at the first */
     void *owner;    /* per occurrence: the sketch holding it */
-    uint16_t *depth; /* per repeat (count_repeats): how many occurrences its chain holds up to it */
+    uint16_t *depth; /* per deep repeat (count_repeats): how many occurrences its chain holds up to it */
     int wide;
     int bits;
     const uint32_t *values;
@@ -211,9 +212,13 @@ static ALWAYS_INLINE size_t same_or(size_t i, size_t same, size_t other)
 }
 
 /* The repeats of sketch s (occurrences with earlier ones in their chain): the sketch of each earlier occurrence
- * of the same value is counted (or marked) in s's row, unless the chain has grown past max_depth: then the
- * chain is listed in long_chains once (when it first outgrows it) and its pairs are left to mark_long_chains. */
-static ALWAYS_INLINE size_t count_repeats(const value_table *table, const uint32_t *repeats, size_t n_repeats,
+ * of the same value is counted (or marked) in s's row. Most values are held by two or three sketches, and most
+ * chains hold one value: a first loop counts every repeat's latest earlier occurrence and keeps, in place, the
+ * deep repeats (with two or more), whose chains a second loop goes on with. Neither branches on whether an
+ * occurrence holds the same value (one that does not counts on the row's diagonal). A deep repeat whose chain
+ * has grown past max_depth counts no further: the chain is listed in long_chains once (when it first outgrows
+ * max_depth) and its pairs are left to mark_long_chains (the counts of its pairs are then not used). */
+static ALWAYS_INLINE size_t count_repeats(const value_table *table, uint32_t *repeats, size_t n_repeats,
                                           size_t s, size_t max_depth, uint64_t *matrix_row, uint8_t *count_row,
                                           uint32_t *long_chains, size_t n_long, int wide, int mode)
 {
@@ -221,12 +226,20 @@ static ALWAYS_INLINE size_t count_repeats(const value_table *table, const uint32
     const uint32_t *values = table->values;
     uint16_t *depths = table->depth;
     size_t saturated = max_depth + 2; /* any depth past max_depth + 1 is the same: stored as this */
+    size_t n_deep = 0;
     for (size_t r = 0; r < n_repeats; r++) {
-        uint32_t o = repeats[r], value = values[o - 1];
-        uint32_t f = get(previous, o, wide), before = get(previous, f, wide);
-        /* f's depth is stored if f is a repeat itself (before != 0), else it is 1; arithmetic rather than a
-         * branch, which would not be predictable */
-        size_t depth = 2 + (size_t)(before != 0) * ((size_t)depths[f] - 1);
+        uint32_t o = repeats[r], f = get(previous, o, wide);
+        size_t i = same_or(get(owner, f, wide), values[f - 1] == values[o - 1], s);
+        count_at(mode == MARK_ONLY ? NULL : count_row + i, matrix_row, i, mode);
+        repeats[n_deep] = o;
+        n_deep += get(previous, f, wide) != 0;
+    }
+    for (size_t r = 0; r < n_deep; r++) {
+        uint32_t o = repeats[r], f = get(previous, o, wide), before = get(previous, f, wide);
+        uint32_t third = get(previous, before, wide);
+        /* how many occurrences the chain holds up to o: f's depth plus one if f is deep itself (third != 0;
+         * its depth is then stored), else 3; arithmetic rather than a branch, which would not be predictable */
+        size_t depth = 3 + (size_t)(third != 0) * ((size_t)depths[f] - 2);
         depth = depth < saturated ? depth : saturated;
         depths[o] = (uint16_t)depth;
         if (UNLIKELY(depth > max_depth)) {
@@ -234,14 +247,10 @@ static ALWAYS_INLINE size_t count_repeats(const value_table *table, const uint32
                 long_chains[n_long++] = o;
             continue;
         }
-        /* Most values are held by two or three sketches, and most chains hold one value: the first two
-         * earlier occurrences are counted without a branch on whether they exist or hold this value (those
-         * that do not count on the row's diagonal), so neither costs a mispredicted branch. */
-        size_t i = same_or(get(owner, f, wide), values[f - 1] == value, s);
+        uint32_t value = values[o - 1];
+        size_t i = same_or(get(owner, before, wide), values[before - 1] == value, s);
         count_at(mode == MARK_ONLY ? NULL : count_row + i, matrix_row, i, mode);
-        i = same_or(get(owner, before, wide), (before != 0) & (values[(int64_t)before - 1] == value), s);
-        count_at(mode == MARK_ONLY ? NULL : count_row + i, matrix_row, i, mode);
-        for (f = get(previous, before, wide); f; f = get(previous, f, wide)) {
+        for (f = third; f; f = get(previous, f, wide)) {
             i = same_or(get(owner, f, wide), values[f - 1] == value, s);
             count_at(mode == MARK_ONLY ? NULL : count_row + i, matrix_row, i, mode);
         }
