@@ -349,58 +349,66 @@ static int compact(SearchIndex *self)
             const uint32_t *v = self->pool + self->offset[d];
             for (size_t i = 0; i < self->slot[d].length; i++) {
                 uint32_t at = directory[v[i] & mask]++;
-                base[at].tag = (uint16_t)(v[i] >> bits);
-                base[at].docno_low = (uint16_t)d;
-                base[at].docno_high = (uint16_t)(d >> 16);
+                base[at] = (entry){(uint16_t)(v[i] >> bits), (uint16_t)d, (uint16_t)(d >> 16)};
             }
             self->slot[d].state = IN_BASE;
         }
     memmove(directory + 1, directory, buckets * sizeof *directory);
     directory[0] = 0;
-    /* within a bucket: by tag, short articles first, by docno */
+    /* within a bucket: by tag, then docno (the scatter's order, which these sorts keep); a hot run (over
+     * hot_postings entries, the only kind whose long articles a search may leave unread) short articles first */
     uint64_t *keys = malloc((largest ? largest : 1) * sizeof *keys);
     if (!keys)
         goto no_memory;
     size_t hot_capacity = 0;
     for (size_t b = 0; b < buckets; b++) {
         size_t start = directory[b], end = directory[b + 1];
-        if (end - start < 2 && !(end - start == 1 && self->hot_postings == 0))
-            continue;
-        for (size_t e = start; e < end; e++) {
-            uint32_t d = entry_docno(base[e]);
-            keys[e - start] = (uint64_t)base[e].tag << 33 | (uint64_t)(self->slot[d].length >= MIN_EVIDENCE) << 32
-                              | d;
+        if (end - start <= 4 * ENTRIES_PER_BUCKET) {
+            for (size_t e = start + 1; e < end; e++) {
+                entry moved = base[e];
+                size_t at = e;
+                for (; at > start && base[at - 1].tag > moved.tag; at--)
+                    base[at] = base[at - 1];
+                base[at] = moved;
+            }
+        } else {
+            for (size_t e = start; e < end; e++)
+                keys[e - start] = (uint64_t)base[e].tag << 32 | entry_docno(base[e]);
+            qsort(keys, end - start, sizeof *keys, compare_keys);
+            for (size_t e = start; e < end; e++)
+                base[e] = (entry){(uint16_t)(keys[e - start] >> 32), (uint16_t)keys[e - start],
+                                  (uint16_t)(keys[e - start] >> 16)};
         }
-        qsort(keys, end - start, sizeof *keys, compare_keys);
-        for (size_t e = start; e < end; e++) {
-            base[e].tag = (uint16_t)(keys[e - start] >> 33);
-            base[e].docno_low = (uint16_t)keys[e - start];
-            base[e].docno_high = (uint16_t)(keys[e - start] >> 16);
-        }
-        for (size_t run = start; run < end;) {
-            size_t stop = run, shorts = 0;
-            while (stop < end && base[stop].tag == base[run].tag) {
-                shorts += self->slot[entry_docno(base[stop])].length < MIN_EVIDENCE;
+        for (size_t run = start, stop; run < end; run = stop) {
+            for (stop = run + 1; stop < end && base[stop].tag == base[run].tag;)
                 stop++;
+            if (stop - run <= self->hot_postings)
+                continue;
+            size_t shorts = 0, longs = 0;
+            for (size_t e = run; e < stop; e++) {
+                uint32_t d = entry_docno(base[e]);
+                if (self->slot[d].length < MIN_EVIDENCE)
+                    base[run + shorts++] = base[e]; /* never ahead of e: stable */
+                else
+                    keys[longs++] = d;
             }
-            if (stop - run > self->hot_postings) {
-                if (self->n_hot == hot_capacity) {
-                    hot_capacity = hot_capacity ? 2 * hot_capacity : 64;
-                    uint32_t *values = grow(self->hot_values, hot_capacity, sizeof *values);
-                    if (values)
-                        self->hot_values = values;
-                    uint32_t *shorts_of = grow(self->hot_short, hot_capacity, sizeof *shorts_of);
-                    if (shorts_of)
-                        self->hot_short = shorts_of;
-                    if (!values || !shorts_of) {
-                        free(keys);
-                        goto no_memory;
-                    }
+            for (size_t l = 0; l < longs; l++)
+                base[run + shorts + l] = (entry){base[run].tag, (uint16_t)keys[l], (uint16_t)(keys[l] >> 16)};
+            if (self->n_hot == hot_capacity) {
+                hot_capacity = hot_capacity ? 2 * hot_capacity : 64;
+                uint32_t *values = grow(self->hot_values, hot_capacity, sizeof *values);
+                if (values)
+                    self->hot_values = values;
+                uint32_t *shorts_of = grow(self->hot_short, hot_capacity, sizeof *shorts_of);
+                if (shorts_of)
+                    self->hot_short = shorts_of;
+                if (!values || !shorts_of) {
+                    free(keys);
+                    goto no_memory;
                 }
-                self->hot_values[self->n_hot] = (uint32_t)base[run].tag << bits | (uint32_t)b;
-                self->hot_short[self->n_hot++] = (uint32_t)shorts;
             }
-            run = stop;
+            self->hot_values[self->n_hot] = (uint32_t)base[run].tag << bits | (uint32_t)b;
+            self->hot_short[self->n_hot++] = (uint32_t)shorts;
         }
     }
     free(keys);
