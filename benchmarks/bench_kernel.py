@@ -25,6 +25,7 @@ import importlib.util
 import json
 import platform
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -123,10 +124,17 @@ def simhash_rows(documents: list[list[set[int]]], quick: bool) -> list[dict]:
 
 # ---- --real: the installed kernel against an earlier commit's, on the development corpus ----
 
+def _source_at(rev: str, path: str) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], capture_output=True, text=True,
+                          check=True).stdout
+
+
 def build_baseline(rev: str, work: Path):
-    """rev's _kernel.c compiled as module _kernel_baseline (the package's compiler flags), imported."""
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{KERNEL_SOURCE}"], capture_output=True,
-                            text=True, check=True).stdout
+    """rev's _kernel.c compiled as module _kernel_baseline (the package's compiler flags), imported; the local
+    headers it includes (_pair.h) are taken from rev too."""
+    source = _source_at(rev, KERNEL_SOURCE)
+    for header in re.findall(r'^#include "([^"]+)"', source, re.MULTILINE):
+        (work / header).write_text(_source_at(rev, str(Path(KERNEL_SOURCE).parent / header)))
     name = "_kernel_baseline"
     source = source.replace("PyInit__kernel", f"PyInit_{name}").replace('"neardup.core._kernel"', f'"{name}"')
     (work / f"{name}.c").write_text(source)
