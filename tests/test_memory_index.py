@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
+import time
 
 import grpc
 import pytest
 
-from neardup.core import reference, similar
+from neardup.core import memory_index, reference, similar
 from neardup.core.memory_index import MemoryIndex
 from neardup.core.sketch import SketchConfig, encode_sketch
 from neardup.engine import Deduplicator, Document, Limits, SimilarParams
@@ -135,8 +137,71 @@ def test_the_view_follows_another_writer_and_answers_like_the_store(tmp_path, mo
     written = {f"bulk-{n}": values for n, values in enumerate(make_corpus(rng, 80).values())}
     writer.put_many([(doc_id, encode_sketch(values)) for doc_id, values in written.items()])  # > CHANGE_LOG_IDS
     corpus.update(written)
+    check()  # the store answers while the index is rebuilt in the background, then the index
+    settle(index)
     check()
     assert builds() == 2 and index.stats()["articles"] == len(corpus)
+    store.close()
+
+
+def settle(index, timeout: float = 60) -> None:
+    """Until the index's background rebuild or compaction is done."""
+    deadline = time.monotonic() + timeout
+    while index.busy:
+        assert time.monotonic() < deadline, "the search index stayed busy"
+        time.sleep(0.01)
+
+
+def test_a_compaction_in_the_background_stalls_no_request(tmp_path, monkeypatch):
+    """While the delta is folded into a new base (seconds at a million articles), the feed's subscriber returns at
+    once (requests catch up with writes without waiting), searches are answered from the store, and the writes
+    made meanwhile are in the index when it answers again."""
+    monkeypatch.setattr(memory_index, "DELTA_MIN", 0)
+    monkeypatch.setattr(memory_index, "DELTA_SHARE", 0.05)
+    rng = random.Random(11)
+    corpus = make_corpus(rng, 200)
+    store = create_store(tmp_path / "s", SketchConfig(k=K), [])
+    store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
+    view = LiveView(store, search_index=True)
+    index, engine = view.search_index, Deduplicator(store)
+    folding, release = threading.Event(), threading.Event()
+    compact = MemoryIndex.compact
+
+    def held_compact(self):
+        if folding.is_set():  # the background fold: held until the test releases it
+            assert release.wait(30)
+        folding.set()
+        compact(self)
+
+    monkeypatch.setattr(MemoryIndex, "compact", held_compact)
+    folding.set()
+    params = SimilarParams(top_k=1000, threshold=0.2)
+    written, gone = change(rng, corpus, 0)  # over DELTA_SHARE of the base: the fold is due
+    store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in written.items()])
+    store.delete_many(gone)
+    view.read()
+    assert index.busy
+    written_meanwhile, gone_meanwhile = change(rng, corpus, 1)
+    store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in written_meanwhile.items()])
+    store.delete_many(gone_meanwhile)
+    began = time.monotonic()
+    reading = view.read()  # catches up without waiting for the fold
+    assert time.monotonic() - began < 5 and index.busy
+    assert index.search(next(iter(written_meanwhile)), None, 0.2, "jaccard", 100) is None
+    probes = list(written_meanwhile)[:5] + list(corpus)[:5]
+    for doc_id in probes:  # from the store meanwhile, with the writes made during the fold
+        assert answer(engine.find_similar(doc_id, params, reading)) == answer_of(
+            exhaustive(corpus, corpus[doc_id], doc_id, 0.2, "containment"))
+    release.set()
+    settle(index)
+    assert index.stats()["delta_entries"] < index.stats()["base_entries"]
+    assert index.stats()["articles"] == len(corpus)
+    for doc_id in probes:  # from memory again
+        assert index.search(doc_id, None, 0.2, "containment", 10_000) is not None
+        assert answer(engine.find_similar(doc_id, params, view.read())) == answer_of(
+            exhaustive(corpus, corpus[doc_id], doc_id, 0.2, "containment"))
+    with pytest.raises(NotFound):
+        engine.find_similar(gone_meanwhile[0], params, view.read())
     store.close()
 
 

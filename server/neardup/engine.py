@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterator, Mapping, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from . import __version__
 from .core import defaults, kernel, similar
@@ -16,6 +16,9 @@ from .core.reference import GROUPINGS, ITEMS, KIND_METRICS, METRICS, SIMHASH
 from .core.sketch import ItemSketcher, SketchConfig, Sketcher, check_sketch
 from .errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
 from .store.base import SketchStore, Snapshot, check_ids, encode_id
+
+if TYPE_CHECKING:
+    from .core.memory_index import Found
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
@@ -100,11 +103,10 @@ class DedupOutcome(NamedTuple):
 class SearchIndex(Protocol):
     """A corpus search in memory (searchindex.LiveIndex): bottom-K stores only."""
 
-    def stored(self, doc_id: str) -> "tuple[int, bytes] | None":
-        """(docno, sketch) of a stored article, or None."""
-
-    def search(self, sketch: bytes, threshold: float, metric: str, exclude: int, max_candidates: int):
-        """core.memory_index.Found: (id, similarity) of every article reaching the threshold, and exact."""
+    def search(self, doc_id: str | None, sketch: bytes | None, threshold: float, metric: str,
+               max_candidates: int) -> "tuple[bool, Found] | None":
+        """(whether doc_id is stored, core.memory_index.Found) for article doc_id (its stored sketch when sketch is
+        None), or for sketch never matching doc_id; None while the index cannot answer (search the store)."""
 
 
 class Reader(Protocol):
@@ -263,16 +265,16 @@ class Deduplicator:
             sketch = self._inline_sketch(query)
         if index is not None:
             if isinstance(query, Document):
-                stored = index.stored(query.id) if query.id else None
-                docno = stored[0] if stored else -1
+                searched = index.search(query.id or None, sketch, params.threshold, params.metric,
+                                        self.limits.max_candidates)
             else:
                 encode_id(query)
-                stored = index.stored(query)
-                if stored is None:
+                searched = index.search(query, None, params.threshold, params.metric, self.limits.max_candidates)
+            if searched is not None:
+                stored, found = searched
+                if not stored and not isinstance(query, Document):
                     raise NotFound(f"no article {query!r} is stored")
-                docno, sketch = stored
-            found = index.search(sketch, params.threshold, params.metric, docno, self.limits.max_candidates)
-            return self._answer(found.matches, found.exact, params, reader)
+                return self._answer(found.matches, found.exact, params, reader)
         for attempt in range(_SEARCH_ATTEMPTS):
             try:
                 with self.store.snapshot() as snapshot:

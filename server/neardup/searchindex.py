@@ -3,9 +3,13 @@ store at start, kept current by the change feed the view follows, so a FindSimil
 fresh as the store's generation when the call began, as a search of the store is.
 
 Each changed id is read again from the store (its docno and sketch, or its absence) and put or deleted; a feed that
-lost track (None: the change log no longer reaches back, the store went back) rebuilds the whole index. Searches
-and updates take one lock, so a search never sees half an update. A read that a write spans on a store without
-older states (Redis: StoreChanged) is read again, as a search of the store is.
+lost track (None: the change log no longer reaches back, the store went back) drops the index and rebuilds it. The
+work that takes seconds at a million articles, that rebuild and the fold of the delta into a new base
+(MemoryIndex.compact), runs in a background thread: the feed's subscriber, called on a request's thread under the
+feed's lock, never waits for it, so no request of the worker stalls. Meanwhile searches return None and the engine
+searches the store (exact, slower), and the ids changed meanwhile are kept and applied before the index answers
+again. A read that a write spans on a store without older states (Redis: StoreChanged) is read again, as a search
+of the store is.
 """
 from __future__ import annotations
 
@@ -41,9 +45,20 @@ class LiveIndex:
         check_store(store)
         self._store = store
         self._progress = progress
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards the fields below; held for a search or an update, never for seconds
+        self._index: MemoryIndex | None = None  # None: being rebuilt, or a background step failed (see the log)
+        self._busy = False  # a background rebuild or compaction owns the index
+        self._changed: set[str] = set()  # while busy: the ids changed meanwhile
+        self._lost = False  # while busy: the feed lost track meanwhile (rebuild)
+        self.build_seconds = 0.0
         feed.subscribe(self._follow)
         self._index = self._build()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a rebuild or a compaction runs in the background (searches go to the store meanwhile)."""
+        with self._lock:
+            return self._busy
 
     def _build(self) -> MemoryIndex:
         began = time.perf_counter()
@@ -69,12 +84,27 @@ class LiveIndex:
         with self._store.snapshot() as snapshot:
             return [(doc_id, snapshot.sketch(doc_id)) for doc_id in ids]
 
+    def _apply(self, index: MemoryIndex, changed: set[str]) -> None:
+        """Puts or deletes each changed id as the store holds it now (read outside the caller's lock)."""
+        for doc_id, stored in _read_again(lambda: self._read(changed)):
+            if stored is None:
+                index.delete(doc_id)
+            else:
+                index.put(doc_id, *stored)
+
     def _follow(self, _now: int, changed: set[str] | None) -> None:
-        if changed is None:
-            with self._lock:  # searches wait: the old index may answer with what is no longer stored
-                self._index = None  # freed before the new one is built
-                self._index = self._build()
-            return
+        # The feed calls this once at a time, so no background step starts between the two locked blocks.
+        with self._lock:
+            if self._busy:  # the background step applies them when it is done
+                self._lost |= changed is None
+                self._changed |= changed or set()
+                return
+            if self._index is None:  # a background step failed: the store answers from now on
+                return
+            if changed is None:
+                self._index = None  # may answer with what is no longer stored; freed before the rebuild
+                self._start(rebuild=True)
+                return
         current = _read_again(lambda: self._read(changed))
         with self._lock:
             for doc_id, stored in current:
@@ -82,21 +112,65 @@ class LiveIndex:
                     self._index.delete(doc_id)
                 else:
                     self._index.put(doc_id, *stored)
-            self._index.compact_if_due()
+            if self._index.compaction_due():
+                self._start(rebuild=False)
 
-    def stored(self, doc_id: str) -> tuple[int, bytes] | None:
-        """(docno, sketch) of a stored article, or None."""
-        with self._lock:
-            return self._index.stored(doc_id)
+    def _start(self, rebuild: bool) -> None:
+        """Hands the index to a background rebuild or compaction (the lock held)."""
+        self._busy, self._changed, self._lost = True, set(), False
+        threading.Thread(target=self._background, args=(rebuild,), name="search-index", daemon=True).start()
 
-    def search(self, sketch: bytes, threshold: float, metric: str, exclude: int, max_candidates: int) -> Found:
-        """MemoryIndex.search, never during an update."""
-        with self._lock:
-            return self._index.search(sketch, threshold, metric, exclude, max_candidates=max_candidates)
+    def _background(self, rebuild: bool) -> None:
+        index = None if rebuild else self._index
+        try:
+            while True:
+                if index is None:
+                    index = self._build()
+                else:
+                    began = time.perf_counter()
+                    index.compact()
+                    self._progress(f"search index: delta folded into a new base in "
+                                   f"{time.perf_counter() - began:.1f} s")
+                while True:  # catch up with what changed meanwhile, then answer again
+                    with self._lock:
+                        changed, lost = self._changed, self._lost
+                        self._changed, self._lost = set(), False
+                        if not changed and not lost:
+                            self._index, self._busy = index, False
+                            return
+                    if lost:
+                        index = None
+                        break
+                    self._apply(index, changed)
+                    if index.compaction_due():
+                        break
+        except Exception:  # noqa: BLE001 (a thread's failure is logged; the store answers from now on)
+            log.exception("search index: the background %s failed; FindSimilar searches the store until a restart",
+                          "rebuild" if rebuild else "compaction")
+            with self._lock:
+                self._index, self._busy = None, False
 
-    def stats(self) -> dict:
-        """MemoryIndex.stats and the seconds of the last build."""
+    def search(self, doc_id: str | None, sketch: bytes | None, threshold: float, metric: str,
+               max_candidates: int) -> "tuple[bool, Found] | None":
+        """The articles reaching the threshold with article doc_id (with its stored sketch when sketch is None;
+        else with sketch, never doc_id itself), and whether doc_id is stored; (False, no matches) for a doc_id
+        not stored and no sketch. None while the index is rebuilt or compacted: search the store."""
         with self._lock:
+            if self._busy or self._index is None:
+                return None
+            stored = self._index.stored(doc_id) if doc_id else None
+            if sketch is None:
+                if stored is None:
+                    return False, Found([], True)
+                sketch = stored[1]
+            return stored is not None, self._index.search(sketch, threshold, metric, stored[0] if stored else -1,
+                                                          max_candidates=max_candidates)
+
+    def stats(self) -> dict | None:
+        """MemoryIndex.stats and the seconds of the last build; None while busy or after a failure."""
+        with self._lock:
+            if self._busy or self._index is None:
+                return None
             return {**self._index.stats(), "build_seconds": self.build_seconds}
 
 

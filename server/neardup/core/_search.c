@@ -15,7 +15,9 @@
  * A search gathers the postings of the query's values, counts shared values per article (a counter per docno,
  * reset after), applies the bound rule below (the one the store path applies too, through may_reach), and
  * verifies what passes with the kernel's early-terminating merge (_pair.h). The caller holds the GIL throughout,
- * so searches and writes never overlap and the scratch space is the index's own.
+ * so searches and writes never overlap and the scratch space is the index's own; but compact() (seconds at a
+ * million articles) releases it, and every other call on the index is refused while it runs, so a caller may
+ * fold in a background thread while its others go on (searchindex.LiveIndex searches the store meanwhile).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -143,6 +145,7 @@ typedef struct {
     uint64_t *candidates;
     size_t candidates_capacity;
     size_t hot_values_skipped; /* over every search so far: whether the hot rule acts */
+    int compacting; /* compact() runs without the GIL: every other call is refused meanwhile */
 } SearchIndex;
 
 static void *grow(void *array, size_t count, size_t size)
@@ -287,8 +290,11 @@ static int compare_keys(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+enum { COMPACT_NO_MEMORY = -1, COMPACT_TOO_MANY = -2 };
+
 /* Rebuilds the base postings (and the pool, when most of it is garbage) from every stored article; empties the
- * delta. The old base is freed first: the pool holds everything it is rebuilt from. */
+ * delta. The old base is freed first: the pool holds everything it is rebuilt from. Touches no Python object, so
+ * it may run without the GIL: 0, or a COMPACT_ error for compact_failed to raise. */
 static int compact(SearchIndex *self)
 {
     free(self->directory);
@@ -305,7 +311,7 @@ static int compact(SearchIndex *self)
     if (self->pool_used > self->pool_live + self->pool_live / 4) {
         uint32_t *pool = malloc((self->pool_live ? self->pool_live : 1) * sizeof *pool);
         if (!pool)
-            return PyErr_NoMemory(), -1;
+            return COMPACT_NO_MEMORY;
         size_t used = 0;
         for (size_t d = 0; d < self->limit; d++)
             if (self->slot[d].state != ABSENT) {
@@ -319,10 +325,8 @@ static int compact(SearchIndex *self)
     }
 
     size_t total = self->pool_live;
-    if (total > UINT32_MAX) {
-        PyErr_SetString(PyExc_MemoryError, "the search index holds more than 2**32 postings");
-        return -1;
-    }
+    if (total > UINT32_MAX)
+        return COMPACT_TOO_MANY;
     int bits = MIN_BUCKET_BITS;
     while (((size_t)1 << bits) * ENTRIES_PER_BUCKET < total)
         bits++;
@@ -436,7 +440,16 @@ static int compact(SearchIndex *self)
 no_memory:
     free(directory);
     free(base);
-    PyErr_NoMemory();
+    return COMPACT_NO_MEMORY;
+}
+
+/* Raises compact()'s error (the GIL held); returns -1. */
+static int compact_failed(int error)
+{
+    if (error == COMPACT_TOO_MANY)
+        PyErr_SetString(PyExc_MemoryError, "the search index holds more than 2**32 postings");
+    else
+        PyErr_NoMemory();
     return -1;
 }
 
@@ -531,6 +544,10 @@ static int require_initialised(SearchIndex *self)
         PyErr_SetString(PyExc_RuntimeError, "Index is not initialised");
         return -1;
     }
+    if (self->compacting) {
+        PyErr_SetString(PyExc_RuntimeError, "Index is being compacted by another thread");
+        return -1;
+    }
     return 0;
 }
 
@@ -555,8 +572,9 @@ static PyObject *index_put(SearchIndex *self, PyObject *args)
     size_t length = (size_t)PyBytes_GET_SIZE(sketch) / 4;
     if (reserve_docnos(self, (size_t)docno + 1) < 0 || reserve_pool(self, self->pool_used + length) < 0)
         return NULL;
-    if (self->sealed && self->next_version == UINT32_MAX && compact(self) < 0)
-        return NULL;
+    int error;
+    if (self->sealed && self->next_version == UINT32_MAX && (error = compact(self)) < 0)
+        return compact_failed(error), NULL;
     forget(self, docno);
     uint32_t *values = self->pool + self->pool_used;
     decode_values(values, PyBytes_AS_STRING(sketch), length);
@@ -615,12 +633,22 @@ static PyObject *index_sketch(SearchIndex *self, PyObject *arg)
 }
 
 PyDoc_STRVAR(compact_doc, "compact()\n\nRebuilds the base postings from every stored article and empties the delta\n"
-                          "(the first call makes the index searchable).");
+                          "(the first call makes the index searchable). Runs without the GIL (seconds at a million\n"
+                          "articles): other threads go on, and any call of theirs on this index meanwhile raises\n"
+                          "RuntimeError.");
 
 static PyObject *index_compact(SearchIndex *self, PyObject *unused)
 {
-    if (require_initialised(self) < 0 || compact(self) < 0)
+    if (require_initialised(self) < 0)
         return NULL;
+    int error;
+    self->compacting = 1;
+    Py_BEGIN_ALLOW_THREADS
+    error = compact(self);
+    Py_END_ALLOW_THREADS
+    self->compacting = 0;
+    if (error < 0)
+        return compact_failed(error), NULL;
     Py_RETURN_NONE;
 }
 
@@ -835,6 +863,8 @@ PyDoc_STRVAR(stats_doc, "stats() -> dict\n\nArticles, docno limit, base and delt
 
 static PyObject *index_stats(SearchIndex *self, PyObject *unused)
 {
+    if (require_initialised(self) < 0)
+        return NULL;
     size_t bytes = self->capacity * (sizeof *self->offset + sizeof *self->slot)
                    + self->pool_capacity * sizeof *self->pool
                    + (self->sealed ? (((size_t)1 << self->bits) + 1) * sizeof *self->directory : 0)

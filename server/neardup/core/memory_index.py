@@ -13,7 +13,8 @@ from . import _search, similar
 from .kernel import metric_code
 
 #: The delta (postings written since the base was built) is folded into a new base once it holds this share of
-#: the base's entries: each search reads the delta's chains of its values too, and a rebuild takes ~3 s at 1M.
+#: the base's entries: each search reads the delta's chains of its values too, and a fold takes seconds at 1M
+#: (searchindex.LiveIndex runs it in the background).
 DELTA_SHARE = 0.25
 #: ... and at least this many entries (a small index is rebuilt as soon as it is cheap anyway).
 DELTA_MIN = 1 << 16
@@ -55,15 +56,17 @@ class MemoryIndex:
 
     def build(self) -> None:
         """Builds the postings of everything put so far (once, before the first search)."""
-        self._index.compact()
+        self.compact()
 
-    def compact_if_due(self) -> bool:
-        """Folds the delta into a new base when it grew past DELTA_SHARE of it; whether it did."""
+    def compaction_due(self) -> bool:
+        """Whether the delta grew past DELTA_SHARE of the base: time to compact()."""
         stats = self._index.stats()
-        if stats["delta_entries"] <= max(DELTA_MIN, DELTA_SHARE * stats["base_entries"]):
-            return False
+        return stats["delta_entries"] > max(DELTA_MIN, DELTA_SHARE * stats["base_entries"])
+
+    def compact(self) -> None:
+        """Folds the delta into a new base, without the GIL (seconds at a million articles); the caller keeps
+        every other call on this index out meanwhile (they would raise RuntimeError)."""
         self._index.compact()
-        return True
 
     def stored(self, doc_id: str) -> tuple[int, bytes] | None:
         """(docno, sketch) of a stored article, or None."""
