@@ -11,6 +11,7 @@ import time
 
 import grpc
 import pytest
+import redis
 
 from neardup.core import memory_index, reference, similar
 from neardup.core.memory_index import MemoryIndex
@@ -24,6 +25,7 @@ from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
 from serverproc import run_neardup, serving, sketch_store
 from test_similar_core import HOT, K, METRICS, exhaustive, make_corpus
+from test_view import commands_sent
 
 THRESHOLDS = (0.0, 0.2, 0.52, 0.9, 1.0)
 HOT_LIMIT = 40  # a low hot limit, so that searches leave hot postings unread
@@ -275,3 +277,23 @@ def test_servers_with_and_without_the_index_answer_alike_through_upsert_and_dele
                 with pytest.raises(NearDupClientError) as raised:
                     in_memory.find_similar(doc_id)
                 assert raised.value.code == grpc.StatusCode.NOT_FOUND
+
+
+def test_the_index_follows_a_redis_store_in_one_round_trip_per_write_batch(redis_url):
+    """Catching up with a batch of writes on a Redis store reads every changed id in one round trip (two HMGETs in
+    one pipeline), not two HGETs per id; the index then answers like the store."""
+    rng = random.Random(5)
+    corpus = make_corpus(rng, 120)
+    with create_store(redis_url, SketchConfig(k=K), []) as store, \
+            redis.Redis.from_url(redis_url.split("?")[0]) as client:
+        store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
+        view = LiveView(store, search_index=True)
+        written, gone = change(rng, corpus, 0)
+        store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in written.items()])
+        store.delete_many(gone)
+        sent = commands_sent(client, view.read)
+        # the generation, the change log and two HMGETs: a few commands, where a read per id sent 130 HGETs
+        assert sum(sent.values()) < len(written) + len(gone) and sent.get("hmget") == 2, sent
+        engine, params = Deduplicator(store), SimilarParams(top_k=1000, threshold=0.2)
+        for doc_id in list(written)[:10]:
+            assert engine.find_similar(doc_id, params, view.read()) == engine.find_similar(doc_id, params)

@@ -2,7 +2,8 @@
 store at start, kept current by the change feed the view follows, so a FindSimilar answered from it is at least as
 fresh as the store's generation when the call began, as a search of the store is.
 
-Each changed id is read again from the store (its docno and sketch, or its absence) and put or deleted; a feed that
+Each changed id is read again from the store (its docno and sketch, or its absence; all of a batch in one read,
+one round trip on Redis) and put or deleted; a feed that
 lost track (None: the change log no longer reaches back, the store went back) drops the index and rebuilds it. The
 work that takes seconds at a million articles, that rebuild and the fold of the delta into a new base
 (MemoryIndex.compact), runs in a background thread: the feed's subscriber, called on a request's thread under the
@@ -81,8 +82,10 @@ class LiveIndex:
         return index
 
     def _read(self, ids: set[str]) -> list[tuple[str, tuple[int, bytes] | None]]:
+        """(id, (docno, sketch) or None) of each id as the store holds it now: one round trip on Redis."""
+        ids = list(ids)
         with self._store.snapshot() as snapshot:
-            return [(doc_id, snapshot.sketch(doc_id)) for doc_id in ids]
+            return list(zip(ids, snapshot.sketches(ids)))
 
     def _apply(self, index: MemoryIndex, changed: set[str]) -> None:
         """Puts or deletes each changed id as the store holds it now (read outside the caller's lock)."""

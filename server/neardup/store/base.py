@@ -212,6 +212,10 @@ class Snapshot(abc.ABC):
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
         """(docno, sketch) of a stored article, or None."""
 
+    def sketches(self, doc_ids: Sequence[str]) -> list[tuple[int, bytes] | None]:
+        """sketch() of each id, in order; a store whose reads are round trips reads them all in one."""
+        return [self.sketch(doc_id) for doc_id in doc_ids]
+
     @abc.abstractmethod
     def postings(self, query: bytes) -> Postings:
         """Every stored article indexed under each of the query sketch's index values (core.similar.index_values:

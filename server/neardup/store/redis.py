@@ -519,11 +519,16 @@ class RedisSnapshot(BucketSnapshot):
         return {key: bucket for key, bucket in zip(keys, found) if bucket is not None}
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
-        key = encode_id(doc_id)
-        sketch, number = self._read(lambda pipe: pipe.hget(self._keys.sketches, key).hget(self._keys.docnos, key))
-        if sketch is None:
-            return None
-        return struct.unpack("<I", number)[0], sketch
+        return self.sketches([doc_id])[0]
+
+    def sketches(self, doc_ids: Sequence[str]) -> list[tuple[int, bytes] | None]:
+        keys = [encode_id(doc_id) for doc_id in doc_ids]
+        if not keys:
+            return []
+        sketches, numbers = self._read(lambda pipe: pipe.hmget(self._keys.sketches, keys)
+                                       .hmget(self._keys.docnos, keys))
+        return [None if sketch is None else (struct.unpack("<I", number)[0], sketch)
+                for sketch, number in zip(sketches, numbers)]
 
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
         if not docnos:
