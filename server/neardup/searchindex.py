@@ -2,15 +2,14 @@
 store at start, kept current by the change feed the view follows, so a FindSimilar answered from it is at least as
 fresh as the store's generation when the call began, as a search of the store is.
 
-Each changed id is read again from the store (its docno and sketch, or its absence; all of a batch in one read,
-one round trip on Redis) and put or deleted; a feed that
-lost track (None: the change log no longer reaches back, the store went back) drops the index and rebuilds it. The
-work that takes seconds at a million articles, that rebuild and the fold of the delta into a new base
-(MemoryIndex.compact), runs in a background thread: the feed's subscriber, called on a request's thread under the
-feed's lock, never waits for it, so no request of the worker stalls. Meanwhile searches return None and the engine
-searches the store (exact, slower), and the ids changed meanwhile are kept and applied before the index answers
-again. A read that a write spans on a store without older states (Redis: StoreChanged) is read again, as a search
-of the store is.
+Each changed id is read again from the store (its docno and sketch, or its absence; a batch's ids in one read, one
+round trip on Redis) and put or deleted; a feed that lost track (None: the change log no longer reaches back, the
+store went back) drops the index and rebuilds it. The work that takes seconds at a million articles, that rebuild
+and the fold of the delta into a new base (MemoryIndex.compact), runs in a background thread: the feed's
+subscriber, called on a request's thread under the feed's lock, never waits for it, so no request of the worker
+stalls. Meanwhile searches return None and the engine searches the store (exact, slower), and the ids changed
+meanwhile are kept and applied before the index answers again. A read that a write spans on a store without older
+states (Redis: StoreChanged) is read again, as a search of the store is.
 """
 from __future__ import annotations
 
