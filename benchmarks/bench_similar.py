@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import math
 import shutil
 import signal
@@ -72,7 +71,7 @@ from neardup.engine import Deduplicator, SimilarParams  # noqa: E402
 from neardup.store import create_store  # noqa: E402
 from neardup.view import LiveView  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
-from report import table  # noqa: E402
+from report import save, table  # noqa: E402
 from serverproc import Server, free_port  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -922,7 +921,6 @@ def main(argv: list[str] | None = None) -> None:
     args.lsh_queries = args.lsh_queries or (100 if args.quick else 500)
     args.calls = args.calls or (400 if args.quick else 2000)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    args.out.mkdir(parents=True, exist_ok=True)
     command = "python benchmarks/bench_similar.py" + (" --quick" if args.quick else "")
     if sorted(args.sizes) != ([100_000] if args.quick else [100_000, 1_000_000]):
         command += " --sizes " + " ".join(map(str, sorted(args.sizes)))
@@ -933,9 +931,8 @@ def main(argv: list[str] | None = None) -> None:
         results.update(run(args, Path(scratch)))
     results["goals"] = goals(results)
     results["seconds"] = time.perf_counter() - started
-    (args.out / "bench_similar.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     text = markdown(results)
-    (args.out / "bench_similar.md").write_text(text, encoding="utf-8")
+    save(args.out, "bench_similar", results, text)
     print(text)
     print(f"wrote {args.out / 'bench_similar.json'}, bench_similar.md ({results['seconds']:.0f} s)")
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import pickle
 import statistics
 import sys
@@ -37,7 +36,7 @@ from neardup.core import kernel  # noqa: E402
 from neardup.core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD  # noqa: E402
 from neardup.store import open_store  # noqa: E402
 from neardup.view import LiveView  # noqa: E402
-from report import table  # noqa: E402
+import report  # noqa: E402
 from serverproc import Server  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -165,14 +164,12 @@ def main(argv: list[str] | None = None) -> None:
                    for size in args.sizes for kind in KINDS]
     rows = [[r["kind"], str(r["size"]), f"{r['kernel_us']:.1f}", f"{r['check_per_s']:,.0f}", f"{r['work_per_s']:,.0f}",
              f"{r['stream_per_s']:,.0f}", f"{r['work_ratio']:.2f}", f"{r['stream_ratio']:.2f}"] for r in results]
-    text = "\n".join(table(["server", "results", "kernel µs (in process)", "Check/s", "Work/s",
+    text = "\n".join(report.table(["server", "results", "kernel µs (in process)", "Check/s", "Work/s",
                             "WorkStream messages/s", "Work / Check (goal ≥ 0.8)", "stream / Check (goal ≥ 2)"],
                            rows))
     text += f"\n\nbare servers, handler = the kernel only, h2load closed loop, medians of {args.rounds} rounds; {time.perf_counter() - started:.0f} s\n"
     print(text)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "grpc_ceiling.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    (args.out / "grpc_ceiling.md").write_text(text, encoding="utf-8")
+    report.save(args.out, "grpc_ceiling", results, text)
 
 
 if __name__ == "__main__":

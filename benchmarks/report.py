@@ -1,7 +1,9 @@
 """Markdown for the benchmark reports: tables whose number columns line up, and the latency cells they share."""
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 _NUMBER = re.compile(r"^[\d.,—%× -]+$")
 
@@ -21,3 +23,10 @@ def table(header: list[str], rows: list[list[str]]) -> list[str]:
     numeric = [i > 0 and all(_NUMBER.match(row[i]) for row in rows) for i in range(len(header))]
     return ["| " + " | ".join(header) + " |", "|" + "|".join("---:" if n else "---" for n in numeric) + "|",
             *("| " + " | ".join(row) + " |" for row in rows)]
+
+
+def save(out: Path, stem: str, results: dict | list, text: str) -> None:
+    """Writes a run's results as out/stem.json and its report as out/stem.md."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{stem}.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    (out / f"{stem}.md").write_text(text, encoding="utf-8")

@@ -16,7 +16,6 @@ Writes request_cost.json and request_cost.md (also printed). The goals are issue
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import signal
 import statistics
@@ -38,7 +37,7 @@ from neardup.store import open_store  # noqa: E402
 from neardup.view import LiveView  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
-from report import table  # noqa: E402
+from report import save, table  # noqa: E402
 from serverproc import Server, free_port  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -195,7 +194,6 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     if shutil.which("h2load") is None:
         raise SystemExit("h2load not found: apt-get install nghttp2-client")
-    args.out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     results = {"command": "python benchmarks/request_cost.py" + (" --quick" if args.quick else ""),
                "machine": measure.machine()}
@@ -207,9 +205,8 @@ def main(argv: list[str] | None = None) -> None:
         results.update(run(store_path, id_sets, bodies, work, args.quick))
     results["goals"] = goals(results)
     results["seconds"] = time.perf_counter() - started
-    (args.out / "request_cost.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     text = markdown(results)
-    (args.out / "request_cost.md").write_text(text, encoding="utf-8")
+    save(args.out, "request_cost", results, text)
     print(text)
     print(f"wrote {args.out / 'request_cost.json'}, request_cost.md ({results['seconds']:.0f} s)")
 

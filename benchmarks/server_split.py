@@ -15,7 +15,6 @@ Per mode: p50 of Dedup and Check, their ratio, and the server's CPU per call of 
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
 import measure  # noqa: E402
-from report import table  # noqa: E402
+import report  # noqa: E402
 from serverproc import Server  # noqa: E402
 
 MODES = ("floor", "kernel", "full")
@@ -98,13 +97,11 @@ def main(argv: list[str] | None = None) -> None:
     rows = [[mode, f"{r['dedup_p50_ms']:.3f}", f"{r['check_p50_ms']:.3f}", f"{r['ratio']:.2f}",
              f"{r['dedup_cpu_us']:.0f}", f"{r['check_cpu_us']:.0f}",
              f"{r['dedup_p50_ms'] - r['check_p50_ms']:+.3f}"] for mode, r in results.items()]
-    text = "\n".join(table(["Dedup handler", "Dedup p50 ms", "Check p50 ms", "ratio", "Dedup CPU µs/call",
+    text = "\n".join(report.table(["Dedup handler", "Dedup p50 ms", "Check p50 ms", "ratio", "Dedup CPU µs/call",
                   "Check CPU µs/call", "p50 over Check ms"], rows))
     text += f"\n\n{args.calls} sequential calls of each kind per mode, {time.perf_counter() - started:.0f} s\n"
     print(text)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "server_split.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    (args.out / "server_split.md").write_text(text, encoding="utf-8")
+    report.save(args.out, "server_split", results, text)
 
 
 if __name__ == "__main__":

@@ -284,26 +284,31 @@ static ALWAYS_INLINE size_t fill_and_mark_mode(const value_table *table, const r
     return n_long;
 }
 
+/* fill_and_mark_mode for each way of counting, at one width (a constant in each of the two callers below). */
+static ALWAYS_INLINE size_t fill_and_mark_width(const value_table *table, const result_set *set, size_t n,
+                                                size_t max_depth, uint64_t *matrix, uint8_t *counts, int saturate,
+                                                uint32_t *long_chains, uint32_t *repeats, int wide)
+{
+    if (!counts)
+        return fill_and_mark_mode(table, set, n, max_depth, matrix, NULL, long_chains, repeats, wide, MARK_ONLY);
+    if (saturate)
+        return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, wide,
+                                  COUNT_SATURATING);
+    return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, wide, COUNT_PLAIN);
+}
+
 static NOINLINE size_t fill_and_mark_narrow(const value_table *table, const result_set *set, size_t n,
                                             size_t max_depth, uint64_t *matrix, uint8_t *counts, int saturate,
                                             uint32_t *long_chains, uint32_t *repeats)
 {
-    if (!counts)
-        return fill_and_mark_mode(table, set, n, max_depth, matrix, NULL, long_chains, repeats, 0, MARK_ONLY);
-    if (saturate)
-        return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 0, COUNT_SATURATING);
-    return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 0, COUNT_PLAIN);
+    return fill_and_mark_width(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats, 0);
 }
 
 static NOINLINE size_t fill_and_mark_wide(const value_table *table, const result_set *set, size_t n,
                                           size_t max_depth, uint64_t *matrix, uint8_t *counts, int saturate,
                                           uint32_t *long_chains, uint32_t *repeats)
 {
-    if (!counts)
-        return fill_and_mark_mode(table, set, n, max_depth, matrix, NULL, long_chains, repeats, 1, MARK_ONLY);
-    if (saturate)
-        return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 1, COUNT_SATURATING);
-    return fill_and_mark_mode(table, set, n, max_depth, matrix, counts, long_chains, repeats, 1, COUNT_PLAIN);
+    return fill_and_mark_width(table, set, n, max_depth, matrix, counts, saturate, long_chains, repeats, 1);
 }
 
 /* Counts (or marks, without counts; saturating from K = COUNT_SATURATED on) the pairs that share a value;
