@@ -16,7 +16,8 @@ from neardup.core.sketch import SketchConfig, encode_sketch
 from neardup.engine import Limits
 from neardup.service import _wire, converters
 from neardup.service.servicer import NearDupServicer
-from neardup.store import create_store
+from neardup.errors import InvalidArgument
+from neardup.store import MAX_ID_BYTES, check_ids, create_store
 from neardup_client.v1 import neardup_pb2 as pb
 
 REQUEST = pb.DedupRequest.DESCRIPTOR.fields_by_name
@@ -39,9 +40,12 @@ def test_a_request_of_ids_reads_as_the_runtime_reads_it(ids, tag):
     if tag is not None:
         request.tag = tag
     data = request.SerializeToString()
-    plain = _wire.parse_dedup_ids(data)
+    plain = _wire.parse_dedup_ids(data, MAX_ID_BYTES)
     if any("\ud800" <= c <= "\udfff" for doc_id in ids for c in doc_id):
         return  # hypothesis text may hold lone surrogates, which protobuf cannot serialize in the first place
+    if "" in ids:  # the id rule refuses it: the general path says so
+        assert plain is None
+        return
     assert plain is not None
     parsed_ids, parsed_tag, key = plain
     assert parsed_ids == ids and parsed_tag == (tag or 0)
@@ -54,7 +58,7 @@ def test_a_tag_written_as_zero_or_twice_is_read_as_the_runtime_reads_it():
     zero, five, seven = (pb.DedupRequest(tag=t).SerializeToString() or b"\x38\x00" for t in (0, 5, 7))
     for data in (ids + zero, zero + ids, five + ids + seven, ids + five + ids):
         runtime = pb.DedupRequest.FromString(data)
-        parsed_ids, tag, key = _wire.parse_dedup_ids(data)
+        parsed_ids, tag, key = _wire.parse_dedup_ids(data, MAX_ID_BYTES)
         assert (parsed_ids, tag) == (list(runtime.ids), runtime.tag)
         runtime.ClearField("tag")
         assert key == runtime.SerializeToString()
@@ -68,7 +72,7 @@ def test_a_tag_written_as_zero_or_twice_is_read_as_the_runtime_reads_it():
     pb.DedupRequest(ids=["a"], sketch_config=pb.SketchConfig(k=3)),
 ], ids=["threshold", "metric", "grouping", "documents", "sketch_config"])
 def test_a_request_with_anything_but_ids_and_tag_takes_the_general_path(request_message):
-    assert _wire.parse_dedup_ids(request_message.SerializeToString()) is None
+    assert _wire.parse_dedup_ids(request_message.SerializeToString(), MAX_ID_BYTES) is None
 
 
 @settings(max_examples=400, deadline=None)
@@ -78,10 +82,33 @@ def test_bytes_the_runtime_refuses_are_never_read(data):
         runtime = pb.DedupRequest.FromString(data)
     except DecodeError:
         runtime = None
-    plain = _wire.parse_dedup_ids(data)
+    plain = _wire.parse_dedup_ids(data, MAX_ID_BYTES)
     if plain is not None:
         assert runtime is not None, data
         assert (plain[0], plain[1]) == (list(runtime.ids), runtime.tag)
+
+
+@settings(max_examples=200, deadline=None)
+@given(ids=st.lists(st.text(min_size=0, max_size=200).map(lambda text: text * 3), min_size=1, max_size=5))
+def test_the_reader_admits_exactly_the_ids_the_id_rule_admits(ids):
+    """The screen the plain path relies on to skip check_ids: an id the rule refuses (empty, over MAX_ID_BYTES
+    UTF-8 bytes) sends the request to the general path, where check_ids names it."""
+    ids = [doc_id.encode("utf-8", "replace").decode("utf-8") for doc_id in ids]
+    plain = _wire.parse_dedup_ids(pb.DedupRequest(ids=ids).SerializeToString(), MAX_ID_BYTES)
+    try:
+        check_ids(ids)
+    except InvalidArgument:
+        assert plain is None
+    else:
+        assert plain is not None and plain[0] == ids
+
+
+def test_the_longest_id_is_read_and_one_byte_more_is_not():
+    for limit_id, longer in (("x" * MAX_ID_BYTES, "x" * (MAX_ID_BYTES + 1)),
+                             ("é" * (MAX_ID_BYTES // 2), "é" * (MAX_ID_BYTES // 2) + "é")):
+        assert _wire.parse_dedup_ids(pb.DedupRequest(ids=["a", limit_id]).SerializeToString(),
+                                     MAX_ID_BYTES)[0] == ["a", limit_id]
+        assert _wire.parse_dedup_ids(pb.DedupRequest(ids=["a", longer]).SerializeToString(), MAX_ID_BYTES) is None
 
 
 def test_an_id_that_is_not_utf8_or_a_truncated_message_is_left_to_the_runtime():
@@ -91,7 +118,7 @@ def test_an_id_that_is_not_utf8_or_a_truncated_message_is_left_to_the_runtime():
                  good[:-1],                            # an id cut short
                  b"\x0a\x80",                          # a length cut short
                  b"\x38" + b"\xff" * 11):              # a varint longer than ten bytes
-        assert _wire.parse_dedup_ids(data) is None, data
+        assert _wire.parse_dedup_ids(data, MAX_ID_BYTES) is None, data
         with pytest.raises(DecodeError):
             pb.DedupRequest.FromString(data)
 

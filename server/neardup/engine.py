@@ -211,11 +211,14 @@ class Deduplicator:
                                   f"({', '.join(spec.name for spec in self.config.fields)}): send its fields")
         return self.sketcher.sketch(doc.text, doc.lang or None)
 
-    def dedup_ids(self, ids: Sequence[str], params: DedupParams, reader: Reader | None = None) -> DedupOutcome:
-        """The fast path: every result is a stored article. `reader` defaults to the store itself."""
+    def dedup_ids(self, ids: Sequence[str], params: DedupParams, reader: Reader | None = None,
+                  ids_checked: bool = False) -> DedupOutcome:
+        """The fast path: every result is a stored article. `reader` defaults to the store itself; ids_checked:
+        every id is known to keep the id rule (the wire reader screened them)."""
         reader = reader or self.reader
         self._check_size(len(ids))
-        check_ids(ids)
+        if not ids_checked:
+            check_ids(ids)
         self.check_metric(params.metric)
         sketches = reader.get_many(ids)
         missing = [p for p, sketch in enumerate(sketches) if sketch is None] if None in sketches else []  # a C scan first

@@ -44,15 +44,17 @@ static int read_varint(const uint8_t **at, const uint8_t *end, uint64_t *value)
 }
 
 PyDoc_STRVAR(parse_dedup_ids_doc,
-             "parse_dedup_ids(request) -> (ids, tag, key) or None\n\n"
+             "parse_dedup_ids(request, max_id_bytes) -> (ids, tag, key) or None\n\n"
              "A DedupRequest that holds only ids and maybe a tag: its ids as a list of str, its tag (0 when unset)\n"
              "and its bytes without the tag (the request itself when it has none). None for any other request,\n"
-             "and for one that is not a valid DedupRequest. The ids are not checked: the engine does that.");
+             "for one that is not a valid DedupRequest, and for one with an id the id rule refuses (empty, or\n"
+             "over max_id_bytes UTF-8 bytes; the general path then says which): the ids returned keep the rule.");
 
 static PyObject *parse_dedup_ids(PyObject *module, PyObject *args)
 {
     PyObject *request;
-    if (!PyArg_ParseTuple(args, "S:parse_dedup_ids", &request))
+    Py_ssize_t max_id_bytes;
+    if (!PyArg_ParseTuple(args, "Sn:parse_dedup_ids", &request, &max_id_bytes))
         return NULL;
     const uint8_t *start = (const uint8_t *)PyBytes_AS_STRING(request), *end = start + PyBytes_GET_SIZE(request);
     Py_ssize_t count = 0, id_bytes = 0; /* id_bytes: the bytes of the ids' fields, keys included */
@@ -64,7 +66,8 @@ static PyObject *parse_dedup_ids(PyObject *module, PyObject *args)
         if (read_varint(&at, end, &key) < 0 || read_varint(&at, end, &value) < 0)
             Py_RETURN_NONE;
         if (key == (REQUEST_IDS << 3 | WIRE_LEN)) {
-            if (value > (uint64_t)(end - at))
+            /* past the end, or an id the rule refuses (its UTF-8 is its bytes on the wire) */
+            if (value > (uint64_t)(end - at) || value == 0 || value > (uint64_t)max_id_bytes)
                 Py_RETURN_NONE;
             count++;
             at += value;

@@ -10,6 +10,7 @@ from ..core.similar import DEFAULT_TOP_K
 from ..core.sketch import SketchConfig
 from ..engine import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
 from ..errors import InvalidArgument
+from ..store.base import MAX_ID_BYTES
 from . import _wire
 
 
@@ -140,9 +141,10 @@ def _field_value(doc_id: str, name: str, value: pb.FieldValue):
 
 def plain_dedup_request(request_bytes: bytes) -> tuple[list[str], int, bytes] | None:
     """(ids, tag, the request without its tag) of a DedupRequest of ids with the server's default parameters, read
-    by the compiled wire reader; None for any other request (documents, parameters, anything it cannot read),
-    which goes through the protobuf runtime and the general path."""
-    return _wire.parse_dedup_ids(request_bytes)
+    by the compiled wire reader, every id keeping the id rule (store.encode_id); None for any other request
+    (documents, parameters, an id the rule refuses, anything it cannot read), which goes through the protobuf
+    runtime and the general path."""
+    return _wire.parse_dedup_ids(request_bytes, MAX_ID_BYTES)
 
 
 def dedup_response(outcome: DedupOutcome, params: DedupParams) -> bytes:

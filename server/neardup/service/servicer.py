@@ -105,7 +105,7 @@ class NearDupServicer:
                 return answer + _CACHED_FLAG + tag_bytes
         self.count_cache_lookup(False)
         if request is None:
-            params, outcome = self.defaults, self.engine.dedup_ids(ids, self.defaults, reading)
+            params, outcome = self.defaults, self.engine.dedup_ids(ids, self.defaults, reading, ids_checked=True)
         else:
             params, outcome = self._outcome(request, reading)
         answer = converters.dedup_response(outcome, params)
