@@ -317,13 +317,22 @@ def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tm
 
 
 def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, big_corpus):
+    """Ctrl-C mid-run: the corpus comes on stdin and only half of it before the signal, so the run cannot have
+    finished first (a file of 4,000 documents is sketched in under a second, which a loaded machine's scheduler
+    can outlast between the progress line and the signal)."""
     corpus_path, _, _ = big_corpus
-    process = start_index(corpus_path, tmp_path / "store", "--workers", "2")
+    lines = corpus_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    process = subprocess.Popen([*NEARDUP, "index", "-", "--store", str(tmp_path / "store"), *BIG_ARGS,
+                                "--workers", "2"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    process.stdin.write("".join(lines[:len(lines) // 2]))
+    process.stdin.flush()
     progress = ""
     while "docs/s" not in progress:  # sketching has started, with both workers
         progress += process.stderr.read(1)
         assert process.poll() is None, progress
     os.killpg(process.pid, signal.SIGINT)  # a terminal sends Ctrl-C to the whole process group
     assert process.wait(timeout=30) == EXIT_INTERRUPTED == 130
+    process.stdin.close()
     process.stderr.close()
     assert not (tmp_path / "store").exists()
