@@ -123,8 +123,8 @@ class _MeasuredEngine:
     def __getattr__(self, name):
         return getattr(self._engine, name)
 
-    def dedup_ids(self, ids, params, reader=None):
-        outcome = self._engine.dedup_ids(ids, params, reader)
+    def dedup_ids(self, ids, params, reader=None, ids_checked=False):
+        outcome = self._engine.dedup_ids(ids, params, reader, ids_checked)
         self._observe(len(ids))
         return outcome
 
