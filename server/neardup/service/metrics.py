@@ -123,13 +123,14 @@ class _MeasuredEngine:
     def __getattr__(self, name):
         return getattr(self._engine, name)
 
-    def dedup_ids(self, ids, params, reader=None, ids_checked=False):
-        outcome = self._engine.dedup_ids(ids, params, reader, ids_checked)
+    # The result set comes first; the rest passes through as given, so the engine's signatures are written once.
+    def dedup_ids(self, ids, *args, **kwargs):
+        outcome = self._engine.dedup_ids(ids, *args, **kwargs)
         self._observe(len(ids))
         return outcome
 
-    def dedup_documents(self, documents, params, reader=None):
-        outcome = self._engine.dedup_documents(documents, params, reader)
+    def dedup_documents(self, documents, *args, **kwargs):
+        outcome = self._engine.dedup_documents(documents, *args, **kwargs)
         self._observe(len(documents))
         return outcome
 
