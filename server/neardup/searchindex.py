@@ -83,16 +83,12 @@ class LiveIndex:
     def _read(self, ids: set[str]) -> list[tuple[str, tuple[int, bytes] | None]]:
         """(id, (docno, sketch) or None) of each id as the store holds it now: one round trip on Redis."""
         ids = list(ids)
-        with self._store.snapshot() as snapshot:
-            return list(zip(ids, snapshot.sketches(ids)))
 
-    def _apply(self, index: MemoryIndex, changed: set[str]) -> None:
-        """Puts or deletes each changed id as the store holds it now (read outside the caller's lock)."""
-        for doc_id, stored in _read_again(lambda: self._read(changed)):
-            if stored is None:
-                index.delete(doc_id)
-            else:
-                index.put(doc_id, *stored)
+        def read():
+            with self._store.snapshot() as snapshot:
+                return list(zip(ids, snapshot.sketches(ids)))
+
+        return _read_again(read)
 
     def _follow(self, _now: int, changed: set[str] | None) -> None:
         # The feed calls this once at a time, so no background step starts between the two locked blocks.
@@ -107,13 +103,9 @@ class LiveIndex:
                 self._index = None  # may answer with what is no longer stored; freed before the rebuild
                 self._start(rebuild=True)
                 return
-        current = _read_again(lambda: self._read(changed))
+        current = self._read(changed)  # outside the lock: searches go on meanwhile
         with self._lock:
-            for doc_id, stored in current:
-                if stored is None:
-                    self._index.delete(doc_id)
-                else:
-                    self._index.put(doc_id, *stored)
+            _put_or_delete(self._index, current)
             if self._index.compaction_due():
                 self._start(rebuild=False)
 
@@ -143,7 +135,7 @@ class LiveIndex:
                     if lost:
                         index = None
                         break
-                    self._apply(index, changed)
+                    _put_or_delete(index, self._read(changed))
                     if index.compaction_due():
                         break
         except Exception:  # noqa: BLE001 (a thread's failure is logged; the store answers from now on)
@@ -174,6 +166,15 @@ class LiveIndex:
             if self._busy or self._index is None:
                 return None
             return {**self._index.stats(), "build_seconds": self.build_seconds}
+
+
+def _put_or_delete(index: MemoryIndex, current: list[tuple[str, tuple[int, bytes] | None]]) -> None:
+    """Each (id, (docno, sketch) or None) read from the store, put into the index or deleted from it."""
+    for doc_id, stored in current:
+        if stored is None:
+            index.delete(doc_id)
+        else:
+            index.put(doc_id, *stored)
 
 
 def _read_again(read):
