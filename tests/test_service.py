@@ -4,6 +4,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import subprocess
+import sys
 import threading
 import time
 
@@ -265,3 +267,21 @@ def test_sigterm_under_load_fails_no_in_flight_call(store):
     assert not failures, failures
     assert all(o.keep == ["slow-0", "a", "b"] for o in outcomes)
     assert "stopped" in server.log()
+
+
+def test_a_worker_takes_its_start_up_heap_out_of_the_collectors_passes():
+    """settle_heap (run by every worker before it serves) freezes what exists and lets young objects pile up longer;
+    a cycle made afterwards is still collected. In a child process: freezing is for the whole process."""
+    program = """
+import gc
+from neardup.service.server import YOUNG_COLLECTION_THRESHOLD, settle_heap
+built_at_start = [[i] for i in range(1000)]
+settle_heap()
+frozen = gc.get_freeze_count()
+cycle = []
+cycle.append(cycle)
+del cycle
+print(frozen >= 1000, gc.get_threshold()[0] == YOUNG_COLLECTION_THRESHOLD, gc.collect() >= 1, gc.get_freeze_count() == frozen)
+"""
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
+    assert out.stdout.split() == ["True", "True", "True", "True"]
