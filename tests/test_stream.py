@@ -331,6 +331,23 @@ def test_max_streams_0_refuses_every_stream_but_not_unary_dedup(store):
         assert client.dedup(["a", "a-truncated"], threshold=0.5).keep == ["a"]
 
 
+def test_an_accepted_stream_sends_its_headers_before_any_request(store):
+    """The async client writes only once they came (a refused stream then ends with its status, see
+    test_max_streams_0_...): an accepted stream must send them before it reads, or that client would wait forever."""
+    async def headers_then_answer(target):
+        async with grpc.aio.insecure_channel(target) as channel:
+            call = neardup_pb2_grpc.NearDupStub(channel).DedupStream(timeout=30)
+            await asyncio.wait_for(call.initial_metadata(), 10)
+            open_before_writing = not call.done()
+            await call.write(pb.DedupRequest(ids=["a", "a-truncated"], threshold=0.5, tag=3))
+            answer = await call.read()
+            await call.done_writing()
+            return open_before_writing, answer.tag, list(answer.duplicate_of), await call.code()
+
+    with serving(store) as server:
+        assert asyncio.run(headers_then_answer(server.target)) == (True, 3, [-1, 0], grpc.StatusCode.OK)
+
+
 def test_a_stream_needs_the_token(store, tmp_path):
     (tmp_path / "token").write_text(TOKEN + "\n")
     with serving(store, "--token-file", str(tmp_path / "token")) as server, \

@@ -6,6 +6,7 @@ DedupStream, where the failure of one result set is that result set's answer (a 
 raised) and only what ends the whole stream is raised."""
 from __future__ import annotations
 
+import asyncio
 import collections
 import json
 from dataclasses import dataclass
@@ -327,6 +328,13 @@ class _DedupStream:
             raise self._failure
 
 
+async def _once(event: asyncio.Event, items: AsyncIterator) -> AsyncIterator:
+    """items, from the moment event is set."""
+    await event.wait()
+    async for item in items:
+        yield item
+
+
 def _channel_options(max_message_bytes: int) -> list[tuple[str, object]]:
     return [("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1),
             ("grpc.max_receive_message_length", max_message_bytes),
@@ -608,8 +616,15 @@ class AsyncNearDupClient(_Settings):
 
     async def _dedup_stream(self, stream: _DedupStream, result_sets,
                             timeout: float | None) -> AsyncIterator[StreamAnswer]:
-        call = self._stub.DedupStream(stream.async_requests(result_sets), timeout=timeout, metadata=self.metadata)
+        accepted = asyncio.Event()
+        call = self._stub.DedupStream(_once(accepted, stream.async_requests(result_sets)), timeout=timeout,
+                                      metadata=self.metadata)
         try:
+            # Requests are written once the server accepted the stream (it sends its headers at once), so a refused
+            # stream ends with the server's status: grpc.aio reports a write that meets an ended call as INTERNAL
+            # and drops the status (grpc/grpc#36066).
+            await call.initial_metadata()
+            accepted.set()
             async for response in call:
                 yield stream.answer(response)
         except grpc.RpcError as error:

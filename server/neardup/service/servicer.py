@@ -131,6 +131,10 @@ class NearDupServicer:
                            "close one, use unary Dedup, or start the server with more")
         observe, clock = self.observe_stream_message, time.perf_counter
         try:
+            # The response headers go out now, not with the first answer: a client may wait for them before it
+            # writes, so that a refused stream reaches it as the status above (grpc.aio reports a write that meets
+            # an ended call as INTERNAL and loses the status: grpc/grpc#36066).
+            context.send_initial_metadata(())
             for request_bytes in request_iterator:
                 started = clock()
                 code = "OK"
