@@ -5,8 +5,8 @@
 One `neardup serve` worker, session cache off, the development corpus (real text: news, manual pages, job ads;
 benchmarks/devcorpus.py) indexed by the CLI, result sets of 100 stored ids with 20-40 % near-duplicates. In the
 same run, against the same server:
-  * sequential: one caller, one call at a time (NearDupClient.dedup, pre-serialized Dedup bytes, the empty health
-    Check), p50 and p99;
+  * sequential: one caller, one call at a time (NearDupClient.dedup; the generated stub with the request built per
+    call and built once; pre-serialized Dedup bytes; the empty health Check), p50 and p99;
   * closed loop (h2load): Check/s and Dedup/s (16 connections x 8 streams), and Dedup messages/s over DedupStream
     (4 x 2 concurrent streams, each h2load request one stream carrying STREAM_MESSAGES requests answered in order);
   * open loop at 1,000 requests/s offered: Dedup's p99 against Check's;
@@ -37,6 +37,7 @@ from neardup.store import open_store  # noqa: E402
 from neardup.view import LiveView  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
+from neardup_client.v1 import neardup_pb2_grpc  # noqa: E402
 from report import save, table  # noqa: E402
 from serverproc import Server, free_port  # noqa: E402
 
@@ -100,11 +101,17 @@ def representative(store_path: Path, bodies: list[bytes]) -> int:
 
 
 def sequential(server: Server, id_sets: list[list[str]], bodies: list[bytes], calls: int) -> dict:
-    """Dedup through the Python client and as pre-serialized bytes, and the empty Check, in turns."""
+    """Dedup through the Python client, through the generated stub (the request built per call, or once), and as
+    pre-serialized bytes, and the empty Check, in turns: the steps between them are the client's own cost."""
+    requests = [pb.DedupRequest.FromString(body) for body in bodies]
     with NearDupClient(server.target) as client, grpc.insecure_channel(server.target) as channel:
         raw_dedup, check = channel.unary_unary(load.DEDUP_PATH), channel.unary_unary(load.HEALTH_PATH)
+        stub = neardup_pb2_grpc.NearDupStub(channel)
         kinds = {
             "Dedup, NearDupClient": lambda i: client.dedup(id_sets[i % len(id_sets)]).cached,
+            "Dedup, generated stub, request built per call": lambda i: stub.Dedup(
+                pb.DedupRequest(ids=id_sets[i % len(id_sets)])).cached,
+            "Dedup, generated stub, request built once": lambda i: stub.Dedup(requests[i % len(requests)]).cached,
             "Dedup, pre-serialized bytes": lambda i: pb.DedupResponse.FromString(
                 raw_dedup(bodies[i % len(bodies)])).cached,
             "health Check (empty call)": lambda i: check(load.HEALTH_REQUEST) and False,
