@@ -199,7 +199,7 @@ def test_stoplist_is_learned_from_the_corpus_and_applied_to_later_indexing(tmp_p
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", records)
     # sentence shingles: the boilerplate is one shingle, and always among the K smallest of a short document
     done = index_ok(corpus_path, tmp_path / "store", "--stop-min-docs", "20", "--unit", "sentence")
-    assert "stop-listed shingles: 1 (learned; removed 90 occurrences)" in done.stdout
+    assert "stop-listed shingles: 1 (learned; removed 90 occurrences; kept 0 " in done.stdout
     boilerplate = Sketcher(SketchConfig(unit="sentence")).hashes(BOILERPLATE)
     with open_store(tmp_path / "store", readonly=True) as store:
         assert store.stoplist == boilerplate
@@ -336,3 +336,19 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, big_corpus):
     process.stdin.close()
     process.stderr.close()
     assert not (tmp_path / "store").exists()
+
+
+def test_an_empty_corpus_creates_no_store_but_adds_nothing_to_an_existing_one(tmp_path, neardup, index_ok):
+    """A new store learns its stop-list from its first corpus: from no records it would learn none, for good."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n  \n")
+    malformed = tmp_path / "malformed.jsonl"
+    malformed.write_text("not json\n{\"id\": \"x\"}\n")
+    for corpus_path, why in ((empty, "holds no records: "), (malformed, "holds no records (2 malformed lines")):
+        done = neardup("index", corpus_path, "--store", tmp_path / "store")
+        assert done.returncode == EXIT_FAILED, done.stderr
+        assert done.stderr.splitlines()[-1].startswith("neardup: error: corpus ") and why in done.stderr
+        assert not (tmp_path / "store").exists()
+    index_ok(write_jsonl(tmp_path / "corpus.jsonl", corpus(3)), tmp_path / "store")
+    assert "documents:            0" in index_ok(empty, tmp_path / "store").stdout
+    assert stored_count(tmp_path / "store") == 3

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import time
@@ -25,6 +26,7 @@ from neardup.store import open_store
 from serverproc import NEARDUP, free_port, write_jsonl
 from test_index_cli import corpus, malformed_corpus, stored_count
 from test_items import ITEMS, SCHEMA
+from textgen import article, text
 
 PARTITION = "4000"  # bytes: a dozen or more partitions per corpus here
 
@@ -60,7 +62,11 @@ def with_repeats(records: list[dict]) -> list[dict]:
                          ids=["bottomk", "simhash"])
 def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup, options):
     scheduler, _ = cluster
-    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", with_repeats(corpus(300, boilerplate_every=3, sentences=5)))
+    # a story republished 40 times, spread over the partitions: its sentences are kept, counted once
+    story = text(article(4242, sentences=6))
+    records = [*corpus(300, boilerplate_every=3, sentences=5),
+               *({"id": f"copy-{number}", "text": f"{story} Edition {number}."} for number in range(40))]
+    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", with_repeats(random.Random(3).sample(records, len(records))))
     local = index(neardup, corpus_path, tmp_path / "local", *options)
     dask = index(neardup, corpus_path, tmp_path / "dask", *options, scheduler=scheduler)
     assert local.returncode == dask.returncode == EXIT_OK, dask.stderr
@@ -69,8 +75,9 @@ def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup
     learned = [line for line in local.stdout.splitlines() if "stop-listed" in line]
     assert learned and "learned" in learned[0] and not learned[0].startswith("  stop-listed shingles: 0 ")
     assert learned == [line for line in dask.stdout.splitlines() if "stop-listed" in line]
+    assert " kept 0 " not in learned[0]
     expected = contents(tmp_path / "local")
-    assert expected[1] and expected[2] == 300
+    assert expected[1] and expected[2] == 340
     assert contents(tmp_path / "dask") == expected
 
     # into the existing stores: their stop-list is known, so pass 1 makes the final sketches on the workers

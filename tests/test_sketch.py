@@ -17,12 +17,13 @@ import zlib
 from collections import Counter
 from unittest.mock import patch
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.core import sketch as sketch_module
-from neardup.core import stoplist
+from neardup.core import reference, stoplist
 from neardup.core.sketch import (SketchConfig, Sketcher, decode_sketch, encode_sketch, stoplist_digest,
                                  validate_sketch)
 from neardup.errors import ConfigMismatch, InvalidArgument
@@ -316,4 +317,68 @@ def test_frequencies_summed_over_parts_and_shards_learn_the_stoplist_of_the_whol
                               for shard in range(shards))
     expected = {value: count for value, count in counted.items() if count >= min_docs}
     assert dict(zip(reduced.values.tolist(), reduced.counts.tolist())) == expected
-    assert stoplist.learn_stoplist(whole, len(docs), min_docs, 0.0) == frozenset(expected)
+
+
+def _brute_force_stoplist(docs: list[set[int]], min_docs: int, sample_size: int, cohesion: float) -> set[int]:
+    """The diversity rule written out: per shingle in at least the cut of documents, its holders in key order, the
+    first sample_size of them grouped greedily by the reference kernel; df x leaders / sampled reaches the cut."""
+    cut = stoplist.stoplist_cut(len(docs), min_docs, 0.0)
+    keyed = sorted(((stoplist.document_key(np.array(sorted(doc), np.uint32)), sorted(doc)) for doc in docs))
+    stopped = set()
+    for value, df in Counter(value for doc in docs for value in doc).items():
+        if df < cut:
+            continue
+        holders = [hashes[:stoplist.DIVERSITY_SKETCH] for _, hashes in keyed if value in hashes][:sample_size]
+        grouping = reference.dedup(holders, stoplist.DIVERSITY_SKETCH, cohesion, "containment", "greedy")
+        if df * sum(leader < 0 for leader in grouping.duplicate_of) / len(holders) >= cut:
+            stopped.add(value)
+    return stopped
+
+
+_FEW_VALUES = st.integers(0, 2**32 - 1) | st.integers(0, 60)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sets(_FEW_VALUES, max_size=40), max_size=50), st.data(), st.integers(1, 20), st.integers(2, 10),
+       st.integers(1, 6), st.sampled_from([0.3, 0.5, 0.9]))
+def test_samples_merged_over_parts_learn_the_diversity_stoplist_of_the_whole(docs, data, part_size, min_docs,
+                                                                            sample_size, cohesion):
+    """Parts of a corpus sampled apart and merged (what --engine dask does) give the sample of the whole, and the
+    stop-list is the rule written out by brute force; a corpus part of copies of one text counts once."""
+    copies = data.draw(st.integers(0, 12))
+    if docs and copies:  # copies of one text, each missing at most one of its values
+        story = sorted(docs[0])
+        docs = docs + [set(story) - {story[index % len(story)]} if story else set() for index in range(copies)]
+    arrays = [np.array(sorted(doc), np.uint32) for doc in docs]
+    cut = stoplist.stoplist_cut(len(docs), min_docs, 0.0)
+    candidates = stoplist.frequent(stoplist.document_frequencies(arrays), cut)
+    whole = stoplist.document_sample(arrays, candidates.values, sample_size)
+    with patch.object(stoplist, "_CHUNK_VALUES", 9):  # a few documents at a time
+        assert_samples_equal(stoplist.document_sample(arrays, candidates.values, sample_size), whole)
+    parts = stoplist.merged([stoplist.document_sample(arrays[at:at + part_size], candidates.values, sample_size)
+                             for at in range(0, len(arrays), part_size)], sample_size)
+    assert_samples_equal(parts, whole)
+    learned = stoplist.learn_stoplist(docs, min_docs, 0.0, sample_size, cohesion)
+    assert learned == frozenset(stoplist.boilerplate(candidates, parts, cut, cohesion).values.tolist())
+    assert learned == _brute_force_stoplist(docs, min_docs, sample_size, cohesion)
+
+
+def assert_samples_equal(got: stoplist.Sample, expected: stoplist.Sample) -> None:
+    assert got.candidate.tolist() == expected.candidate.tolist()
+    assert got.key.tolist() == expected.key.tolist()
+    assert got.sketches == expected.sketches
+
+
+def test_a_story_republished_hundreds_of_times_is_never_boilerplate_and_a_shared_footer_is():
+    """Documents of 40 distinct values each: 300 copies of one story (each with 2 values edited) and 400 distinct
+    articles, every one of which, copies included, ends in the same 10-value footer; cut 50."""
+    rng = random.Random(5)
+    footer = set(range(10))
+    story = set(rng.sample(range(1000, 2**32), 40))
+    copies = [(story - set(rng.sample(sorted(story), 2))) | set(rng.sample(range(1000, 2**32), 2)) | footer
+              for _ in range(300)]
+    articles = [set(rng.sample(range(1000, 2**32), 40)) | footer for _ in range(400)]
+    learned = stoplist.learn_stoplist(copies + articles, min_docs=50, fraction=0.0)
+    assert learned == frozenset(footer)
+    # counted by documents alone (every sampled holder a distinct text), the story would be stop-listed too
+    assert story & stoplist.learn_stoplist(copies + articles, min_docs=50, fraction=0.0, cohesion=1.0)

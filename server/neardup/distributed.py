@@ -8,8 +8,9 @@ indexer.LineSketcher over its partition and keeps the payloads; only (line, id, 
 to the RecordCollector, in partition order. The stop-list is a distributed reduction: each partition counts the
 document frequencies of its kept records (indexer.partition_frequencies), split into one shard per worker by
 value; one task per shard sums its parts and keeps the values at or over the cut (core.stoplist), so only the
-stop-list comes back. Pass 2 (indexer.final_sketch) runs on the workers; this process fetches each partition's
-sketches in the write order and writes the batches, so a batch is atomic whatever a worker does: a worker that
+candidates come back; each partition then samples the documents that hold them (core.stoplist.document_sample),
+and the samples, merged here, tell boilerplate from the sentences of a popular story. Pass 2
+(indexer.final_sketch) runs on the workers; this process fetches each partition's sketches in the write order and writes the batches, so a batch is atomic whatever a worker does: a worker that
 dies loses only task results, which Dask computes again from the same partition.
 
 This process holds every id once (in RecordCollector.chosen: ~100 bytes an id) and, while writing, the sketches
@@ -27,10 +28,10 @@ import numpy as np
 from . import parquet
 from .cmdline import progress
 from .core.sketch import Sketcher
-from .core.stoplist import Frequencies, frequent, split, summed
+from .core.stoplist import Frequencies, Sample, frequent, merged, split, summed
 from .errors import EngineUnavailable, InvalidArgument
 from .indexer import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_PARTITION_BYTES, LineSketcher, RecordCollector, numbered_lines,
-                      final_sketch, kept_payloads, located, partition_frequencies)
+                      final_sketch, kept_payloads, located, partition_frequencies, partition_sample)
 
 
 def byte_ranges(size: int, partition_bytes: int) -> list[tuple[int, int]]:
@@ -103,6 +104,10 @@ def _frequency_shards(pass1: Pass1, kept: np.ndarray | None, kind: str, shards: 
 
 def _frequent_shard(parts: list[Frequencies], cut: float) -> Frequencies:
     return frequent(summed(parts), cut)
+
+
+def _sample(pass1: Pass1, kept: np.ndarray | None, kind: str, candidates: np.ndarray) -> Sample:
+    return partition_sample(pass1.payloads, kept, kind, candidates)
 
 
 def _final_sketches(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher | None) -> list[bytes]:
@@ -205,6 +210,13 @@ class DaskEngine:
                                                    for part in counted], cut, pure=False)
                    for shard in range(shards)]
         return summed(self._result(future) for future in reduced)
+
+    def sample(self, kept: list[np.ndarray | None], kind: str, candidates: np.ndarray) -> Sample:
+        client = self._client
+        [shared] = client.scatter([candidates], broadcast=True)
+        parts = [client.submit(_sample, pass1, mine, kind, shared, pure=False)
+                 for pass1, mine in zip(self._pass1, kept)]
+        return merged(self._result(future) for future in parts)
 
     def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
                  sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:

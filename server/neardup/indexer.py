@@ -41,8 +41,8 @@ from .core.fields import FieldSpec
 from .core.sketch import (ItemSketcher, SketchConfig, Sketcher, ShingleCounts, canonical_lang, decode_sketch,
                           encode_sketch, load_nltk, stoplist_digest)
 from .core.reference import ITEMS, KINDS, SIMHASH
-from .core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, Frequencies, document_frequencies, frequent,
-                            stoplist_cut)
+from .core.stoplist import (DEFAULT_COHESION, DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_SAMPLE_SIZE, Frequencies,
+                            Sample, boilerplate, document_frequencies, document_sample, frequent, stoplist_cut)
 from . import parquet
 from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
@@ -281,6 +281,13 @@ def partition_frequencies(payloads: Sequence[bytes], kept: np.ndarray | None, ki
     return document_frequencies(_payload_hashes(payload, kind) for payload in kept_payloads(payloads, kept))
 
 
+def partition_sample(payloads: Sequence[bytes], kept: np.ndarray | None, kind: str, candidates: np.ndarray) -> Sample:
+    """The diversity sample of the records of one partition that are written: merged over partitions
+    (core.stoplist.merged), what tells a candidate's copies of one text from unlike documents."""
+    return document_sample([_payload_hashes(payload, kind) for payload in kept_payloads(payloads, kept)],
+                           candidates, DEFAULT_SAMPLE_SIZE)
+
+
 def final_sketch(payload: bytes, sketcher: Sketcher | None) -> bytes:
     """Pass 2 of one record: the sketch of its pass-1 payload under the learned stop-list; with no sketcher the
     stop-list was known in pass 1 and the payload is the sketch."""
@@ -304,7 +311,10 @@ class Engine(Protocol):
         the payloads stay with the engine."""
 
     def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
-        """The shingle hashes of the kept records found in at least `cut` of them (the stop-list), with counts."""
+        """The shingle hashes of the kept records found in at least `cut` of them (the candidates), with counts."""
+
+    def sample(self, kept: list[np.ndarray | None], kind: str, candidates: np.ndarray) -> Sample:
+        """The kept records' diversity sample of the candidates (partition_sample, merged over partitions)."""
 
     def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
                  sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:
@@ -345,6 +355,9 @@ class LocalEngine:
     def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
         return frequent(partition_frequencies(self._payloads, kept[0], kind), cut)
 
+    def sample(self, kept: list[np.ndarray | None], kind: str, candidates: np.ndarray) -> Sample:
+        return partition_sample(self._payloads, kept[0], kind, candidates)
+
     def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
                  sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:
         payloads = self._payloads
@@ -364,6 +377,7 @@ class IndexSummary:
     stoplist_size: int = 0
     stoplist_learned: bool = False
     stoplisted_occurrences: int = 0  # (document, shingle) pairs the learned stop-list removed
+    popular_kept: int = 0       # shingles in as many documents as boilerplate, kept as copies of few texts
     sketch_bytes: int = 0
     postings: bool = True       # the store keeps postings (corpus search)
     engine: str = "local"       # where pass 1 ran (Engine.describe)
@@ -374,7 +388,8 @@ class IndexSummary:
     def format(self) -> str:
         per_article = self.sketch_bytes / self.documents if self.documents else 0
         rate = (self.documents + self.duplicate_ids + self.skipped) / self.elapsed if self.elapsed else 0
-        stoplist = (f"{self.stoplist_size:,} (learned; removed {self.stoplisted_occurrences:,} occurrences)"
+        stoplist = (f"{self.stoplist_size:,} (learned; removed {self.stoplisted_occurrences:,} occurrences; kept "
+                    f"{self.popular_kept:,} as frequent as boilerplate but held by copies of few texts)"
                     if self.stoplist_learned else f"{self.stoplist_size:,} (the store's)")
         config = self.config
         size = "sketch=simhash" if config.kind == SIMHASH else f"k={config.k}"
@@ -399,7 +414,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                  lang: str | None = None, min_word_len: int | None = None, sketch: str | None = None,
                  workers: int = 1, strict: bool = False,
                  stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
-                 learn: bool = True, batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
+                 stop_cohesion: float = DEFAULT_COHESION, learn: bool = True,
+                 batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
                  engine: Engine | None = None, schema: dict | None = None) -> IndexSummary:
     """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
 
@@ -415,9 +431,9 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     """
     if workers < 1 or batch_size < 1:
         raise InvalidArgument("--workers and --batch-size must be at least 1")
-    if stop_min_docs < 2 or not 0.0 <= stop_fraction <= 1.0:
-        raise InvalidArgument("--stop-min-docs must be at least 2 (a shingle of one document is no boilerplate) "
-                              "and --stop-fraction in [0, 1]")
+    if stop_min_docs < 2 or not 0.0 <= stop_fraction <= 1.0 or not 0.0 < stop_cohesion <= 1.0:
+        raise InvalidArgument("--stop-min-docs must be at least 2 (a shingle of one document is no boilerplate), "
+                              "--stop-fraction in [0, 1] and --stop-cohesion in (0, 1]")
     started = time.monotonic()
     requested = {name: value for name, value in
                  (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len), ("kind", sketch))
@@ -450,10 +466,16 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         engine.sketch(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), collector)
         kept = collector.kept()
         summary.sketched = time.monotonic() - started
+        if existing is None and not collector.chosen:
+            skipped = f" ({summary.skipped:,} malformed lines skipped)" if summary.skipped else ""
+            raise InvalidArgument(f"corpus {corpus} holds no records{skipped}: a new store learns its stop-list "
+                                  f"from its first corpus, so none was created")
         sketcher = None
         if learn:
-            stop = engine.frequent(kept, config.kind, stoplist_cut(len(collector.chosen), stop_min_docs,
-                                                                   stop_fraction))
+            cut = stoplist_cut(len(collector.chosen), stop_min_docs, stop_fraction)
+            candidates = engine.frequent(kept, config.kind, cut)
+            stop = boilerplate(candidates, engine.sample(kept, config.kind, candidates.values), cut, stop_cohesion)
+            summary.popular_kept = len(candidates.values) - len(stop.values)
             stoplist = frozenset(stop.values.tolist())
             config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
             summary.config, summary.stoplist_size, summary.stoplist_learned = config, len(stoplist), True
@@ -565,9 +587,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strict", action="store_true",
                         help="abort at the first malformed line, writing nothing, instead of skipping it")
     parser.add_argument("--stop-min-docs", type=at_least(2), default=DEFAULT_MIN_DOCS,
-                        help="a new store stop-lists shingles found in at least this many documents ...")
+                        help="a new store stop-lists shingles found in at least this many distinct texts ...")
     parser.add_argument("--stop-fraction", type=checked(float, fraction), default=DEFAULT_FRACTION,
-                        help="... and in at least this fraction of them")
+                        help="... and in at least this fraction of the documents; copies of one text (a story "
+                             "republished many times) count once, so a popular story is never stop-listed")
+    parser.add_argument("--stop-cohesion", type=checked(float, fraction), default=DEFAULT_COHESION,
+                        help="two documents holding a frequent shingle count as copies of one text when the "
+                             "containment of their sketches reaches this")
     parser.add_argument("--no-stoplist", dest="learn", action="store_false",
                         help="a new store gets no stop-list (default: it learns one)")
     parser.add_argument("--batch-size", type=at_least(1), default=DEFAULT_BATCH_SIZE,
@@ -598,7 +624,8 @@ def _run(args: argparse.Namespace) -> int:
     summary = index_corpus(
         args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
         sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
-        stop_fraction=args.stop_fraction, learn=args.learn, batch_size=args.batch_size, postings=args.postings,
+        stop_fraction=args.stop_fraction, stop_cohesion=args.stop_cohesion, learn=args.learn,
+        batch_size=args.batch_size, postings=args.postings,
         engine=engine, schema=load_schema(args.fields) if args.fields else None)
     print(summary.format())
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

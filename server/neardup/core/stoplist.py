@@ -1,18 +1,38 @@
-"""Boilerplate filter: shingles that occur in too many documents ("Share this article", copyright lines) are
-shared by different articles, so they say nothing about duplication. The offline stage learns them once.
+"""Boilerplate filter: shingles that occur in many documents that are otherwise unlike each other ("Share this
+article", copyright lines, a licence's warranty clause, a site's navigation) say nothing about duplication. The
+offline stage learns them once.
 
-Document frequencies are arrays (distinct values, counts), so that frequencies counted over parts of a corpus (a
-chunk in one process, a partition on a worker of a cluster) add up exactly to those of the whole: summed(), split()
-into shards by value, and frequent() on each shard learn the same stop-list as on the corpus at once.
+Boilerplate by diversity, not by count: a shingle's documents are counted as distinct *texts*, so the sentences of
+a story republished 500 times count once, however many copies hold them, and are never stop-listed. A shingle in at
+least `cut` documents (stoplist_cut) is a candidate; for each candidate a bounded sample of the documents holding it
+(the `sample_size` with the smallest document keys, a hash of the document's own shingles) is grouped the way Dedup
+groups a result set (greedy, containment at `cohesion`, on each document's DIVERSITY_SKETCH smallest hashes), and
+the candidate's distinct texts are estimated as df × groups / sampled. It is stop-listed when that reaches the cut.
+
+Every statistic here merges exactly over parts of a corpus (a chunk in one process, a partition on a worker of a
+cluster): frequencies are arrays (distinct values, counts) that summed() adds and split() shards by value; samples
+keep the smallest keys, which merged() keeps again. So a cluster learns the stop-list one process learns, bit for
+bit. Memory: the frequencies, and at most sample_size entries per candidate plus one DIVERSITY_SKETCH per sampled
+document, whatever the corpus size.
 """
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+import hashlib
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
+from . import kernel
+from .reference import CONTAINMENT, GREEDY
+
 DEFAULT_MIN_DOCS = 50
-DEFAULT_FRACTION = 0.01
+DEFAULT_FRACTION = 0.002
+#: Documents sampled per candidate shingle to tell copies of one text from unlike documents.
+DEFAULT_SAMPLE_SIZE = 32
+#: Two sampled documents are copies of one text when the containment of their diversity sketches reaches this.
+DEFAULT_COHESION = 0.5
+#: The smallest hashes of a document that stand for it in a sample.
+DIVERSITY_SKETCH = 64
 _CHUNK_VALUES = 1 << 25  # hashes counted at once (128 MB): bounds the memory beyond the documents' own
 
 
@@ -83,7 +103,124 @@ def frequent(df: Frequencies, cut: float) -> Frequencies:
     return Frequencies(df.values[keep], df.counts[keep])
 
 
-def learn_stoplist(df: Frequencies, n_docs: int, min_docs: int = DEFAULT_MIN_DOCS,
-                   fraction: float = DEFAULT_FRACTION) -> frozenset[int]:
-    """Hashes found in at least stoplist_cut(n_docs, min_docs, fraction) documents."""
-    return frozenset(frequent(df, stoplist_cut(n_docs, min_docs, fraction)).values.tolist())
+class Sample(NamedTuple):
+    """For candidate shingles, documents that hold them: entry i says candidate `candidate[i]` (an index into the
+    candidates' values) is held by the document of key `key[i]`; `sketches` maps each key to that document's
+    DIVERSITY_SKETCH smallest hashes (encoded uint32). Entries are sorted by candidate, then key."""
+
+    candidate: np.ndarray
+    key: np.ndarray
+    sketches: dict[int, bytes]
+
+
+def document_key(hashes: np.ndarray) -> int:
+    """A document's place in every sample: a hash of its distinct shingle hashes, so any process finds the same
+    (documents with equal shingles are equal in a sample too, whichever of them it holds)."""
+    return int.from_bytes(hashlib.blake2b(np.ascontiguousarray(hashes, "<u4").tobytes(), digest_size=8).digest(),
+                          "little")
+
+
+def _kept_first(candidate: np.ndarray, key: np.ndarray, size: int) -> np.ndarray:
+    """Positions of the entries to keep, sorted by (candidate, key): the `size` smallest keys of each candidate."""
+    order = np.lexsort((key, candidate))
+    ordered = candidate[order]
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if len(ordered) else order
+    rank = np.arange(len(ordered)) - np.repeat(starts, np.diff(np.append(starts, len(ordered))))
+    return order[rank < size]
+
+
+def document_sample(hash_sets: Sequence[np.ndarray], candidates: np.ndarray, size: int = DEFAULT_SAMPLE_SIZE
+                    ) -> Sample:
+    """The sample of one part of a corpus: for each candidate (ascending uint32 values), the `size` documents of
+    hash_sets (each a document's distinct hashes) that hold it with the smallest keys."""
+    keys = np.fromiter((document_key(hashes) for hashes in hash_sets), np.uint64, len(hash_sets))
+    order = np.argsort(keys, kind="stable")
+    filled = np.zeros(len(candidates), np.int64)
+    found_candidates, found_documents = [], []
+    start = 0
+    while start < len(order) and len(candidates):
+        stop, held = start, 0  # documents in key order, a chunk of about _CHUNK_VALUES hashes at a time
+        while stop < len(order) and (held < _CHUNK_VALUES or stop == start):
+            held += len(hash_sets[order[stop]])
+            stop += 1
+        chunk = order[start:stop]
+        arrays = [hash_sets[document] for document in chunk.tolist()]
+        values = np.concatenate(arrays) if arrays else np.empty(0, np.uint32)
+        documents = np.repeat(chunk, [len(array) for array in arrays])
+        at = np.minimum(np.searchsorted(candidates, values), len(candidates) - 1)
+        held_here = candidates[at] == values
+        candidate, document = at[held_here], documents[held_here]
+        # the chunk holds its documents in key order: a stable sort by candidate puts each one's smallest first
+        by_candidate = np.argsort(candidate, kind="stable")
+        candidate, document = candidate[by_candidate], document[by_candidate]
+        rank = np.arange(len(candidate)) - np.searchsorted(candidate, candidate)
+        room = rank + filled[candidate] < size
+        candidate, document = candidate[room], document[room]
+        filled += np.bincount(candidate, minlength=len(candidates))
+        found_candidates.append(candidate)
+        found_documents.append(document)
+        start = stop
+        if filled.min() >= size:
+            break
+    candidate = np.concatenate(found_candidates) if found_candidates else np.empty(0, np.int64)
+    document = np.concatenate(found_documents) if found_documents else np.empty(0, np.int64)
+    key = keys[document]
+    kept = _kept_first(candidate, key, size)
+    sketches = {int(keys[index]): np.sort(hash_sets[index])[:DIVERSITY_SKETCH].astype("<u4").tobytes()
+                for index in np.unique(document).tolist()}
+    return Sample(candidate[kept].astype(np.int64), key[kept], sketches)
+
+
+def merged(parts: Iterable[Sample], size: int = DEFAULT_SAMPLE_SIZE) -> Sample:
+    """The sample of all parts together (the same candidates): each candidate's `size` smallest keys of all."""
+    parts = list(parts)
+    candidate = np.concatenate([part.candidate for part in parts]) if parts else np.empty(0, np.int64)
+    key = np.concatenate([part.key for part in parts]) if parts else np.empty(0, np.uint64)
+    kept = _kept_first(candidate, key, size)
+    candidate, key = candidate[kept], key[kept]
+    # a key twice in one candidate: the same shingles in two parts; both stay, as they would in one process
+    sketches = {}
+    for part in parts:
+        sketches.update(part.sketches)
+    wanted = set(key.tolist())
+    return Sample(candidate, key, {held: sketch for held, sketch in sketches.items() if held in wanted})
+
+
+def distinct_texts(candidates: Frequencies, sample: Sample, cohesion: float = DEFAULT_COHESION) -> np.ndarray:
+    """Per candidate, the estimated number of distinct texts among the documents that hold it: its document count
+    times the share of its sampled documents that are no copy of an earlier one (Dedup's greedy grouping, in key
+    order). Candidates sampled by the same documents (every sentence of one story) are grouped once."""
+    estimates = candidates.counts.astype(np.float64).copy()
+    bounds = np.searchsorted(sample.candidate, np.arange(len(candidates.values) + 1))
+    groups_of: dict[bytes, float] = {}
+    for index in range(len(candidates.values)):
+        keys = sample.key[bounds[index]:bounds[index + 1]]
+        if not len(keys):
+            continue
+        signature = keys.tobytes()
+        share = groups_of.get(signature)
+        if share is None:
+            grouping = kernel.dedup([sample.sketches[held] for held in keys.tolist()], DIVERSITY_SKETCH, cohesion,
+                                    CONTAINMENT, GREEDY)
+            share = groups_of[signature] = sum(1 for leader in grouping.duplicate_of if leader < 0) / len(keys)
+        estimates[index] *= share
+    return estimates
+
+
+def boilerplate(candidates: Frequencies, sample: Sample, cut: float, cohesion: float = DEFAULT_COHESION
+                ) -> Frequencies:
+    """The candidates whose documents hold at least `cut` distinct texts (distinct_texts): the stop-list."""
+    keep = distinct_texts(candidates, sample, cohesion) >= cut
+    return Frequencies(candidates.values[keep], candidates.counts[keep])
+
+
+def learn_stoplist(documents: Sequence[Iterable[int] | np.ndarray], min_docs: int = DEFAULT_MIN_DOCS,
+                   fraction: float = DEFAULT_FRACTION, sample_size: int = DEFAULT_SAMPLE_SIZE,
+                   cohesion: float = DEFAULT_COHESION) -> frozenset[int]:
+    """The stop-list of a corpus held at once (each document's distinct hashes): the rule every engine follows."""
+    hash_sets = [hashes if isinstance(hashes, np.ndarray) else np.array(sorted(hashes), np.uint32)
+                 for hashes in documents]
+    cut = stoplist_cut(len(hash_sets), min_docs, fraction)
+    candidates = frequent(document_frequencies(hash_sets), cut)
+    sample = document_sample(hash_sets, candidates.values, sample_size)
+    return frozenset(boilerplate(candidates, sample, cut, cohesion).values.tolist())
