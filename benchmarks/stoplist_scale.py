@@ -100,6 +100,7 @@ def header(articles: int, pages: int, seed: int, workdir: Path) -> dict:
     return {"articles": articles, "pages": pages, "share": pages / articles, "header_shingles": len(boilerplate),
             "header_shingles_stoplisted": found, "stoplist_size": summary.stoplist_size,
             "popular_kept": summary.popular_kept, "index_seconds": summary.elapsed,
+            "stoplist_seconds": summary.learned - summary.sketched,
             "seconds": time.monotonic() - started}
 
 
@@ -118,7 +119,7 @@ def report(results: dict) -> str:
              "", f"**A site header**: {h['pages']:,} pages ({h['share']:.1%}) of {h['articles']:,} articles carry "
              f"one site's header and footer: {h['header_shingles_stoplisted']} of {h['header_shingles']} of its "
              f"shingles stop-listed (stop-list {h['stoplist_size']:,}; indexed in {h['index_seconds']:.0f} s "
-             f"with 2 workers).", ""]
+             f"with 2 workers, of which {h['stoplist_seconds']:.1f} s learning the stop-list).", ""]
     return "\n".join(lines)
 
 
