@@ -129,6 +129,8 @@ class Info:
     store: str
     indexed: bool  # the store keeps postings: find_similar can search it
     pair_model: str = ""  # an items store's trained pair model ("logistic", "gradient-boosting"), "" when none
+    #: where default_threshold comes from: "learned", "set", "fixed", "pair_model" ("" from an older server)
+    default_threshold_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,8 @@ def _info(response: pb.InfoResponse) -> Info:
         default_threshold=response.default_threshold,
         default_metric=METRIC_NAMES.get(response.default_metric, "unspecified"),
         default_grouping=GROUPING_NAMES.get(response.default_grouping, "unspecified"),
-        store=response.store, indexed=response.indexed, pair_model=response.pair_model)
+        store=response.store, indexed=response.indexed, pair_model=response.pair_model,
+        default_threshold_source=response.default_threshold_source)
 
 
 #: What dedup_stream yields per result set: its answer, or why the server refused it.

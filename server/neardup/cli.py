@@ -24,6 +24,8 @@ COMMANDS: dict[str, tuple[str, object]] = {
     "clusters": ("export every stored article's cluster id as JSON Lines", "neardup.clustering:add_clusters_arguments"),
     "migrate": ("copy a store to another location or backend (LMDB, Redis), checked by count and digest",
                 "neardup.migrate:add_arguments"),
+    "configure": ("set a store's default threshold (a number, learned from its articles, or the fixed default)",
+                  "neardup.threshold:add_arguments"),
     "train": ("train an items store's pair classifier from labelled pairs", "neardup.train:add_arguments"),
     **client_cli.COMMANDS,
 }

@@ -156,8 +156,8 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
                         help="components: connected components (chains); complete: complete linkage, every two "
                              "members near-duplicates; communities: Leiden, splits weakly linked groups")
     parser.add_argument("--threshold", type=checked(float, fraction),
-                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's: "
-                             f"{DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g} ({max_distance(SIMHASH_THRESHOLD)} "
+                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's, `neardup info`: "
+                             f"learned or set, else {DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g} ({max_distance(SIMHASH_THRESHOLD)} "
                              "bits) for a simhash store, whose pair search is exact only from 0.953125 = 61/64)")
     parser.add_argument("--metric", choices=METRICS,
                         help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import islice
 from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from . import __version__
-from .core import defaults, kernel, similar
+from .core import calibration, defaults, kernel, similar
 from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
 from .core.items import ItemScorer, PairModel
 from .core.reference import GROUPINGS, ITEMS, KIND_METRICS, METRICS, SIMHASH
@@ -146,8 +147,15 @@ class Deduplicator:
         self.limits = limits
         self.config: SketchConfig = store.config
         self.sketcher = Sketcher(store.config, store.stoplist)
-        #: The threshold, metric and grouping this store is served with unless a request says (by sketch kind).
+        #: The threshold, metric and grouping this store is served with unless a request says: by sketch kind,
+        #: the threshold the store's own when it holds one (learned from its corpus or set: store.threshold()).
         self.defaults = DedupParams(*defaults.for_kind(store.config.kind))
+        #: Where the default threshold comes from (core.calibration: LEARNED, SET, FIXED, PAIR_MODEL).
+        self.threshold_source = calibration.FIXED
+        own = store.threshold()
+        if own is not None:
+            self.defaults = DedupParams(own["threshold"], self.defaults.metric, self.defaults.grouping)
+            self.threshold_source = own["source"]
         self.items: ItemScorer | None = None
         if store.config.kind == ITEMS:
             self.item_sketcher = ItemSketcher(store.config)
@@ -157,6 +165,7 @@ class Deduplicator:
             self.items = ItemScorer(store.config.fields, model)
             if model is not None:  # the model decides by its probability, at the threshold chosen for it
                 self.defaults = DedupParams(model.threshold, self.defaults.metric, self.defaults.grouping)
+                self.threshold_source = calibration.PAIR_MODEL
 
     def check_config(self, config: SketchConfig | None) -> None:
         """A client that sends sketches it made itself says with what; they must match the store's."""
@@ -305,6 +314,28 @@ class Deduplicator:
             for docno, doc_id, sketch in snapshot.scan(start, stop):
                 yield doc_id, self._search(snapshot, sketch, params, above=docno)
 
+    def nearest_similarities(self, count: int) -> list[float]:
+        """The similarity of each of `count` stored articles, spread evenly over the article numbers, to its best
+        match in the store under the default metric (0 when none reaches calibration.SEARCH_FLOOR): what
+        calibration.learn_threshold learns from. A bounded sample: `count` searches, whatever the store's size."""
+        params = SimilarParams(top_k=1, threshold=calibration.SEARCH_FLOOR, metric=self.defaults.metric)
+        self.check_metric(params.metric)
+        for attempt in range(_SEARCH_ATTEMPTS):
+            try:
+                with self.store.snapshot() as snapshot:
+                    limit = snapshot.docno_limit()
+                    starts = sorted({limit * i // count for i in range(count)}) if limit else []
+                    nearest = []
+                    for start, stop in zip(starts, starts[1:] + [limit]):
+                        # the first article numbered in [start, stop): gaps are deleted articles
+                        for docno, _, sketch in islice(snapshot.scan(start, stop), 1):
+                            matches = self._search(snapshot, sketch, params, exclude=docno).matches
+                            nearest.append(matches[0].similarity if matches else 0.0)
+                    return nearest
+            except StoreChanged:  # as in find_similar
+                if attempt == _SEARCH_ATTEMPTS - 1:
+                    raise
+
     def assign_clusters(self, ids: Sequence[str]) -> int:
         """Once the store is clustered, each article of ids without a cluster joins the cluster of its best
         match (at the clustering's threshold and metric) or starts a new one, so a search engine's collapse
@@ -403,6 +434,7 @@ class Deduplicator:
             "stoplist_size": len(self.store.stoplist),
             "max_result_set": self.limits.max_result_set,
             "default_threshold": self.defaults.threshold,
+            "default_threshold_source": self.threshold_source,
             "default_metric": self.defaults.metric,
             "default_grouping": self.defaults.grouping,
             "store": self.store.backend,

@@ -43,7 +43,7 @@ from .core.sketch import (ItemSketcher, SketchConfig, Sketcher, ShingleCounts, c
 from .core.reference import ITEMS, KINDS, SIMHASH
 from .core.stoplist import (DEFAULT_COHESION, DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_SAMPLE_SIZE, Frequencies,
                             Sample, boilerplate, document_frequencies, document_sample, frequent, stoplist_cut)
-from . import parquet
+from . import parquet, threshold as store_threshold
 from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
 from .store import (STORE_HELP, SketchStore, create_store, default_store_path, encode_id, open_store,
@@ -381,6 +381,7 @@ class IndexSummary:
     sketch_bytes: int = 0
     postings: bool = True       # the store keeps postings (corpus search)
     engine: str = "local"       # where pass 1 ran (Engine.describe)
+    threshold: "store_threshold.Recorded | None" = None  # the store's default threshold after the run
     elapsed: float = 0.0
     sketched: float = 0.0       # seconds from the start to the end of pass 1 ...
     learned: float = 0.0        # ... and to the stop-list learned (the rest: pass 2 and the writes)
@@ -392,6 +393,7 @@ class IndexSummary:
                     f"{self.popular_kept:,} as frequent as boilerplate but held by copies of few texts)"
                     if self.stoplist_learned else f"{self.stoplist_size:,} (the store's)")
         config = self.config
+        learning = self.threshold.seconds if self.threshold and self.threshold.learned else 0.0
         size = "sketch=simhash" if config.kind == SIMHASH else f"k={config.k}"
         return "\n".join([
             f"indexed into {self.store} (unit={config.unit} {size} lang={config.lang} "
@@ -404,9 +406,10 @@ class IndexSummary:
             "  postings:             " + ("kept (corpus search: FindSimilar, neardup pairs)" if self.postings else
                                           "none (FindSimilar and neardup pairs refuse this store)"),
             f"  engine:               {self.engine}",
+            *([f"  default threshold:    {self.threshold.format()}"] if self.threshold else []),
             f"  elapsed:              {self.elapsed:.2f} s ({rate:,.0f} docs/s; reading and sketching "
             f"{self.sketched:.2f} s, stop-list {self.learned - self.sketched:.2f} s, writing "
-            f"{self.elapsed - self.learned:.2f} s)",
+            f"{self.elapsed - self.learned - learning:.2f} s" + (f", threshold {learning:.2f} s)" if learning else ")"),
         ])
 
 
@@ -416,7 +419,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                  stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
                  stop_cohesion: float = DEFAULT_COHESION, learn: bool = True,
                  batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
-                 engine: Engine | None = None, schema: dict | None = None) -> IndexSummary:
+                 engine: Engine | None = None, schema: dict | None = None,
+                 threshold: store_threshold.Choice | None = None) -> IndexSummary:
     """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
 
     Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
@@ -427,7 +431,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     refuses it (ConfigMismatch), since they cannot be dropped. `engine` runs the passes (default: a LocalEngine of
     `workers` processes; distributed.DaskEngine on a cluster); this process writes the store either way.
     `schema` ({"fields": [...], "rules": [...]}: see load_schema) makes an items store of records with fields; it
-    learns no stop-list.
+    learns no stop-list. `threshold` sets the store's default threshold after the writes (threshold.record: a new
+    bottom-K store with postings learns it unless told otherwise).
     """
     if workers < 1 or batch_size < 1:
         raise InvalidArgument("--workers and --batch-size must be at least 1")
@@ -460,6 +465,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         learn = learn and config.kind != ITEMS
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
                            postings=indexed if existing is not None else postings)
+    store_threshold.check_learnable(threshold, config, summary.postings)
     load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
     collector = RecordCollector(strict, summary, "row" if parquet.is_parquet(corpus) else "line")
     with engine or LocalEngine(workers) as engine:
@@ -487,6 +493,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         with store:
             _write_batches(store, engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen),
                            batch_size, summary)
+            summary.threshold = store_threshold.record(store, threshold, created=existing is None)
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started
     return summary
@@ -602,6 +609,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a new store keeps no postings: smaller and faster to write, but no corpus search "
                              "(FindSimilar, neardup pairs); an existing store that keeps them refuses this "
                              "(default: a new store keeps postings)")
+    store_threshold.add_threshold_argument(parser)
     parser.set_defaults(func=_run)
 
 
@@ -626,6 +634,6 @@ def _run(args: argparse.Namespace) -> int:
         sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
         stop_fraction=args.stop_fraction, stop_cohesion=args.stop_cohesion, learn=args.learn,
         batch_size=args.batch_size, postings=args.postings,
-        engine=engine, schema=load_schema(args.fields) if args.fields else None)
+        engine=engine, schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
     print(summary.format())
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

@@ -244,8 +244,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"{max_distance(SIMHASH_THRESHOLD)}): pairs may be missing.")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--threshold", type=checked(float, fraction),
-                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's: "
-                             f"{DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g}, a Hamming distance of "
+                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's, `neardup info`: "
+                             f"learned or set, else {DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g}, a Hamming distance of "
                              f"{max_distance(SIMHASH_THRESHOLD)} bits, for a simhash store)")
     parser.add_argument("--metric", choices=METRICS,
                         help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "

@@ -220,7 +220,7 @@ class InfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class InfoResponse(_message.Message):
-    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed", "pair_model")
+    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed", "pair_model", "default_threshold_source")
     ARTICLES_FIELD_NUMBER: _ClassVar[int]
     SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -234,6 +234,7 @@ class InfoResponse(_message.Message):
     STORE_FIELD_NUMBER: _ClassVar[int]
     INDEXED_FIELD_NUMBER: _ClassVar[int]
     PAIR_MODEL_FIELD_NUMBER: _ClassVar[int]
+    DEFAULT_THRESHOLD_SOURCE_FIELD_NUMBER: _ClassVar[int]
     articles: int
     sketch_config: SketchConfig
     version: str
@@ -247,7 +248,8 @@ class InfoResponse(_message.Message):
     store: str
     indexed: bool
     pair_model: str
-    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ..., pair_model: _Optional[str] = ...) -> None: ...
+    default_threshold_source: str
+    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ..., pair_model: _Optional[str] = ..., default_threshold_source: _Optional[str] = ...) -> None: ...
 
 class FindSimilarRequest(_message.Message):
     __slots__ = ("id", "document", "top_k", "threshold", "metric", "sketch_config")

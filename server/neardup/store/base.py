@@ -189,6 +189,17 @@ class SketchStore(abc.ABC):
         server reads it when it starts."""
 
     @abc.abstractmethod
+    def threshold(self) -> dict | None:
+        """The store's own default threshold, {"threshold": T, "source": "learned" (by `neardup index` from the
+        corpus, with "sampled": documents) or "set" (by hand)}, or None: the fixed default of its sketch kind
+        (core/defaults.py), as for every store made before it could hold one."""
+
+    @abc.abstractmethod
+    def set_threshold(self, setting: dict | None) -> None:
+        """Stores the default threshold (None removes it: the fixed default again), atomically. A server reads it
+        when it starts."""
+
+    @abc.abstractmethod
     def snapshot(self) -> "Snapshot":
         """One consistent read of sketches and postings, for a corpus search (a store that keeps no postings
         raises ConfigMismatch, saying how to make one that does)."""

@@ -9,7 +9,7 @@ store in one slot, where MULTI/EXEC over its keys is legal: a store is then serv
 throughput is one Redis process's; shard by running several stores under different prefixes):
 
   {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno, clustering,
-                  pair_model (an items store's, `neardup train`)
+                  pair_model (an items store's, `neardup train`), threshold (the default, when learned or set)
   {P}:generation  string: bumped by every committed batch; every writer WATCHes it
   {P}:log         stream: one entry per generation (id 0-GENERATION): the ids it wrote or deleted (field ids,
                   JSON), or field all when there were more than LOG_ENTRY_IDS; the last LOG_ENTRIES kept
@@ -327,6 +327,19 @@ class RedisStore(SketchStore):
             if model is None:
                 return None, [lambda pipe: pipe.hdel(self._keys.meta, "pair_model")]
             return None, [lambda pipe: pipe.hset(self._keys.meta, "pair_model", bytes(model))]
+
+        self._write(change, [])
+
+    @_redis_errors
+    def threshold(self) -> dict | None:
+        found = self._client.hget(self._keys.meta, "threshold")
+        return json.loads(found) if found else None
+
+    def set_threshold(self, setting: dict | None) -> None:
+        def change(read):
+            if setting is None:
+                return None, [lambda pipe: pipe.hdel(self._keys.meta, "threshold")]
+            return None, [lambda pipe: pipe.hset(self._keys.meta, "threshold", json.dumps(setting, sort_keys=True))]
 
         self._write(change, [])
 

@@ -1,0 +1,85 @@
+"""A store's default threshold, learned from its own corpus (issue 25): one fixed threshold cannot fit short texts
+rewritten by hand (their copies share few shingles) and long formal texts (unrelated ones share whole clauses).
+
+The signal is each sampled document's nearest-neighbour similarity: the similarity of its best match in the
+store, or 0 when nothing reaches SEARCH_FLOOR. A document with a near-duplicate in the corpus has a high one;
+a document without has a low one (unrelated texts that happen to share a few shingles). Over a sample these
+form two modes, and the threshold is the valley between them that splits the sample best:
+
+  1. histogram the values in bins of BIN_WIDTH on [0, 1], smoothed with the weights 1-2-1;
+  2. a bin whose centre lies in [LOWEST, HIGHEST] is a valley when its smoothed count is no higher than its
+     neighbours' and at most DIP times both the highest bin below it and the highest bin above it (a mode on each
+     side);
+  3. of the valleys, the one whose cut (the bins below it against it and the bins above) has the largest
+     between-class variance (Otsu's criterion) wins, and the threshold is its centre; equal ones (an empty stretch
+     between the modes, where moving the cut moves no document) give the middle one. Otsu alone cuts a broad mode
+     in two; the deepest valley alone can fall between two small high modes (rewrites and exact copies) and
+     leave the rewrites out; a valley that splits the most variance is the gap between "no near-duplicate" and
+     "near-duplicate", and Otsu's criterion prefers it to a gap that sets apart a few;
+  4. no threshold (None: the store keeps its kind's fixed default, core/defaults.py) when the sample holds fewer
+     than MIN_SAMPLE documents, no bin is a valley, or fewer than MIN_NEAR_DUPLICATES documents lie at or above
+     the valley: a corpus without near-duplicates has no upper mode and keeps the fixed default.
+
+Pure and deterministic: the same values give the same threshold.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+#: The lowest and highest threshold learned; the corpus search of the sample runs at SEARCH_FLOOR = LOWEST, so
+#: anything below it counts as no match (0).
+LOWEST, HIGHEST = 0.05, 0.9
+SEARCH_FLOOR = LOWEST
+BIN_WIDTH = 0.025
+#: A valley's smoothed count is at most this share of the highest bin on either side.
+DIP = 0.5
+#: Fewer sampled documents than this say too little about the corpus.
+MIN_SAMPLE = 100
+#: The upper mode must hold at least this many documents: a few similar pairs are no population of copies.
+MIN_NEAR_DUPLICATES = 10
+
+#: Where a store's default threshold comes from (InfoResponse.default_threshold_source): learned from its corpus,
+#: set by hand, its sketch kind's fixed default (core/defaults.py), or an items store's trained pair model.
+LEARNED, SET, FIXED, PAIR_MODEL = "learned", "set", "fixed", "pair_model"
+
+
+def learn_threshold(nearest: Sequence[float]) -> float | None:
+    """The threshold between the two modes of the nearest-neighbour similarities `nearest` (one per sampled
+    document, 0 where it has no match), or None where the sample shows no near-duplicate mode (module doc)."""
+    values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
+    if len(values) < MIN_SAMPLE:
+        return None
+    bins = round(1 / BIN_WIDTH)
+    counts, edges = np.histogram(values, bins=bins, range=(0.0, 1.0))
+    smoothed = np.convolve(np.pad(counts.astype(np.float64), 1, mode="edge"), [0.25, 0.5, 0.25], mode="valid")
+    centres = (edges[:-1] + edges[1:]) / 2
+    below = np.maximum.accumulate(smoothed)                  # highest bin at or below each bin
+    above = np.maximum.accumulate(smoothed[::-1])[::-1]      # ... at or above
+    valley = np.zeros(bins, bool)
+    middle = smoothed[1:-1]
+    valley[1:-1] = ((middle <= smoothed[:-2]) & (middle <= smoothed[2:])
+                    & (middle <= DIP * below[:-2]) & (middle <= DIP * above[2:]))
+    valley &= (centres >= LOWEST) & (centres <= HIGHEST)
+    if not valley.any():
+        return None
+    separation = _between_class_variance(counts, np.histogram(values, bins=bins, range=(0.0, 1.0),
+                                                              weights=values)[0])
+    best = np.flatnonzero(valley & (separation == separation[valley].max()))
+    threshold = float(centres[best[len(best) // 2]])
+    if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
+        return None
+    return round(threshold, 4)
+
+
+def _between_class_variance(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
+    """Per bin i, Otsu's between-class variance of the cut that puts bins [0, i) below and [i, end) above (`sums`:
+    the values' sum per bin). Computed from cumulative sums, so cuts that move no document are exactly equal."""
+    total, total_sum = counts.sum(), sums.sum()
+    below = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.float64)
+    below_sum = np.concatenate([[0.0], np.cumsum(sums)[:-1]])
+    above, above_sum = total - below, total_sum - below_sum
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gap = np.where((below > 0) & (above > 0), below_sum / below - above_sum / above, 0.0)
+    return below * above * gap * gap / (total * total)

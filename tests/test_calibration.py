@@ -1,0 +1,70 @@
+"""core/calibration.learn_threshold on constructed samples of nearest-neighbour similarities."""
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from neardup.core.calibration import HIGHEST, LOWEST, MIN_NEAR_DUPLICATES, MIN_SAMPLE, learn_threshold
+
+
+def sample(seed: int, *modes: tuple[int, float, float]) -> list[float]:
+    """count values drawn uniformly from [low, high) per (count, low, high); 0 stands for "no match"."""
+    rng = random.Random(seed)
+    return [rng.uniform(low, high) if high > 0 else 0.0 for count, low, high in modes for _ in range(count)]
+
+
+def test_short_rewrites_separate_low():
+    """Unrelated short texts barely match (0, or under 0.08); their rewrites sit at 0.15-0.45: the threshold
+    falls in the gap, far below the fixed default."""
+    values = sample(1, (300, 0, 0), (150, 0.05, 0.08), (400, 0.15, 0.45))
+    assert 0.08 <= learn_threshold(values) <= 0.15
+
+
+def test_long_texts_with_shared_clauses_separate_high():
+    """Unrelated formal texts share clauses (up to 0.4); copies sit at 0.7-1: the threshold falls in between."""
+    values = sample(2, (200, 0, 0), (300, 0.05, 0.4), (300, 0.7, 1.0))
+    assert 0.4 <= learn_threshold(values) <= 0.7
+
+
+def test_the_middle_of_an_empty_stretch():
+    values = sample(3, (300, 0.05, 0.2), (300, 0.8, 1.0))
+    assert learn_threshold(values) == pytest.approx(0.5, abs=0.03)
+
+
+def test_rewrites_win_over_a_few_exact_copies_above_them():
+    """A second, small mode of exact copies must not push the threshold above the rewrites."""
+    values = sample(4, (300, 0, 0), (100, 0.05, 0.08), (500, 0.15, 0.5), (30, 0.92, 0.95))
+    assert learn_threshold(values) <= 0.15
+
+
+def test_a_corpus_without_near_duplicates_keeps_the_fixed_default():
+    assert learn_threshold(sample(5, (500, 0, 0), (400, 0.05, 0.12), (60, 0.12, 0.3))) is None
+    assert learn_threshold([0.0] * 1000) is None
+
+
+def test_a_tiny_sample_keeps_the_fixed_default():
+    values = sample(6, (MIN_SAMPLE // 2, 0, 0), (MIN_SAMPLE // 2 - 1, 0.8, 1.0))
+    assert learn_threshold(values) is None
+    assert learn_threshold(values + [0.0]) is not None  # one more and the same shape is enough
+
+
+def test_a_handful_of_similar_documents_is_no_mode():
+    values = sample(7, (500, 0, 0), (MIN_NEAR_DUPLICATES - 1, 0.9, 1.0))
+    assert learn_threshold(values) is None
+    assert learn_threshold(values + [0.95]) is not None
+
+
+def test_deterministic_and_order_free():
+    values = sample(8, (300, 0, 0), (300, 0.6, 0.9))
+    assert learn_threshold(values) == learn_threshold(list(reversed(values))) == learn_threshold(values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=MIN_SAMPLE, max_size=600),
+       st.lists(st.floats(0.0, 1.0), max_size=400))
+def test_the_answer_is_none_or_inside_the_range(low, high):
+    learned = learn_threshold(low + high)
+    assert learned is None or LOWEST <= learned <= HIGHEST
