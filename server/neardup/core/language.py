@@ -84,10 +84,17 @@ def identifier_name() -> str:
 
 @functools.lru_cache(maxsize=None)
 def _classify():
-    """py3langid's classify, imported at first use (its model loads then)."""
+    """py3langid's classify, its model loaded: once per process, at the first call."""
     import py3langid
 
+    py3langid.classify("")  # the model loads at the first classification
     return py3langid.classify
+
+
+def load_identifier() -> None:
+    """Loads the identifier's model now (a sketcher of an auto store does so when made) rather than in the first
+    request that sketches a text."""
+    _classify()
 
 
 def identify(text: str) -> str:

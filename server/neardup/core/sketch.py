@@ -483,6 +483,8 @@ class Sketcher:
             raise ConfigMismatch(f"the store's texts were stemmed in the languages {self.config.lang_identifier} "
                                  f"identified; this neardup identifies by {language.identifier_name()}: install "
                                  f"that identifier's version or re-index the store")
+        if self.config.lang == AUTO:
+            language.load_identifier()
         # the stop-list as the compiled weighted SimHash reads it: ascending uint32
         self._stop_array = array.array(_UINT32, sorted(self.stoplist)).tobytes()
 
