@@ -246,6 +246,8 @@ def _info(response: pb.InfoResponse) -> Info:
     sketch_config = {"unit": config.unit, "k": config.k, "min_word_len": config.min_word_len, "lang": config.lang,
                      "hash": config.hash, "stoplist_digest": config.stoplist_digest,
                      "sketcher_version": config.sketcher_version, "kind": config.kind or "bottomk"}
+    if config.lang_identifier:  # an auto store: what identified its texts' languages
+        sketch_config["lang_identifier"] = config.lang_identifier
     if config.kind == "items":  # the schema: each field's settings, and the rules
         sketch_config["fields"] = [{"name": f.name, "kind": f.kind, "unit": f.unit, "k": f.k, "weight": f.weight,
                                     "precision": f.precision, "normalize": f.normalize,

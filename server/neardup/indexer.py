@@ -38,7 +38,8 @@ import numpy as np
 from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, UsageError
 from .cmdline import at_least, checked, fraction, positive, progress, warn
 from .core.fields import FieldSpec
-from .core.sketch import (ItemSketcher, SketchConfig, Sketcher, ShingleCounts, canonical_lang, decode_sketch,
+from .core.language import AUTO, canonical_lang, canonical_store_lang, lang_identifier
+from .core.sketch import (ItemSketcher, SketchConfig, Sketcher, ShingleCounts, decode_sketch,
                           encode_sketch, load_nltk, stoplist_digest)
 from .core.reference import ITEMS, KINDS, SIMHASH
 from .core.stoplist import (DEFAULT_COHESION, DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_SAMPLE_SIZE, Frequencies,
@@ -443,6 +444,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     requested = {name: value for name, value in
                  (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len), ("kind", sketch))
                  if value is not None}
+    if lang is not None:  # an auto store made by another identifier differs from the command line's
+        requested["lang_identifier"] = lang_identifier(canonical_store_lang(lang))
     if schema is not None:
         requested.update(kind=ITEMS, fields=schema["fields"], rules=schema["rules"])
     existing = _existing_store(store_path)
@@ -557,9 +560,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSON Lines file, or - for stdin; a name ending in .parquet is read as Parquet (string "
                              "columns id, text, optional lang; needs the parquet extra)")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
-    parser.add_argument("--lang", type=checked(str, canonical_lang),
-                        help=f"default language of the corpus; a record's lang overrides it "
-                             f"(default: the store's; for a new store {defaults.lang})")
+    parser.add_argument("--lang", type=checked(str, canonical_store_lang),
+                        help=f"default language of the corpus, or {AUTO}: each text's identified language; a "
+                             f"record's lang overrides it (default: the store's; for a new store {defaults.lang})")
     parser.add_argument("--unit", type=checked(str, lambda unit: SketchConfig(unit=unit)),
                         help=f"shingle unit: sentence, para-sentence or word:N "
                              f"(default: the store's; for a new store {defaults.unit})")

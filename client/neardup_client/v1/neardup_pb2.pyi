@@ -32,7 +32,7 @@ GROUPING_COMPONENTS: Grouping
 GROUPING_COMPLETE: Grouping
 
 class SketchConfig(_message.Message):
-    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version", "kind", "fields", "rules")
+    __slots__ = ("unit", "k", "min_word_len", "lang", "hash", "stoplist_digest", "sketcher_version", "kind", "fields", "rules", "lang_identifier")
     UNIT_FIELD_NUMBER: _ClassVar[int]
     K_FIELD_NUMBER: _ClassVar[int]
     MIN_WORD_LEN_FIELD_NUMBER: _ClassVar[int]
@@ -43,6 +43,7 @@ class SketchConfig(_message.Message):
     KIND_FIELD_NUMBER: _ClassVar[int]
     FIELDS_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
+    LANG_IDENTIFIER_FIELD_NUMBER: _ClassVar[int]
     unit: str
     k: int
     min_word_len: int
@@ -53,7 +54,8 @@ class SketchConfig(_message.Message):
     kind: str
     fields: _containers.RepeatedCompositeFieldContainer[FieldSpec]
     rules: _containers.RepeatedCompositeFieldContainer[Rule]
-    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ..., kind: _Optional[str] = ..., fields: _Optional[_Iterable[_Union[FieldSpec, _Mapping]]] = ..., rules: _Optional[_Iterable[_Union[Rule, _Mapping]]] = ...) -> None: ...
+    lang_identifier: str
+    def __init__(self, unit: _Optional[str] = ..., k: _Optional[int] = ..., min_word_len: _Optional[int] = ..., lang: _Optional[str] = ..., hash: _Optional[str] = ..., stoplist_digest: _Optional[str] = ..., sketcher_version: _Optional[int] = ..., kind: _Optional[str] = ..., fields: _Optional[_Iterable[_Union[FieldSpec, _Mapping]]] = ..., rules: _Optional[_Iterable[_Union[Rule, _Mapping]]] = ..., lang_identifier: _Optional[str] = ...) -> None: ...
 
 class FieldSpec(_message.Message):
     __slots__ = ("name", "kind", "unit", "k", "weight", "precision", "normalize", "drop_words", "rule_tokens", "metric", "synonyms")

@@ -27,9 +27,10 @@ from typing import Iterable, NamedTuple
 import crcmod.predefined
 
 from ..errors import ConfigMismatch, InvalidArgument
-from . import _shingle
+from . import _shingle, language
 from . import fields as item_fields
 from .fields import FieldSpec
+from .language import AUTO, SNOWBALL_LANGUAGES, canonical_lang, canonical_store_lang
 from .reference import BOTTOMK, ITEMS, KINDS, LOG_TF, SIMHASH, UNIT, WEIGHTINGS
 
 #: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
@@ -42,19 +43,9 @@ _crc32_update, _CRC_TABLE = _crc32.__defaults__[2], _crc32.__defaults__[1]
 if not _CRC_MASK ^ _crc32_update(b"123456789", _CRC_MASK, _CRC_TABLE) == _crc32(b"123456789") == 0xCBF43926:
     raise ImportError("crcmod's CRC-32 is not the standard one")
 
-LANG_ALIASES = {
-    "en": "english", "nl": "dutch", "ru": "russian", "de": "german", "fr": "french", "es": "spanish",
-    "it": "italian", "pt": "portuguese", "sv": "swedish", "da": "danish", "no": "norwegian",
-    "fi": "finnish", "hu": "hungarian", "ro": "romanian", "ar": "arabic",
-}
 # NLTK (Snowball stemmers, Punkt) takes a second or more to import, for it pulls in scipy; only sketching text
 # needs it, so it is imported at its first use (_nltk), not with this module: `neardup --help`, `dedup` and `info`
 # never load it, and `neardup serve` loads it before its workers start (load_nltk).
-#: NLTK's SnowballStemmer.languages in the pinned 3.10 series; _nltk() refuses an NLTK that has others.
-_SNOWBALL_LANGUAGES = ("arabic", "danish", "dutch", "english", "finnish", "french", "german", "hungarian",
-                       "italian", "norwegian", "porter", "portuguese", "romanian", "russian", "spanish", "swedish")
-#: "none" keeps words unstemmed.
-LANGUAGES = frozenset(_SNOWBALL_LANGUAGES) - {"porter"} | {"none"}
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,9 +54,9 @@ def _nltk():
     from nltk.stem.snowball import SnowballStemmer
     from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
 
-    if tuple(SnowballStemmer.languages) != _SNOWBALL_LANGUAGES:
+    if tuple(SnowballStemmer.languages) != SNOWBALL_LANGUAGES:
         raise ImportError(f"this NLTK stems {SnowballStemmer.languages}, not the languages neardup was made with "
-                          f"{_SNOWBALL_LANGUAGES}; install the NLTK version pyproject.toml pins")
+                          f"{SNOWBALL_LANGUAGES}; install the NLTK version pyproject.toml pins")
     fast_punkt = type("_FastPunkt", (_FastPunktMixin, PunktSentenceTokenizer), {"__doc__": _FastPunktMixin.__doc__})
     return SnowballStemmer, PunktParameters, fast_punkt
 
@@ -120,15 +111,6 @@ def sketcher_versions_text(kind: str) -> str:
     return "versions " + ", ".join(map(str, versions[:-1])) + f" and {versions[-1]}"
 
 
-def canonical_lang(lang: str) -> str:
-    """Maps 'en', 'EN', 'english' to 'english'; refuses languages without a stemmer."""
-    name = LANG_ALIASES.get(lang.strip().lower(), lang.strip().lower())
-    if name not in LANGUAGES:
-        raise InvalidArgument(f"unknown language {lang!r}; use one of {', '.join(sorted(LANGUAGES))} "
-                              f"or a code such as {', '.join(sorted(LANG_ALIASES))}")
-    return name
-
-
 @dataclass(frozen=True)
 class SketchConfig:
     """Everything that decides a sketch's values. Saved in the store; sketches compare only under equal configs."""
@@ -140,6 +122,8 @@ class SketchConfig:
     #: The bottom-K sketch's size; a simhash configuration keeps the default, which it does not use.
     k: int = DEFAULT_K
     min_word_len: int = 1
+    #: The stemmer language of texts sent without their own, or "auto": each such text's identified language
+    #: (core/language.py), by the identifier lang_identifier names.
     lang: str = "english"
     hash: str = "crc32"
     stoplist_digest: str = ""
@@ -153,6 +137,10 @@ class SketchConfig:
     fields: tuple[FieldSpec, ...] = ()
     #: An items store's rules: each a tuple of field names an item pair must all match on (super tokens).
     rules: tuple[tuple[str, ...], ...] = ()
+    #: An auto store's language identifier and its version (language.identifier_name()): texts stemmed by
+    #: another identifier's choices would differ, so a sketcher of another one refuses the store. Left out for
+    #: lang "auto", the installed one; "" for any other lang.
+    lang_identifier: str = _CURRENT_VERSION  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -179,7 +167,12 @@ class SketchConfig:
             raise InvalidArgument(f"unknown shingle hash {self.hash!r}; only 'crc32' is supported")
         if not isinstance(self.sketcher_version, int) or self.sketcher_version < 1:
             raise InvalidArgument(f"sketcher_version must be an integer >= 1, got {self.sketcher_version!r}")
-        object.__setattr__(self, "lang", canonical_lang(self.lang))
+        object.__setattr__(self, "lang", canonical_store_lang(self.lang))
+        if self.lang_identifier is _CURRENT_VERSION:
+            object.__setattr__(self, "lang_identifier", language.lang_identifier(self.lang))
+        if (self.lang == AUTO) != bool(self.lang_identifier):
+            raise InvalidArgument(f"lang_identifier names the language identifier of a store of lang 'auto' and only "
+                                  f"of one; got lang {self.lang!r} with lang_identifier {self.lang_identifier!r}")
 
     @property
     def weighting(self) -> str | None:
@@ -199,6 +192,8 @@ class SketchConfig:
         values = asdict(self)
         if self.kind != ITEMS:
             del values["fields"], values["rules"]
+        if not self.lang_identifier:
+            del values["lang_identifier"]  # as stores made before auto saved it (and their models' digests)
         for spec in values.get("fields", ()):
             if not spec["synonyms"]:
                 del spec["synonyms"]  # as stores made before synonyms saved it (and their models' digests)
@@ -484,8 +479,21 @@ class Sketcher:
         if self.config.sketcher_version not in SKETCHER_VERSIONS[kind]:
             raise ConfigMismatch(f"this neardup makes {kind} sketches by the rules of {sketcher_versions_text(kind)}, "
                                  f"not of version {self.config.sketcher_version}")
+        if self.config.lang == AUTO and self.config.lang_identifier != language.identifier_name():
+            raise ConfigMismatch(f"the store's texts were stemmed in the languages {self.config.lang_identifier} "
+                                 f"identified; this neardup identifies by {language.identifier_name()}: install "
+                                 f"that identifier's version or re-index the store")
+        if self.config.lang == AUTO:
+            language.load_identifier()
         # the stop-list as the compiled weighted SimHash reads it: ascending uint32
         self._stop_array = array.array(_UINT32, sorted(self.stoplist)).tobytes()
+
+    def language(self, text: str, lang: str | None = None) -> str:
+        """The stemmer language of a text: its own lang when given, else the store's, or for an auto store the one
+        identified from the text."""
+        if lang:
+            return canonical_lang(lang)
+        return language.identify(text) if self.config.lang == AUTO else self.config.lang
 
     def _words(self, text: str, lang: str) -> list[str]:
         """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
@@ -499,7 +507,7 @@ class Sketcher:
         """The document's shingles as normalized strings, in text order (repeats included)."""
         if not isinstance(text, str):
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
-        lang = canonical_lang(lang) if lang else self.config.lang
+        lang = self.language(text, lang)
         n = self.config.word_ngram
         if n is None:
             splitter = _sentence_splitter(lang)
@@ -521,7 +529,7 @@ class Sketcher:
                     for s in self.shingles(text, lang)}
         if not isinstance(text, str):
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
-        return _ngram_hashes(self._words(text, canonical_lang(lang) if lang else self.config.lang), n)
+        return _ngram_hashes(self._words(text, self.language(text, lang)), n)
 
     def hash_counts(self, text: str, lang: str | None = None) -> ShingleCounts:
         """The text's distinct shingle hashes (those of hashes()), ascending, with their counts in the text, before
@@ -533,7 +541,7 @@ class Sketcher:
                                     for s in self.shingles(text, lang))
         if not isinstance(text, str):
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
-        words = self._words(text, canonical_lang(lang) if lang else self.config.lang)
+        words = self._words(text, self.language(text, lang))
         return ShingleCounts(*_shingle.ngram_counts(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK))
 
     def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
@@ -572,7 +580,7 @@ class ItemSketcher:
             raise ConfigMismatch(f"a {config.kind} store holds texts, not items with fields")
         self.config = config
         self._text = {spec.name: Sketcher(SketchConfig(unit=spec.unit, k=spec.k, min_word_len=config.min_word_len,
-                                                       lang=config.lang))
+                                                       lang=config.lang, lang_identifier=config.lang_identifier))
                       for spec in config.fields if spec.kind == item_fields.TEXT}
 
     def sketch(self, values, lang: str | None = None) -> bytes:

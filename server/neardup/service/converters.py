@@ -92,7 +92,8 @@ def _varint(data: bytes, position: int) -> tuple[int, int]:
 def sketch_config(message: pb.SketchConfig) -> SketchConfig:
     """A sketcher_version of 0 (unset) comes from a client made before sketcher versions existed: its sketches
     follow version 1's rules, as a stored configuration without the field does (SketchConfig.from_dict); an
-    empty kind, from a client made before sketch kinds existed, is bottomk."""
+    empty kind, from a client made before sketch kinds existed, is bottomk. A lang "auto" needs its
+    lang_identifier (SketchConfig refuses one without)."""
     return SketchConfig(unit=message.unit, k=message.k, min_word_len=message.min_word_len, lang=message.lang,
                         hash=message.hash, stoplist_digest=message.stoplist_digest,
                         sketcher_version=message.sketcher_version or 1, kind=message.kind or BOTTOMK,
@@ -102,7 +103,8 @@ def sketch_config(message: pb.SketchConfig) -> SketchConfig:
                                                rule_tokens=spec.rule_tokens, metric=spec.metric,
                                                synonyms=dict(spec.synonyms))
                                      for spec in message.fields),
-                        rules=tuple(tuple(rule.fields) for rule in message.rules))
+                        rules=tuple(tuple(rule.fields) for rule in message.rules),
+                        lang_identifier=message.lang_identifier)
 
 
 def sketch_config_message(config: SketchConfig) -> pb.SketchConfig:
