@@ -29,6 +29,13 @@ def test_long_texts_with_shared_clauses_separate_high():
     assert 0.4 <= learn_threshold(values) <= 0.7
 
 
+def test_rewrites_spread_from_the_chance_level_up_cut_at_the_chance_modes_edge():
+    """Most texts have rewrites whose similarities spread evenly from 0.06 to 0.8, with no gap: the threshold is
+    where the chance mode (no match, or under 0.05) ends, not the fixed default."""
+    values = sample(9, (120, 0, 0), (500, 0.06, 0.8))
+    assert LOWEST <= learn_threshold(values) <= 0.1
+
+
 def test_the_middle_of_an_empty_stretch():
     values = sample(3, (300, 0.05, 0.2), (300, 0.8, 1.0))
     assert learn_threshold(values) == pytest.approx(0.5, abs=0.03)

@@ -42,8 +42,9 @@ from .core.language import AUTO, canonical_lang, canonical_store_lang, lang_iden
 from .core.sketch import (ItemSketcher, SketchConfig, Sketcher, ShingleCounts, decode_sketch,
                           encode_sketch, load_nltk, stoplist_digest)
 from .core.reference import ITEMS, KINDS, SIMHASH
-from .core.stoplist import (DEFAULT_COHESION, DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_SAMPLE_SIZE, Frequencies,
-                            Sample, boilerplate, document_frequencies, document_sample, frequent, stoplist_cut)
+from .core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE, DEFAULT_SAMPLE_SIZE,
+                            Frequencies, Sample, boilerplate, document_frequencies, document_sample, frequent,
+                            stoplist_cut)
 from . import parquet, threshold as store_threshold
 from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
@@ -418,7 +419,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                  lang: str | None = None, min_word_len: int | None = None, sketch: str | None = None,
                  workers: int = 1, strict: bool = False,
                  stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
-                 stop_cohesion: float = DEFAULT_COHESION, learn: bool = True,
+                 stop_own_share: float = DEFAULT_OWN_SHARE, learn: bool = True,
                  batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
                  engine: Engine | None = None, schema: dict | None = None,
                  threshold: store_threshold.Choice | None = None) -> IndexSummary:
@@ -437,9 +438,9 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     """
     if workers < 1 or batch_size < 1:
         raise InvalidArgument("--workers and --batch-size must be at least 1")
-    if stop_min_docs < 2 or not 0.0 <= stop_fraction <= 1.0 or not 0.0 < stop_cohesion <= 1.0:
+    if stop_min_docs < 2 or not 0.0 <= stop_fraction <= 1.0 or not 0.0 <= stop_own_share <= 1.0:
         raise InvalidArgument("--stop-min-docs must be at least 2 (a shingle of one document is no boilerplate), "
-                              "--stop-fraction in [0, 1] and --stop-cohesion in (0, 1]")
+                              "--stop-fraction and --stop-own-share in [0, 1]")
     started = time.monotonic()
     requested = {name: value for name, value in
                  (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len), ("kind", sketch))
@@ -483,7 +484,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         if learn:
             cut = stoplist_cut(len(collector.chosen), stop_min_docs, stop_fraction)
             candidates = engine.frequent(kept, config.kind, cut)
-            stop = boilerplate(candidates, engine.sample(kept, config.kind, candidates.values), cut, stop_cohesion)
+            stop = boilerplate(candidates, engine.sample(kept, config.kind, candidates.values), cut, stop_own_share)
             summary.popular_kept = len(candidates.values) - len(stop.values)
             stoplist = frozenset(stop.values.tolist())
             config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
@@ -601,9 +602,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stop-fraction", type=checked(float, fraction), default=DEFAULT_FRACTION,
                         help="... and in at least this fraction of the documents; copies of one text (a story "
                              "republished many times) count once, so a popular story is never stop-listed")
-    parser.add_argument("--stop-cohesion", type=checked(float, fraction), default=DEFAULT_COHESION,
-                        help="two documents holding a frequent shingle count as copies of one text when the "
-                             "containment of their sketches reaches this")
+    parser.add_argument("--stop-own-share", type=checked(float, fraction), default=DEFAULT_OWN_SHARE,
+                        help="a document counts as a distinct text when at least this share of its shingles are its "
+                             "own (in fewer documents than the cut); 0 counts every document")
     parser.add_argument("--no-stoplist", dest="learn", action="store_false",
                         help="a new store gets no stop-list (default: it learns one)")
     parser.add_argument("--batch-size", type=at_least(1), default=DEFAULT_BATCH_SIZE,
@@ -635,7 +636,7 @@ def _run(args: argparse.Namespace) -> int:
     summary = index_corpus(
         args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
         sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
-        stop_fraction=args.stop_fraction, stop_cohesion=args.stop_cohesion, learn=args.learn,
+        stop_fraction=args.stop_fraction, stop_own_share=args.stop_own_share, learn=args.learn,
         batch_size=args.batch_size, postings=args.postings,
         engine=engine, schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
     print(summary.format())

@@ -9,16 +9,21 @@ form two modes, and the threshold is the valley between them that splits the sam
   1. histogram the values in bins of BIN_WIDTH on [0, 1], smoothed with the weights 1-2-1;
   2. a bin whose centre lies in [LOWEST, HIGHEST] is a valley when its smoothed count is no higher than its
      neighbours' and at most DIP times both the highest bin below it and the highest bin above it (a mode on each
-     side);
+     side: an empty stretch above the highest value is no valley);
   3. of the valleys, the one whose cut (the bins below it against it and the bins above) has the largest
      between-class variance (Otsu's criterion) wins, and the threshold is its centre; equal ones (an empty stretch
      between the modes, where moving the cut moves no document) give the middle one. Otsu alone cuts a broad mode
      in two; the deepest valley alone can fall between two small high modes (rewrites and exact copies) and
      leave the rewrites out; a valley that splits the most variance is the gap between "no near-duplicate" and
      "near-duplicate", and Otsu's criterion prefers it to a gap that sets apart a few;
-  4. no threshold (None: the store keeps its kind's fixed default, core/defaults.py) when the sample holds fewer
-     than MIN_SAMPLE documents, no bin is a valley, or fewer than MIN_NEAR_DUPLICATES documents lie at or above
-     the valley: a corpus without near-duplicates has no upper mode and keeps the fixed default.
+  4. where no bin is such a valley but most documents have a near-duplicate (texts rewritten by hand: their
+     similarities spread from the chance level up, with no gap), the threshold is the upper edge of the chance
+     mode (the lowest mode: documents without a near-duplicate): the first bin from LOWEST on whose smoothed count
+     is no higher than the next one's, when at least REWRITTEN_SHARE of the sample lies at or above it and some
+     of it reaches NEAR_COPY (rewrites of a text include close ones; texts that share only clauses do not);
+  5. no threshold (None: the store keeps its kind's fixed default, core/defaults.py) when the sample holds fewer
+     than MIN_SAMPLE documents, neither rule applies, or fewer than MIN_NEAR_DUPLICATES documents lie at or above
+     the threshold: a corpus without near-duplicates has no upper mode and keeps the fixed default.
 
 Pure and deterministic: the same values give the same threshold.
 """
@@ -39,6 +44,9 @@ DIP = 0.5
 MIN_SAMPLE = 100
 #: The upper mode must hold at least this many documents: a few similar pairs are no population of copies.
 MIN_NEAR_DUPLICATES = 10
+#: Rule 4 (no gap): the share of the sample at or above the chance mode's edge, and a similarity some must reach.
+REWRITTEN_SHARE = 0.5
+NEAR_COPY = 0.5
 
 #: Where a store's default threshold comes from (InfoResponse.default_threshold_source): learned from its corpus,
 #: set by hand, its sketch kind's fixed default (core/defaults.py), or an items store's trained pair model.
@@ -60,17 +68,31 @@ def learn_threshold(nearest: Sequence[float]) -> float | None:
     valley = np.zeros(bins, bool)
     middle = smoothed[1:-1]
     valley[1:-1] = ((middle <= smoothed[:-2]) & (middle <= smoothed[2:])
-                    & (middle <= DIP * below[:-2]) & (middle <= DIP * above[2:]))
+                    & (middle <= DIP * below[:-2]) & (middle <= DIP * above[2:]) & (above[2:] > 0))
     valley &= (centres >= LOWEST) & (centres <= HIGHEST)
-    if not valley.any():
-        return None
-    separation = _between_class_variance(counts, np.histogram(values, bins=bins, range=(0.0, 1.0),
-                                                              weights=values)[0])
-    best = np.flatnonzero(valley & (separation == separation[valley].max()))
-    threshold = float(centres[best[len(best) // 2]])
+    if valley.any():
+        separation = _between_class_variance(counts, np.histogram(values, bins=bins, range=(0.0, 1.0),
+                                                                  weights=values)[0])
+        best = np.flatnonzero(valley & (separation == separation[valley].max()))
+        threshold = float(centres[best[len(best) // 2]])
+    else:
+        threshold = _chance_edge(values, smoothed, centres)
+        if threshold is None:
+            return None
     if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
         return None
     return round(threshold, 4)
+
+
+def _chance_edge(values: np.ndarray, smoothed: np.ndarray, centres: np.ndarray) -> float | None:
+    """Rule 4: the upper edge of the chance mode, where most of the sample lies above it with no gap."""
+    rising = np.flatnonzero((centres[:-1] >= LOWEST) & (smoothed[:-1] <= smoothed[1:]))
+    if not len(rising):
+        return None
+    edge = float(centres[rising[0]])
+    if np.count_nonzero(values >= edge) < REWRITTEN_SHARE * len(values) or values.max() < NEAR_COPY:
+        return None
+    return edge
 
 
 def _between_class_variance(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:

@@ -2,18 +2,21 @@
 article", copyright lines, a licence's warranty clause, a site's navigation) say nothing about duplication. The
 offline stage learns them once.
 
-Boilerplate by diversity, not by count: a shingle's documents are counted as distinct *texts*, so the sentences of
-a story republished 500 times count once, however many copies hold them, and are never stop-listed. A shingle in at
-least `cut` documents (stoplist_cut) is a candidate; for each candidate a bounded sample of the documents holding it
-(the `sample_size` with the smallest document keys, a hash of the document's own shingles) is grouped the way Dedup
-groups a result set (greedy, containment at `cohesion`, on each document's DIVERSITY_SKETCH smallest hashes), and
-the candidate's distinct texts are estimated as df × groups / sampled. It is stop-listed when that reaches the cut.
+Boilerplate by diversity, not by count. A shingle in at least `cut` documents (stoplist_cut) is a candidate. What
+tells a site's header from the sentences of a story republished 500 times is what else its documents hold: a page
+of the site has a text of its own beside the header, while a copy of the story is the story (the same candidates)
+plus a few edits. So a document holding a candidate counts as a distinct text when at least `own_share` of its
+shingles are its own: in fewer documents than the cut. For each candidate a bounded sample of its documents (the
+`sample_size` with the smallest document keys, a hash of the document's shingles) is looked at, and its distinct
+texts are estimated as df × (distinct holders sampled / holders sampled); it is stop-listed when that reaches the
+cut. The sentences of a popular story are then never stop-listed, however many copies hold them; a header on pages
+that are mostly header (less than own_share of their own) is kept too, and such pages group as near-duplicates.
 
 Every statistic here merges exactly over parts of a corpus (a chunk in one process, a partition on a worker of a
 cluster): frequencies are arrays (distinct values, counts) that summed() adds and split() shards by value; samples
 keep the smallest keys, which merged() keeps again. So a cluster learns the stop-list one process learns, bit for
-bit. Memory: the frequencies, and at most sample_size entries per candidate plus one DIVERSITY_SKETCH per sampled
-document, whatever the corpus size.
+bit. Memory: the frequencies, and at most sample_size entries per candidate plus a number per sampled document,
+whatever the corpus size.
 """
 from __future__ import annotations
 
@@ -22,17 +25,12 @@ from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import kernel
-from .reference import CONTAINMENT, GREEDY
-
 DEFAULT_MIN_DOCS = 50
 DEFAULT_FRACTION = 0.002
 #: Documents sampled per candidate shingle to tell copies of one text from unlike documents.
 DEFAULT_SAMPLE_SIZE = 32
-#: Two sampled documents are copies of one text when the containment of their diversity sketches reaches this.
-DEFAULT_COHESION = 0.5
-#: The smallest hashes of a document that stand for it in a sample.
-DIVERSITY_SKETCH = 64
+#: A document holding a candidate is a distinct text when at least this share of its shingles are its own.
+DEFAULT_OWN_SHARE = 0.3
 _CHUNK_VALUES = 1 << 25  # hashes counted at once (128 MB): bounds the memory beyond the documents' own
 
 
@@ -105,12 +103,12 @@ def frequent(df: Frequencies, cut: float) -> Frequencies:
 
 class Sample(NamedTuple):
     """For candidate shingles, documents that hold them: entry i says candidate `candidate[i]` (an index into the
-    candidates' values) is held by the document of key `key[i]`; `sketches` maps each key to that document's
-    DIVERSITY_SKETCH smallest hashes (encoded uint32). Entries are sorted by candidate, then key."""
+    candidates' values) is held by the document of key `key[i]`; `own` maps each key to how many of that document's
+    shingles are no candidate, and how many it has. Entries are sorted by candidate, then key."""
 
     candidate: np.ndarray
     key: np.ndarray
-    sketches: dict[int, bytes]
+    own: dict[int, tuple[int, int]]
 
 
 def document_key(hashes: np.ndarray) -> int:
@@ -136,7 +134,7 @@ def document_sample(hash_sets: Sequence[np.ndarray], candidates: np.ndarray, siz
     keys = np.fromiter((document_key(hashes) for hashes in hash_sets), np.uint64, len(hash_sets))
     order = np.argsort(keys, kind="stable")
     filled = np.zeros(len(candidates), np.int64)
-    found_candidates, found_documents = [], []
+    found_candidates, found_documents, own = [], [], {}
     start = 0
     while start < len(order) and len(candidates):
         stop, held = start, 0  # documents in key order, a chunk of about _CHUNK_VALUES hashes at a time
@@ -144,12 +142,13 @@ def document_sample(hash_sets: Sequence[np.ndarray], candidates: np.ndarray, siz
             held += len(hash_sets[order[stop]])
             stop += 1
         chunk = order[start:stop]
-        arrays = [hash_sets[document] for document in chunk.tolist()]
-        values = np.concatenate(arrays) if arrays else np.empty(0, np.uint32)
-        documents = np.repeat(chunk, [len(array) for array in arrays])
+        lengths = np.array([len(hash_sets[document]) for document in chunk.tolist()], np.int64)
+        values = np.concatenate([hash_sets[document] for document in chunk.tolist()])
+        positions = np.repeat(np.arange(len(chunk)), lengths)
         at = np.minimum(np.searchsorted(candidates, values), len(candidates) - 1)
         held_here = candidates[at] == values
-        candidate, document = at[held_here], documents[held_here]
+        candidates_held = np.bincount(positions[held_here], minlength=len(chunk))
+        candidate, document = at[held_here], chunk[positions[held_here]]
         # the chunk holds its documents in key order: a stable sort by candidate puts each one's smallest first
         by_candidate = np.argsort(candidate, kind="stable")
         candidate, document = candidate[by_candidate], document[by_candidate]
@@ -159,16 +158,16 @@ def document_sample(hash_sets: Sequence[np.ndarray], candidates: np.ndarray, siz
         filled += np.bincount(candidate, minlength=len(candidates))
         found_candidates.append(candidate)
         found_documents.append(document)
+        sampled = np.isin(chunk, document)
+        own.update(zip(keys[chunk[sampled]].tolist(),
+                       zip((lengths[sampled] - candidates_held[sampled]).tolist(), lengths[sampled].tolist())))
         start = stop
         if filled.min() >= size:
             break
     candidate = np.concatenate(found_candidates) if found_candidates else np.empty(0, np.int64)
-    document = np.concatenate(found_documents) if found_documents else np.empty(0, np.int64)
-    key = keys[document]
+    key = keys[np.concatenate(found_documents)] if found_documents else np.empty(0, np.uint64)
     kept = _kept_first(candidate, key, size)
-    sketches = {int(keys[index]): np.sort(hash_sets[index])[:DIVERSITY_SKETCH].astype("<u4").tobytes()
-                for index in np.unique(document).tolist()}
-    return Sample(candidate[kept].astype(np.int64), key[kept], sketches)
+    return Sample(candidate[kept].astype(np.int64), key[kept], own)
 
 
 def merged(parts: Iterable[Sample], size: int = DEFAULT_SAMPLE_SIZE) -> Sample:
@@ -179,48 +178,35 @@ def merged(parts: Iterable[Sample], size: int = DEFAULT_SAMPLE_SIZE) -> Sample:
     kept = _kept_first(candidate, key, size)
     candidate, key = candidate[kept], key[kept]
     # a key twice in one candidate: the same shingles in two parts; both stay, as they would in one process
-    sketches = {}
-    for part in parts:
-        sketches.update(part.sketches)
     wanted = set(key.tolist())
-    return Sample(candidate, key, {held: sketch for held, sketch in sketches.items() if held in wanted})
+    return Sample(candidate, key, {held: counts for part in parts for held, counts in part.own.items()
+                                   if held in wanted})
 
 
-def distinct_texts(candidates: Frequencies, sample: Sample, cohesion: float = DEFAULT_COHESION) -> np.ndarray:
+def distinct_texts(candidates: Frequencies, sample: Sample, own_share: float = DEFAULT_OWN_SHARE) -> np.ndarray:
     """Per candidate, the estimated number of distinct texts among the documents that hold it: its document count
-    times the share of its sampled documents that are no copy of an earlier one (Dedup's greedy grouping, in key
-    order). Candidates sampled by the same documents (every sentence of one story) are grouped once."""
-    estimates = candidates.counts.astype(np.float64).copy()
-    bounds = np.searchsorted(sample.candidate, np.arange(len(candidates.values) + 1))
-    groups_of: dict[bytes, float] = {}
-    for index in range(len(candidates.values)):
-        keys = sample.key[bounds[index]:bounds[index + 1]]
-        if not len(keys):
-            continue
-        signature = keys.tobytes()
-        share = groups_of.get(signature)
-        if share is None:
-            grouping = kernel.dedup([sample.sketches[held] for held in keys.tolist()], DIVERSITY_SKETCH, cohesion,
-                                    CONTAINMENT, GREEDY)
-            share = groups_of[signature] = sum(1 for leader in grouping.duplicate_of if leader < 0) / len(keys)
-        estimates[index] *= share
-    return estimates
+    times the share of its sampled documents with at least own_share of their shingles their own."""
+    own = [sample.own[held] for held in sample.key.tolist()]
+    distinct = np.fromiter((mine >= own_share * total for mine, total in own), np.float64, len(own))
+    sampled = np.bincount(sample.candidate, minlength=len(candidates.values))
+    found = np.bincount(sample.candidate, weights=distinct, minlength=len(candidates.values))
+    return candidates.counts * np.divide(found, sampled, out=np.ones(len(sampled)), where=sampled > 0)
 
 
-def boilerplate(candidates: Frequencies, sample: Sample, cut: float, cohesion: float = DEFAULT_COHESION
+def boilerplate(candidates: Frequencies, sample: Sample, cut: float, own_share: float = DEFAULT_OWN_SHARE
                 ) -> Frequencies:
     """The candidates whose documents hold at least `cut` distinct texts (distinct_texts): the stop-list."""
-    keep = distinct_texts(candidates, sample, cohesion) >= cut
+    keep = distinct_texts(candidates, sample, own_share) >= cut
     return Frequencies(candidates.values[keep], candidates.counts[keep])
 
 
 def learn_stoplist(documents: Sequence[Iterable[int] | np.ndarray], min_docs: int = DEFAULT_MIN_DOCS,
                    fraction: float = DEFAULT_FRACTION, sample_size: int = DEFAULT_SAMPLE_SIZE,
-                   cohesion: float = DEFAULT_COHESION) -> frozenset[int]:
+                   own_share: float = DEFAULT_OWN_SHARE) -> frozenset[int]:
     """The stop-list of a corpus held at once (each document's distinct hashes): the rule every engine follows."""
     hash_sets = [hashes if isinstance(hashes, np.ndarray) else np.array(sorted(hashes), np.uint32)
                  for hashes in documents]
     cut = stoplist_cut(len(hash_sets), min_docs, fraction)
     candidates = frequent(document_frequencies(hash_sets), cut)
     sample = document_sample(hash_sets, candidates.values, sample_size)
-    return frozenset(boilerplate(candidates, sample, cut, cohesion).values.tolist())
+    return frozenset(boilerplate(candidates, sample, cut, own_share).values.tolist())
