@@ -535,15 +535,15 @@ def _shingles(text: str) -> set[str]:
 DISTINCT_CONTAINMENT = 1 / 3
 
 
-def distinct(texts: list[Source]) -> list[Source]:
-    """Drops every text that shares more than DISTINCT_CONTAINMENT of its word 5-grams with an earlier one (a
-    page that includes another, a section repeated in two articles), so no unlabelled duplicate stays among the
+def distinct(texts: list[Source], limit: float = DISTINCT_CONTAINMENT) -> list[Source]:
+    """Drops every text that shares more than `limit` of its word 5-grams with an earlier one (a page that
+    includes another, a section repeated in two articles), so no unlabelled duplicate stays among the
     originals."""
     kept, index = [], {}
     for source in texts:
         shingles = _shingles(source.text)
         counts = Counter(j for s in shingles for j in index.get(s, ()))
-        if any(count > DISTINCT_CONTAINMENT * min(len(shingles), kept_size) for j, count in counts.items()
+        if any(count > limit * min(len(shingles), kept_size) for j, count in counts.items()
                for kept_size in [len(kept[j][1])]):
             continue
         for s in shingles:

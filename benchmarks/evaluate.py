@@ -325,7 +325,12 @@ class ResultSet:
 
 
 def add_result_set(counts: Counts, result_set: ResultSet, similarity: np.ndarray) -> None:
-    groups = greedy_groups(similarity, THRESHOLDS)
+    add_grouping(counts, result_set, greedy_groups(similarity, THRESHOLDS))
+
+
+def add_grouping(counts: Counts, result_set: ResultSet, groups: np.ndarray) -> None:
+    """Adds the pair counts of a result set grouped once per threshold (groups[threshold, position]: the
+    position standing for its group)."""
     upper = np.triu_indices(len(result_set.indexes), 1)
     predicted = groups[:, upper[0]] == groups[:, upper[1]]
     truth, scored = result_set.duplicate, result_set.scored

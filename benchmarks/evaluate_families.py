@@ -1,0 +1,281 @@
+"""Detection quality on the issue-25 families (benchmarks/families.py), through the product's own path.
+
+For each family and split the corpus is written as JSON Lines, indexed with neardup.indexer.index_corpus into a
+temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server
+groups it: the store opened, neardup.engine.Deduplicator.dedup_ids with the store's own defaults
+(Deduplicator.defaults, so a threshold the store learned applies by itself), or --threshold. neardup is also run at
+every threshold of evaluate.THRESHOLDS (same store, same call) for its best threshold per family (an oracle).
+The baselines of evaluate.py (MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash char
+4-gram) group each set with the same greedy rule at each family's own best threshold (a per-family oracle).
+Pairwise precision, recall and F1 are micro-averaged over the sets: per family, per scope within a family
+(popular: copies per story; shared: licences, manual pages, sites; short: rewrite rate; multilingual: language;
+length of the original), and over all families (each baseline at its one best threshold over all of them).
+
+    python benchmarks/evaluate_families.py [--split tune test] [--family NAME ...] [--threshold T]
+        [--index-arg NAME=VALUE ...] [--label TEXT]
+writes benchmarks/out/families-SPLIT[-LABEL].json and .md (also printed).
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import evaluate  # noqa: E402
+import families  # noqa: E402
+import report  # noqa: E402
+from evaluate import THRESHOLDS, Counts, Method, ResultSet  # noqa: E402
+from neardup.core import kernel, reference  # noqa: E402
+from neardup.engine import DedupParams, Deduplicator  # noqa: E402
+from neardup.errors import NearDupError  # noqa: E402
+from neardup.indexer import index_corpus  # noqa: E402
+from neardup.store import open_store  # noqa: E402
+from sources import SourceMissing  # noqa: E402
+
+#: index_corpus parameters the run sets itself.
+_FIXED_INDEX_ARGS = ("corpus", "store_path")
+
+
+def index_options(pairs: list[str]) -> dict:
+    """NAME=VALUE pairs as index_corpus keyword arguments: VALUE a Python literal (False, 0.002, 'word:3') or else
+    a string; ValueError names a pair that is malformed or an option index_corpus does not take."""
+    accepted = [name for name in inspect.signature(index_corpus).parameters if name not in _FIXED_INDEX_ARGS]
+    options = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--index-arg {pair!r} is not NAME=VALUE")
+        if name not in accepted:
+            raise ValueError(f"--index-arg {name!r} is no option of index_corpus; use one of {', '.join(accepted)}")
+        try:
+            options[name] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            options[name] = value
+    return options
+
+
+class StoreRun:
+    """One family's corpus indexed into a store, its result sets grouped by the store's Deduplicator."""
+
+    def __init__(self, corpus: families.Corpus, workdir: Path, options: dict):
+        path = workdir / f"{corpus.family}-{corpus.split}.jsonl"
+        with path.open("w", encoding="utf-8") as out:
+            for record in corpus.records():
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.summary = index_corpus(str(path), str(workdir / f"{corpus.family}-{corpus.split}.store"), **options)
+        self.store = open_store(workdir / f"{corpus.family}-{corpus.split}.store", readonly=True)
+        self.deduplicator = Deduplicator(self.store)
+        self.ids = [doc.id for doc in corpus.docs]
+
+    def groups(self, indexes: list[int], params: list[DedupParams]) -> np.ndarray:
+        """groups[p, position]: the position standing for each result's group under params[p], as Dedup
+        answers (kernel.unpack of the packed grouping)."""
+        ids = [self.ids[i] for i in indexes]
+        return np.array([kernel.unpack(self.deduplicator.dedup_ids(ids, p).packed_grouping).group for p in params])
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def counts_by_scope(sets: dict[str, list[ResultSet]], group: Callable[[list[int]], np.ndarray],
+                    size: int) -> dict[str, Counts]:
+    """Pair counts per scope, each result set grouped by `group` (one row per threshold)."""
+    result = {}
+    for scope, scope_sets in sets.items():
+        counts = Counts.empty(size)
+        for result_set in scope_sets:
+            evaluate.add_grouping(counts, result_set, group(result_set.indexes))
+        result[scope] = counts
+    return result
+
+
+def merged(all_counts: list[Counts]) -> Counts:
+    """Pair counts summed over families (micro-averaging over all their result sets)."""
+    total = Counts.empty(len(all_counts[0].tp))
+    for counts in all_counts:
+        total.tp, total.fp, total.fn = total.tp + counts.tp, total.fp + counts.fp, total.fn + counts.fn
+        for kind in total.negatives:
+            total.negatives[kind] += counts.negatives[kind]
+            total.negatives_grouped[kind] = total.negatives_grouped[kind] + counts.negatives_grouped[kind]
+    return total
+
+
+def figures(counts: Counts, index: int) -> dict:
+    return {"precision": float(counts.precision()[index]), "recall": float(counts.recall()[index]),
+            "f1": float(counts.f1()[index]),
+            "site_grouped": float(counts.negatives_grouped["site"][index] / max(1, counts.negatives["site"])),
+            "topic_grouped": float(counts.negatives_grouped["topic"][index] / max(1, counts.negatives["topic"]))}
+
+
+def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, threshold: float | None) -> dict:
+    """Per scope: neardup at the store's default (or `threshold`) and at its best threshold; each baseline at
+    its best threshold. Also the store's facts (stop-list, default threshold) and the curves' counts."""
+    docs = corpus.docs
+    sets = {scope: [ResultSet.label(docs, indexes) for indexes in drawn] for scope, drawn in corpus.result_sets.items()}
+    run = StoreRun(corpus, workdir, options)
+    try:
+        served = run.deduplicator.defaults
+        if threshold is not None:
+            served = dataclasses.replace(served, threshold=threshold)
+        sweep = [dataclasses.replace(served, threshold=float(t)) for t in THRESHOLDS]
+        default_counts = counts_by_scope(sets, lambda indexes: run.groups(indexes, [served]), 1)
+        sweep_counts = counts_by_scope(sets, lambda indexes: run.groups(indexes, sweep), len(THRESHOLDS))
+        store_facts = {"documents": run.summary.documents, "stoplist_size": run.summary.stoplist_size,
+                       "stoplisted_occurrences": run.summary.stoplisted_occurrences,
+                       "served": dataclasses.asdict(served), "index_seconds": round(run.summary.elapsed, 2)}
+    finally:
+        run.close()
+    baselines = {method.name: counts_by_scope(sets, lambda indexes, m=method: evaluate.greedy_groups(
+        m.pair_matrix(indexes), THRESHOLDS), len(THRESHOLDS)) for method in baseline_methods(docs)}
+    return {"store": store_facts, "documents": len(docs), "result_sets": {s: len(v) for s, v in sets.items()},
+            "counts": {"neardup default": default_counts, "neardup sweep": sweep_counts, **baselines}}
+
+
+def baseline_methods(docs) -> list[Method]:
+    return [evaluate.minhash_method(docs), evaluate.exact_method(docs, reference.JACCARD),
+            evaluate.exact_method(docs, reference.CONTAINMENT), evaluate.simhash_method(docs)]
+
+
+def scope_rows(counts: dict[str, dict[str, Counts]]) -> dict[str, dict]:
+    """Per scope: neardup at its default, neardup and each baseline at that scope's best threshold."""
+    rows = {}
+    for scope in counts["neardup default"]:
+        row = {"neardup default": figures(counts["neardup default"][scope], 0)}
+        for name, by_scope in counts.items():
+            if name == "neardup default":
+                continue
+            best = int(np.argmax(by_scope[scope].f1()))
+            row[name] = {"threshold": float(THRESHOLDS[best]), **figures(by_scope[scope], best)}
+        rows[scope] = row
+    return rows
+
+
+def _peer(row: dict) -> tuple[str, dict]:
+    name = max((n for n in row if not n.startswith("neardup")), key=lambda n: row[n]["f1"])
+    return name, row[name]
+
+
+def markdown(results: dict, command: str, note: str) -> str:
+    lines = [f"Measured with `{command}` ({note}).", "",
+             "neardup as served: the store made by `index_corpus`, result sets grouped by `Deduplicator.dedup_ids` "
+             "at the store's defaults (threshold in the last column); *best threshold*: the same store and call at "
+             "the family's best threshold (an oracle); peers (MinHash, exact 5-gram Jaccard and containment, "
+             "SimHash) at each family's own best threshold. F1 (precision / recall); *site grouped*: share of "
+             "pairs of distinct texts that share a site, package or disclaimer put in one group.", ""]
+    header = ["family", "neardup default", "neardup best threshold", "best peer, best threshold", "margin",
+              "site grouped", "stop-list", "served threshold"]
+    rows = []
+    for family, result in results["families"].items():
+        row = result["scopes"]["overall"]
+        default, best = row["neardup default"], row["neardup sweep"]
+        name, peer = _peer(row)
+        store = result["store"]
+        rows.append([family, f"**{default['f1']:.3f}** ({default['precision']:.2f} / {default['recall']:.2f})",
+                     f"{best['f1']:.3f} at {best['threshold']:.2f}",
+                     f"{peer['f1']:.3f} ({name}, {peer['threshold']:.2f})", f"{default['f1'] - peer['f1']:+.3f}",
+                     f"{default['site_grouped']:.1%}", f"{store['stoplist_size']:,}",
+                     f"{store['served']['threshold']:g}"])
+    overall = results["overall"]
+    name, peer = _peer(overall)
+    rows.append(["**all families**", f"**{overall['neardup default']['f1']:.3f}** "
+                 f"({overall['neardup default']['precision']:.2f} / {overall['neardup default']['recall']:.2f})",
+                 f"{overall['neardup sweep']['f1']:.3f} at {overall['neardup sweep']['threshold']:.2f}",
+                 f"{peer['f1']:.3f} ({name}, {peer['threshold']:.2f})",
+                 f"{overall['neardup default']['f1'] - peer['f1']:+.3f}",
+                 f"{overall['neardup default']['site_grouped']:.1%}", "", ""])
+    mean = results["family_mean"]
+    name = max((n for n in mean if not n.startswith("neardup")), key=mean.get)
+    rows.append(["**mean of families**", f"**{mean['neardup default']:.3f}**", f"{mean['neardup sweep']:.3f}",
+                 f"{mean[name]:.3f} ({name})", f"{mean['neardup default'] - mean[name]:+.3f}", "", "", ""])
+    lines += report.table(header, rows)
+    lines += ["", "*All families*: pairs summed over every family's result sets (a set of 100 copies of one story "
+              "holds 4,950 pairs, so `popular` weighs most), neardup at its one best threshold over all, each peer "
+              "at its one best threshold over all. *Mean of families*: the families' F1 averaged, each method at each "
+              "family's own best threshold (neardup default: as served)."]
+    lines += ["", "**Per scope** (F1; neardup at its default, the others at the scope's own best threshold).", ""]
+    scope_header = ["family", "scope", "sets", "neardup default", "neardup best", "best peer", "margin"]
+    scope_lines = []
+    for family, result in results["families"].items():
+        for scope, row in result["scopes"].items():
+            if scope == "overall":
+                continue
+            name, peer = _peer(row)
+            default = row["neardup default"]
+            scope_lines.append([family, scope, str(result["result_sets"][scope]),
+                                f"{default['f1']:.3f} ({default['precision']:.2f} / {default['recall']:.2f})",
+                                f"{row['neardup sweep']['f1']:.3f}@{row['neardup sweep']['threshold']:.2f}",
+                                f"{peer['f1']:.3f}@{peer['threshold']:.2f} {name}",
+                                f"{default['f1'] - peer['f1']:+.3f}"])
+    lines += report.table(scope_header, scope_lines)
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=families.devcorpus.SPLITS, nargs="+", default=["tune", "test"])
+    parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(families.FAMILIES))
+    parser.add_argument("--threshold", type=float, help="serve at this threshold instead of the store's default")
+    parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
+                        help="a keyword argument of neardup.indexer.index_corpus (repeatable), e.g. learn=False")
+    parser.add_argument("--label", default="", help="added to the output files' names (e.g. no-stoplist)")
+    parser.add_argument("--out", type=Path, default=evaluate.OUT)
+    args = parser.parse_args(argv)
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        parser.error("--threshold must be in [0, 1]")
+    try:
+        options = index_options(args.index_arg)
+    except ValueError as error:
+        parser.error(str(error))
+    command = "python benchmarks/evaluate_families.py" + " ".join(
+        [""] + [f"--split {' '.join(args.split)}"] + [f"--index-arg {a}" for a in args.index_arg]
+        + ([f"--threshold {args.threshold:g}"] if args.threshold is not None else []))
+    for split in args.split:
+        started = time.perf_counter()
+        results: dict = {"command": command, "split": split, "index_options": {k: repr(v) for k, v in options.items()},
+                         "families": {}}
+        all_counts: dict[str, list[Counts]] = {}
+        with tempfile.TemporaryDirectory(prefix="neardup-families-") as workdir:
+            for family in args.family:
+                try:
+                    corpus = families.build(family, split)
+                except SourceMissing as missing:
+                    parser.exit(2, f"evaluate_families: {missing}\n")
+                try:
+                    result = evaluate_family(corpus, Path(workdir), options, args.threshold)
+                except NearDupError as error:  # an index option's value the indexer refuses
+                    parser.exit(2, f"evaluate_families: {error}\n")
+                for name, by_scope in result.pop("counts").items():
+                    all_counts.setdefault(name, []).append(by_scope["overall"])
+                    result.setdefault("by_method", {})[name] = by_scope
+                result["scopes"] = scope_rows(result.pop("by_method"))
+                results["families"][family] = result
+                print(f"  {split} {family}: {result['documents']} documents, neardup default F1 "
+                      f"{result['scopes']['overall']['neardup default']['f1']:.3f} "
+                      f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+        results["overall"] = scope_rows({name: {"overall": merged(c)} for name, c in all_counts.items()})["overall"]
+        results["family_mean"] = {name: float(np.mean([r["scopes"]["overall"][name]["f1"]
+                                                       for r in results["families"].values()]))
+                                  for name in all_counts}
+        note = (f"{split} split, seed {families.SPLIT_SEEDS[split]}, "
+                f"{sum(sum(r['result_sets'].values()) for r in results['families'].values())} result sets of ~100, "
+                f"{time.perf_counter() - started:.0f} s, Python {sys.version.split()[0]}")
+        text = markdown(results, command, note)
+        stem = f"families-{split}" + (f"-{args.label}" if args.label else "")
+        report.save(args.out, stem, results, text)
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
