@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import devcorpus  # noqa: E402
 from neardup.core import defaults, reference  # noqa: E402
 from neardup.core.sketch import SketchConfig, Sketcher, ShingleCounts, decode_sketch, stoplist_digest  # noqa: E402
-from neardup.core.stoplist import document_frequencies, learn_stoplist  # noqa: E402
+from neardup.core.stoplist import learn_stoplist  # noqa: E402
 
 try:  # the compiled kernel when it is built; the reference answers the same, only slower
     from neardup.core.kernel import similarity as _sketch_similarity
@@ -137,7 +137,7 @@ class NeardupMethods:
     def sketcher(self, config: NeardupConfig) -> Sketcher:
         """The Sketcher `neardup index` would build: the stop-list learned over every document of the corpus."""
         hashes = self.hashes(config.unit, config.min_word_len)
-        stoplist = learn_stoplist(document_frequencies(hashes), len(hashes)) if config.stoplist else frozenset()
+        stoplist = learn_stoplist(hashes) if config.stoplist else frozenset()
         sketch_config = SketchConfig(unit=config.unit, k=config.k, min_word_len=config.min_word_len,
                                      stoplist_digest=stoplist_digest(stoplist))
         return Sketcher(sketch_config, stoplist)
