@@ -29,6 +29,7 @@ import hashlib
 import json
 import re
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,9 +40,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import devcorpus  # noqa: E402
-from neardup.core import defaults, reference  # noqa: E402
+from neardup.core import calibration, defaults, reference  # noqa: E402
 from neardup.core.sketch import SketchConfig, Sketcher, ShingleCounts, decode_sketch, stoplist_digest  # noqa: E402
 from neardup.core.stoplist import learn_stoplist  # noqa: E402
+from neardup.engine import Deduplicator  # noqa: E402
+from neardup.indexer import index_corpus  # noqa: E402
+from neardup.store import open_store  # noqa: E402
 
 try:  # the compiled kernel when it is built; the reference answers the same, only slower
     from neardup.core.kernel import similarity as _sketch_similarity
@@ -54,8 +58,10 @@ OUT = Path(__file__).resolve().parent / "out"
 #: corpus search here) and its threshold.
 SIMHASH_EXACT_BITS = 3
 SIMHASH_EXACT_THRESHOLD = (64 - SIMHASH_EXACT_BITS) / 64
+#: Every hundredth, the fixed defaults, and every threshold a store can learn (calibration's bin centres).
 THRESHOLDS = np.union1d(np.round(np.arange(1, 100) / 100, 2),
-                        [defaults.DEFAULT_THRESHOLD, defaults.SIMHASH_THRESHOLD, SIMHASH_EXACT_THRESHOLD])
+                        [defaults.DEFAULT_THRESHOLD, defaults.SIMHASH_THRESHOLD, SIMHASH_EXACT_THRESHOLD,
+                         *np.round((np.arange(round(1 / calibration.BIN_WIDTH)) + 0.5) * calibration.BIN_WIDTH, 4)])
 _WORD = re.compile(r"[^\W_]+")
 _NEGATIVE_KINDS = ("template", "site", "topic", "quote")  # Doc fields: hard negatives share one of them
 #: Pairs of these kinds are left out of precision, recall and F1 (reported apart).
@@ -526,6 +532,16 @@ def result_sets(docs: list[devcorpus.Doc], quick: bool, seed: int) -> dict[str, 
     return sets
 
 
+def served_threshold(docs: list[devcorpus.Doc]) -> float:
+    """The threshold a server of this corpus applies: what `neardup index` learns into a new store of it."""
+    with tempfile.TemporaryDirectory() as workdir:
+        corpus = Path(workdir) / "corpus.jsonl"
+        devcorpus.write_jsonl(docs, corpus)
+        index_corpus(str(corpus), str(Path(workdir) / "store"))
+        with open_store(Path(workdir) / "store", readonly=True) as store:
+            return Deduplicator(store).defaults.threshold
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=devcorpus.SPLITS, default="test",
@@ -541,8 +557,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.exit(2, f"evaluate: {missing}\n")
     sets = result_sets(docs, args.quick, devcorpus.SPLIT_SEEDS[args.split])
     neardup = NeardupMethods(docs)
-    default = neardup.method(DEFAULT_CONFIG, defaults.DEFAULT_THRESHOLD)
-    default.name = f"neardup default ({DEFAULT_CONFIG.label.removeprefix('neardup ')})"
+    served = served_threshold(docs)
+    default = neardup.method(DEFAULT_CONFIG, served)
+    default.name = (f"neardup as served ({DEFAULT_CONFIG.label.removeprefix('neardup ')}, the threshold its store "
+                    f"learned: {served:g})")
     baselines = [minhash_method(docs), exact_method(docs, reference.JACCARD),
                  exact_method(docs, reference.CONTAINMENT), simhash_method(docs)]
     neardup_simhash = neardup.simhash_method()

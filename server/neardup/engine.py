@@ -329,7 +329,8 @@ class Deduplicator:
                     for start, stop in zip(starts, starts[1:] + [limit]):
                         # the first article numbered in [start, stop): gaps are deleted articles
                         for docno, _, sketch in islice(snapshot.scan(start, stop), 1):
-                            matches = self._search(snapshot, sketch, params, exclude=docno).matches
+                            matches = self._search(snapshot, sketch, params, exclude=docno,
+                                                   max_candidates=calibration.CANDIDATES).matches
                             nearest.append(matches[0].similarity if matches else 0.0)
                     return nearest
             except StoreChanged:  # as in find_similar
@@ -365,27 +366,29 @@ class Deduplicator:
             return snapshot.docno_limit()
 
     def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
-                above: int = -1) -> SimilarOutcome:
-        """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs)."""
+                above: int = -1, max_candidates: int | None = None) -> SimilarOutcome:
+        """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs); at most
+        max_candidates verified (default: the limit), those sharing the most values first."""
+        max_candidates = max_candidates or self.limits.max_candidates
 
         def read_unread(value_indices):
             return snapshot.unread_postings(sketch, value_indices)
 
         if self.items is not None:
             found = similar.item_candidates(snapshot.postings(sketch), read_unread=read_unread, exclude=exclude,
-                                            above=above, max_candidates=self.limits.max_candidates)
+                                            above=above, max_candidates=max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = self.items.similar(sketch, [article for _, article in articles], params.threshold)
         elif self.config.kind == SIMHASH:
             found = similar.simhash_candidates(snapshot.postings(sketch), params.threshold,
                                                read_unread=read_unread, exclude=exclude, above=above,
-                                               max_candidates=self.limits.max_candidates)
+                                               max_candidates=max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
         else:
             found = similar.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
                                        params.metric, read_unread=read_unread, exclude=exclude, above=above,
-                                       max_candidates=self.limits.max_candidates)
+                                       max_candidates=max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = kernel.similar(sketch, [article for _, article in articles], self.config.k,
                                       params.threshold, params.metric)

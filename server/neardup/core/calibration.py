@@ -40,6 +40,8 @@ SEARCH_FLOOR = LOWEST
 BIN_WIDTH = 0.025
 #: A valley's smoothed count is at most this share of the highest bin on either side.
 DIP = 0.5
+#: A sampled document's best match is looked for among the articles sharing the most values with it: this many.
+CANDIDATES = 16
 #: Fewer sampled documents than this say too little about the corpus.
 MIN_SAMPLE = 100
 #: The upper mode must hold at least this many documents: a few similar pairs are no population of copies.

@@ -25,7 +25,7 @@ from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
-DEFAULT_MIN_DOCS = 50
+DEFAULT_MIN_DOCS = 10
 DEFAULT_FRACTION = 0.002
 #: Documents sampled per candidate shingle to tell copies of one text from unlike documents.
 DEFAULT_SAMPLE_SIZE = 32
