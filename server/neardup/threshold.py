@@ -22,9 +22,9 @@ from .engine import Deduplicator
 from .errors import ConfigMismatch, InvalidArgument
 from .store import STORE_HELP, SketchStore, default_store_path, open_store
 
-#: Articles searched to learn a threshold: enough for a mode of near-duplicates that holds 1 % of the corpus to
+#: Articles searched to learn a threshold: enough for a mode of near-duplicates that holds 2 % of the corpus to
 #: show (calibration.MIN_NEAR_DUPLICATES), few enough to be a small fixed cost of `neardup index`.
-SAMPLE_DOCUMENTS = 1_000
+SAMPLE_DOCUMENTS = 500
 LEARN, FIXED = "learn", "default"
 #: A number in [0, 1] (set by hand), LEARN or FIXED.
 Choice = Union[float, str]

@@ -31,6 +31,7 @@ DEFAULT_FRACTION = 0.002
 DEFAULT_SAMPLE_SIZE = 32
 #: A document holding a candidate is a distinct text when at least this share of its shingles are its own.
 DEFAULT_OWN_SHARE = 0.3
+_PREFILTER_BITS = 22  # a 4 MB bitmap
 _CHUNK_VALUES = 1 << 25  # hashes counted at once (128 MB): bounds the memory beyond the documents' own
 
 
@@ -103,12 +104,15 @@ def frequent(df: Frequencies, cut: float) -> Frequencies:
 
 class Sample(NamedTuple):
     """For candidate shingles, documents that hold them: entry i says candidate `candidate[i]` (an index into the
-    candidates' values) is held by the document of key `key[i]`; `own` maps each key to how many of that document's
-    shingles are no candidate, and how many it has. Entries are sorted by candidate, then key."""
+    candidates' values) is held by the document of key `key[i]`; entries are sorted by candidate, then key. For
+    each sampled document (`documents`, ascending keys), how many of its shingles are no candidate (`own`) of how
+    many (`total`)."""
 
     candidate: np.ndarray
     key: np.ndarray
-    own: dict[int, tuple[int, int]]
+    documents: np.ndarray
+    own: np.ndarray
+    total: np.ndarray
 
 
 def document_key(hashes: np.ndarray) -> int:
@@ -118,13 +122,18 @@ def document_key(hashes: np.ndarray) -> int:
                           "little")
 
 
+def _ranks(ordered: np.ndarray) -> np.ndarray:
+    """Each entry's place in its run of equal values of `ordered` (sorted): 0, 1, ... from each run's start."""
+    if not len(ordered):
+        return np.empty(0, np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+    return np.arange(len(ordered)) - np.repeat(starts, np.diff(np.append(starts, len(ordered))))
+
+
 def _kept_first(candidate: np.ndarray, key: np.ndarray, size: int) -> np.ndarray:
     """Positions of the entries to keep, sorted by (candidate, key): the `size` smallest keys of each candidate."""
     order = np.lexsort((key, candidate))
-    ordered = candidate[order]
-    starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]])) if len(ordered) else order
-    rank = np.arange(len(ordered)) - np.repeat(starts, np.diff(np.append(starts, len(ordered))))
-    return order[rank < size]
+    return order[_ranks(candidate[order]) < size]
 
 
 def document_sample(hash_sets: Sequence[np.ndarray], candidates: np.ndarray, size: int = DEFAULT_SAMPLE_SIZE
@@ -133,8 +142,11 @@ def document_sample(hash_sets: Sequence[np.ndarray], candidates: np.ndarray, siz
     hash_sets (each a document's distinct hashes) that hold it with the smallest keys."""
     keys = np.fromiter((document_key(hashes) for hashes in hash_sets), np.uint64, len(hash_sets))
     order = np.argsort(keys, kind="stable")
+    # a bitmap of the candidates' high bits: the few values it passes are looked up exactly
+    maybe = np.zeros(1 << _PREFILTER_BITS, bool)
+    maybe[candidates >> (32 - _PREFILTER_BITS)] = True
     filled = np.zeros(len(candidates), np.int64)
-    found_candidates, found_documents, own = [], [], {}
+    found_candidates, found_documents, sampled_documents, own_counts = [], [], [], []
     start = 0
     while start < len(order) and len(candidates):
         stop, held = start, 0  # documents in key order, a chunk of about _CHUNK_VALUES hashes at a time
@@ -142,32 +154,47 @@ def document_sample(hash_sets: Sequence[np.ndarray], candidates: np.ndarray, siz
             held += len(hash_sets[order[stop]])
             stop += 1
         chunk = order[start:stop]
+        start = stop
         lengths = np.array([len(hash_sets[document]) for document in chunk.tolist()], np.int64)
         values = np.concatenate([hash_sets[document] for document in chunk.tolist()])
-        positions = np.repeat(np.arange(len(chunk)), lengths)
-        at = np.minimum(np.searchsorted(candidates, values), len(candidates) - 1)
-        held_here = candidates[at] == values
-        candidates_held = np.bincount(positions[held_here], minlength=len(chunk))
-        candidate, document = at[held_here], chunk[positions[held_here]]
+        passed = np.flatnonzero(maybe[values >> (32 - _PREFILTER_BITS)])
+        at = np.minimum(np.searchsorted(candidates, values[passed]), len(candidates) - 1)
+        held_here = candidates[at] == values[passed]
+        position = np.repeat(np.arange(len(chunk)), lengths)[passed[held_here]]
+        candidates_held = np.bincount(position, minlength=len(chunk))
         # the chunk holds its documents in key order: a stable sort by candidate puts each one's smallest first
-        by_candidate = np.argsort(candidate, kind="stable")
-        candidate, document = candidate[by_candidate], document[by_candidate]
-        rank = np.arange(len(candidate)) - np.searchsorted(candidate, candidate)
-        room = rank + filled[candidate] < size
+        # (a radix sort, on the narrowest integers that hold the candidates' indices)
+        candidate = at[held_here]
+        by_candidate = np.argsort(candidate.astype(np.uint16 if len(candidates) <= 1 << 16 else np.uint32),
+                                  kind="stable")
+        candidate, document = candidate[by_candidate], chunk[position[by_candidate]]
+        room = _ranks(candidate) + filled[candidate] < size
         candidate, document = candidate[room], document[room]
         filled += np.bincount(candidate, minlength=len(candidates))
         found_candidates.append(candidate)
         found_documents.append(document)
         sampled = np.isin(chunk, document)
-        own.update(zip(keys[chunk[sampled]].tolist(),
-                       zip((lengths[sampled] - candidates_held[sampled]).tolist(), lengths[sampled].tolist())))
-        start = stop
+        sampled_documents.append(chunk[sampled])
+        own_counts.append(np.stack([lengths[sampled] - candidates_held[sampled], lengths[sampled]]))
         if filled.min() >= size:
             break
     candidate = np.concatenate(found_candidates) if found_candidates else np.empty(0, np.int64)
     key = keys[np.concatenate(found_documents)] if found_documents else np.empty(0, np.uint64)
-    kept = _kept_first(candidate, key, size)
-    return Sample(candidate[kept].astype(np.int64), key[kept], own)
+    # one chunk's entries are in order already; several chunks' are sorted together
+    kept = _kept_first(candidate, key, size) if len(found_candidates) > 1 else slice(None)
+    documents = np.concatenate(sampled_documents) if sampled_documents else np.empty(0, np.int64)
+    counts = np.concatenate(own_counts, axis=1) if own_counts else np.empty((2, 0), np.int64)
+    return _sample(candidate[kept].astype(np.int64), key[kept], keys[documents], counts[0], counts[1])
+
+
+def _sample(candidate: np.ndarray, key: np.ndarray, documents: np.ndarray, own: np.ndarray, total: np.ndarray
+            ) -> Sample:
+    """A Sample of these entries, each sampled document once (ascending keys) among those the entries name."""
+    documents, first = np.unique(documents, return_index=True)
+    wanted = np.zeros(len(documents), bool)
+    wanted[np.searchsorted(documents, key)] = True
+    return Sample(candidate, key, documents[wanted], own[first][wanted].astype(np.int64),
+                  total[first][wanted].astype(np.int64))
 
 
 def merged(parts: Iterable[Sample], size: int = DEFAULT_SAMPLE_SIZE) -> Sample:
@@ -176,18 +203,17 @@ def merged(parts: Iterable[Sample], size: int = DEFAULT_SAMPLE_SIZE) -> Sample:
     candidate = np.concatenate([part.candidate for part in parts]) if parts else np.empty(0, np.int64)
     key = np.concatenate([part.key for part in parts]) if parts else np.empty(0, np.uint64)
     kept = _kept_first(candidate, key, size)
-    candidate, key = candidate[kept], key[kept]
     # a key twice in one candidate: the same shingles in two parts; both stay, as they would in one process
-    wanted = set(key.tolist())
-    return Sample(candidate, key, {held: counts for part in parts for held, counts in part.own.items()
-                                   if held in wanted})
+    stacked = [np.concatenate([getattr(part, name) for part in parts]) if parts else np.empty(0, np.int64)
+               for name in ("documents", "own", "total")]
+    return _sample(candidate[kept], key[kept], *stacked)
 
 
 def distinct_texts(candidates: Frequencies, sample: Sample, own_share: float = DEFAULT_OWN_SHARE) -> np.ndarray:
     """Per candidate, the estimated number of distinct texts among the documents that hold it: its document count
     times the share of its sampled documents with at least own_share of their shingles their own."""
-    own = [sample.own[held] for held in sample.key.tolist()]
-    distinct = np.fromiter((mine >= own_share * total for mine, total in own), np.float64, len(own))
+    document = np.searchsorted(sample.documents, sample.key)
+    distinct = (sample.own >= own_share * sample.total)[document].astype(np.float64)
     sampled = np.bincount(sample.candidate, minlength=len(candidates.values))
     found = np.bincount(sample.candidate, weights=distinct, minlength=len(candidates.values))
     return candidates.counts * np.divide(found, sampled, out=np.ones(len(sampled)), where=sampled > 0)
