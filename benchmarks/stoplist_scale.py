@@ -6,7 +6,7 @@ Two corpora of real text (benchmarks/sources.py), each indexed by the product (`
   site boilerplate, truncation, lost punctuation...) among OTHERS other real articles. A result set of 100 of its
   copies is grouped as the server groups it (Deduplicator, the store's defaults): how many are marked duplicate.
   The same corpus under the count rule (every holder of a shingle counted as a distinct text: --stop-own-share 0,
-  --stop-fraction 0.01, the stop-list before diversity) for comparison.
+  --stop-min-docs 50, --stop-fraction 0.01: the stop-list before diversity) for comparison.
 * header — ARTICLES distinct articles (each a mix of real sentences), PAGES of which carry one site's header and
   footer: are all of the header's shingles stop-listed, and none of a page's own sentences?
 
@@ -38,7 +38,7 @@ from neardup.indexer import index_corpus  # noqa: E402
 from neardup.store import open_store  # noqa: E402
 
 OUT = HERE / "out"
-COUNT_RULE = {"stop_own_share": 0.0, "stop_fraction": 0.01}
+COUNT_RULE = {"stop_own_share": 0.0, "stop_fraction": 0.01, "stop_min_docs": 50}
 FAMILIES = ("edit", "headline", "truncate", "boilerplate", "unpunctuated", "combined", "format")
 
 

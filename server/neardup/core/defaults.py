@@ -1,4 +1,6 @@
-"""Service defaults, chosen by measured F1 on the tune split of the development corpus (benchmarks/devcorpus.py:
+"""Service defaults: the fixed thresholds a store is served at unless it holds its own (a bottom-K store learns
+one from its corpus when `neardup index` creates it: core/calibration.py; one can be set by hand), chosen by
+measured F1 on the tune split of the development corpus (benchmarks/devcorpus.py:
 real news, encyclopedia, manual-page, legal and documentation texts, copies edited over the whole text) and
 reported on its test split, which was never tuned on (benchmarks/QUALITY.md; `python benchmarks/evaluate.py`).
 
