@@ -503,11 +503,16 @@ def in_split(source: Source, split: str) -> bool:
 
 def load_sources(split: str, required: bool = True) -> list[Source]:
     """The split's real texts from every collection; with required=False a missing collection is skipped with
-    a note on stderr (the sample corpus), otherwise SourceMissing says what to install."""
-    texts = []
+    a note on stderr (the sample corpus), otherwise SourceMissing says what to install. A text that repeats an
+    earlier one under another key (the Lee corpus holds a few stories twice; some manual pages are links by
+    another name) is dropped before the split, so no text is on both sides."""
+    texts, seen = [], set()
     for name, load in sources.COLLECTIONS.items():
         try:
-            texts += [s for s in load() if in_split(s, split)]
+            for source in load():
+                if source.text not in seen:
+                    seen.add(source.text)
+                    texts += [source] if in_split(source, split) else []
         except SourceMissing as missing:
             if required:
                 raise

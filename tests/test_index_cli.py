@@ -9,6 +9,7 @@ so the CLI, the worker processes and the batch writer must add nothing and lose 
 from __future__ import annotations
 
 import json
+import random
 import os
 import signal
 import subprocess
@@ -19,7 +20,9 @@ from pathlib import Path
 import pytest
 
 from neardup.cli import main
+from neardup.core import kernel
 from neardup.core.sketch import SketchConfig, Sketcher, decode_sketch
+from neardup.engine import Deduplicator
 from neardup_client.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.errors import StoreUnavailable
 from neardup.store import open_store
@@ -352,3 +355,31 @@ def test_an_empty_corpus_creates_no_store_but_adds_nothing_to_an_existing_one(tm
     index_ok(write_jsonl(tmp_path / "corpus.jsonl", corpus(3)), tmp_path / "store")
     assert "documents:            0" in index_ok(empty, tmp_path / "store").stdout
     assert stored_count(tmp_path / "store") == 3
+
+
+def test_a_story_republished_150_times_is_kept_and_the_sites_footers_are_stop_listed(tmp_path, index_ok):
+    """150 copies of one story (two words edited in each) and 300 other articles, all ending in one of three
+    sites' footers: the footers are boilerplate, the story is not, and 100 copies group as one."""
+    rng = random.Random(25)
+    footers = [f"Read more from the {town} Courier: sign up for our newsletter and follow us online." for town in
+               ("Ashford", "Bexley", "Carlow")]
+    story = text(article(7, sentences=20)).split()
+    records = []
+    for number in range(150):
+        words = list(story)
+        for at in rng.sample(range(len(words)), 2):
+            words[at] = f"edited{number}x{at}"
+        records.append({"id": f"copy-{number}", "text": " ".join(words) + "\n\n" + rng.choice(footers)})
+    records += [{"id": f"other-{number}", "text": text(article(1000 + number)) + "\n\n" + rng.choice(footers)}
+                for number in range(300)]
+    rng.shuffle(records)
+    done = index_ok(write_jsonl(tmp_path / "corpus.jsonl", records), tmp_path / "store")
+    assert "stop-listed shingles:" in done.stdout and "default threshold:" in done.stdout
+    with open_store(tmp_path / "store", readonly=True) as store:
+        sketcher = Sketcher(store.config, store.stoplist)
+        assert all(sketcher.hashes(footer) <= store.stoplist for footer in footers)
+        story_hashes = sketcher.hashes(" ".join(story))
+        assert len(story_hashes & store.stoplist) < len(story_hashes) // 10
+        engine = Deduplicator(store)
+        grouping = kernel.unpack(engine.dedup_ids([f"copy-{n}" for n in range(100)], engine.defaults).packed_grouping)
+    assert grouping.duplicate_of[0] == -1 and all(leader >= 0 for leader in grouping.duplicate_of[1:])
