@@ -15,8 +15,8 @@ that are mostly header (less than own_share of their own) is kept too, and such 
 Every statistic here merges exactly over parts of a corpus (a chunk in one process, a partition on a worker of a
 cluster): frequencies are arrays (distinct values, counts) that summed() adds and split() shards by value; samples
 keep the smallest keys, which merged() keeps again. So a cluster learns the stop-list one process learns, bit for
-bit. Memory: the frequencies, and at most sample_size entries per candidate plus a number per sampled document,
-whatever the corpus size.
+bit. Memory: the frequencies, and at most sample_size entries per candidate plus two numbers per sampled
+document, whatever the corpus size.
 """
 from __future__ import annotations
 
@@ -91,8 +91,8 @@ def split(df: Frequencies, shards: int) -> list[Frequencies]:
 
 
 def stoplist_cut(n_docs: int, min_docs: int = DEFAULT_MIN_DOCS, fraction: float = DEFAULT_FRACTION) -> float:
-    """How many documents a hash must occur in to be stop-listed: max(min_docs, fraction × n_docs). Both cuts must
-    hold, so a small corpus, where a fraction means a handful of documents, does not stop-list a republished story."""
+    """How many distinct texts must hold a hash for it to be stop-listed: max(min_docs, fraction × n_docs), so that
+    in a large corpus only what a share of it holds is boilerplate, and in a small one a few texts are not enough."""
     return max(min_docs, fraction * n_docs)
 
 
