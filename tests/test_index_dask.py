@@ -76,6 +76,9 @@ def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup
     assert learned and "learned" in learned[0] and not learned[0].startswith("  stop-listed shingles: 0 ")
     assert learned == [line for line in dask.stdout.splitlines() if "stop-listed" in line]
     assert " kept 0 " not in learned[0]
+    thresholds = [[line.split(" s)")[0].rsplit(",", 1)[0] for line in run.stdout.splitlines()
+                   if "default threshold:" in line] for run in (local, dask)]
+    assert thresholds[0] and thresholds[0] == thresholds[1]  # the same store learns the same default
     expected = contents(tmp_path / "local")
     assert expected[1] and expected[2] == 340
     assert contents(tmp_path / "dask") == expected
