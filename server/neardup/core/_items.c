@@ -367,5 +367,14 @@ static struct PyModuleDef items_module = {
 
 PyMODINIT_FUNC PyInit__items(void)
 {
-    return PyModule_Create(&items_module);
+    PyObject *module = PyModule_Create(&items_module);
+    if (module == NULL)
+        return NULL;
+    /* the field kinds' codes, which core/items.py checks against fields.KIND_CODES at import */
+    if (PyModule_AddIntConstant(module, "TEXT", TEXT) < 0 || PyModule_AddIntConstant(module, "EXACT", EXACT) < 0
+            || PyModule_AddIntConstant(module, "LOCATION", LOCATION) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

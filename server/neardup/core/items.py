@@ -23,8 +23,13 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from . import _items, kernel
-from .fields import KIND_CODES, TEXT, FieldSpec, schema_columns
+from .fields import EXACT, KIND_CODES, LOCATION, TEXT, FieldSpec, schema_columns
 from ..errors import ConfigMismatch
+
+_COMPILED_KIND_CODES = {TEXT: _items.TEXT, EXACT: _items.EXACT, LOCATION: _items.LOCATION}
+if _COMPILED_KIND_CODES != KIND_CODES:
+    raise ImportError(f"the compiled item features code the field kinds as {_COMPILED_KIND_CODES}, fields.py as "
+                      f"{KIND_CODES}: rebuild the package")
 
 MODEL_FORMAT = "neardup-pair-model"
 MODEL_VERSION = 1
