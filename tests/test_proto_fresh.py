@@ -43,3 +43,18 @@ def test_similarity_is_a_double_like_the_threshold():
     fields = pb.DedupResponse.DESCRIPTOR.fields_by_name
     assert fields["similarity"].type == fields["threshold"].type == fields["threshold"].TYPE_DOUBLE
     assert 2 not in pb.DedupResponse.DESCRIPTOR.fields_by_number  # the float field's number stays reserved
+
+
+def test_the_servicer_serves_every_rpc_of_the_proto_and_the_metrics_time_every_unary_one():
+    """The method table and the measured methods come from the proto's service descriptor: each RPC has a
+    handler of its own kind, and no hand-written list can leave one out."""
+    from neardup.service import servicer
+    from neardup.service.server import MEASURED_METHODS
+    from neardup_client.v1 import neardup_pb2 as pb
+
+    service = pb.DESCRIPTOR.services_by_name["NearDup"]
+    assert set(servicer.UNARY_METHODS) | set(servicer.STREAM_METHODS) == {rpc.name for rpc in service.methods}
+    assert all(callable(getattr(servicer.NearDupServicer, name)) for name in servicer.UNARY_METHODS
+               + servicer.STREAM_METHODS)
+    assert {f"/{service.full_name}/{name}" for name in servicer.UNARY_METHODS} <= set(MEASURED_METHODS)
+    assert service.methods_by_name["DedupStream"].client_streaming

@@ -242,8 +242,13 @@ def _stream(method):
     return grpc.stream_stream_rpc_method_handler(handle)
 
 
-UNARY_METHODS = ("Dedup", "Upsert", "Delete", "Info", "FindSimilar")
-STREAM_METHODS = ("DedupStream",)
+#: The service's RPCs, from the proto's service descriptor (the one contract): a method the proto adds and the
+#: servicer lacks stops the server at start instead of answering UNIMPLEMENTED.
+_RPCS = pb.DESCRIPTOR.services_by_name["NearDup"].methods
+UNARY_METHODS = tuple(rpc.name for rpc in _RPCS if not rpc.client_streaming and not rpc.server_streaming)
+STREAM_METHODS = tuple(rpc.name for rpc in _RPCS if rpc.client_streaming and rpc.server_streaming)
+if len(UNARY_METHODS) + len(STREAM_METHODS) != len(_RPCS):
+    raise ImportError("the proto has an RPC that streams one way only; the servicer serves unary and bidirectional")
 
 
 def add_to_server(servicer: NearDupServicer, server: grpc.Server) -> None:
