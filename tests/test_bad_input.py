@@ -17,6 +17,7 @@ import lmdb
 import pytest
 
 from neardup.core.sketch import encode_sketch
+from neardup.engine import DEFAULT_MAX_RESULT_SET, DEFAULT_MAX_TEXT_BYTES
 from neardup_client import cli as client_cli
 from neardup_client.cli import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
@@ -306,3 +307,61 @@ def test_the_standalone_client_reports_errors_as_neardup_does(neardup, server, f
     assert (done.returncode, done.stdout) == (code, "")
     assert done.stderr.startswith("neardup: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr
+
+
+def _detail(error: grpc.RpcError):
+    """The one google.rpc detail of a refusal (BadRequest or QuotaFailure), unpacked."""
+    from google.rpc import error_details_pb2
+    from grpc_status import rpc_status
+
+    status = rpc_status.from_call(error)
+    assert status is not None and status.message == error.details() and len(status.details) == 1
+    for kind in (error_details_pb2.BadRequest, error_details_pb2.QuotaFailure):
+        if status.details[0].Is(kind.DESCRIPTOR):
+            detail = kind()
+            status.details[0].Unpack(detail)
+            return detail
+    raise AssertionError(f"unexpected detail {status.details[0].type_url}")
+
+
+@pytest.mark.parametrize("method, request_message, field", [
+    ("Dedup", pb.DedupRequest(ids=["a"], threshold=1.5), "threshold"),
+    ("Dedup", pb.DedupRequest(ids=["a"], metric=99), "metric"),
+    ("Dedup", pb.DedupRequest(ids=["a", "b", ""]), "ids[2]"),
+    ("Dedup", dedup(doc("x", text="one"), doc("", text="two")), "documents[1].id"),
+    ("Dedup", dedup(doc("x", text="one"), doc("y", text="two", lang="klingon")), "documents[1].lang"),
+    ("Dedup", dedup(doc("x", sketch=b"\x01\x02\x03")), "documents[0].sketch"),
+    ("Dedup", pb.DedupRequest(ids=["a"], documents=[doc("x", text="one")]), "documents"),
+    ("Upsert", pb.UpsertRequest(documents=[doc("x", text="one"), doc("y")]), "documents[1]"),
+    ("FindSimilar", pb.FindSimilarRequest(), "id"),
+    ("FindSimilar", pb.FindSimilarRequest(id="a", threshold=-1.0), "threshold"),
+])
+def test_invalid_arguments_name_their_field_as_a_bad_request_detail(channel, method, request_message, field):
+    with pytest.raises(grpc.RpcError) as refused:
+        channel.unary_unary(f"/neardup.v1.NearDup/{method}")(request_message.SerializeToString(), timeout=30)
+    assert refused.value.code() == INVALID
+    detail = _detail(refused.value)
+    assert [violation.field for violation in detail.field_violations] == [field]
+    assert detail.field_violations[0].description == refused.value.details()
+
+
+def test_limits_name_what_is_limited_and_the_limit_as_a_quota_failure_detail(channel):
+    too_many = pb.DedupRequest(ids=[f"id-{n}" for n in range(DEFAULT_MAX_RESULT_SET + 1)])
+    too_long = dedup(doc("x", text="one"), doc("y", text="x" * (DEFAULT_MAX_TEXT_BYTES + 1)))
+    top_k = pb.FindSimilarRequest(id="a", top_k=DEFAULT_MAX_RESULT_SET + 1)
+    for method, request_message, subject, limit in (("Dedup", too_many, "ids", DEFAULT_MAX_RESULT_SET),
+                                                    ("Dedup", too_long, "documents[1].text", DEFAULT_MAX_TEXT_BYTES),
+                                                    ("FindSimilar", top_k, "top_k", DEFAULT_MAX_RESULT_SET)):
+        with pytest.raises(grpc.RpcError) as refused:
+            channel.unary_unary(f"/neardup.v1.NearDup/{method}")(request_message.SerializeToString(), timeout=30)
+        assert refused.value.code() == EXHAUSTED, subject
+        [violation] = _detail(refused.value).violations
+        assert (violation.subject, violation.quota_value) == (subject, limit)
+        assert violation.description == refused.value.details()
+
+
+def test_an_error_with_no_field_to_name_carries_no_detail(channel):
+    with pytest.raises(grpc.RpcError) as refused:
+        channel.unary_unary("/neardup.v1.NearDup/Dedup")(b"\xff\xff\xff", timeout=30)
+    from grpc_status import rpc_status
+    assert refused.value.code() == INVALID and rpc_status.from_call(refused.value) is None

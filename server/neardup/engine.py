@@ -62,11 +62,12 @@ class DedupParams:
     def __post_init__(self) -> None:
         if not isinstance(self.threshold, (int, float)) or math.isnan(self.threshold) \
                 or not 0.0 <= self.threshold <= 1.0:
-            raise InvalidArgument(f"threshold must be a number in [0, 1], got {self.threshold!r}")
+            raise InvalidArgument(f"threshold must be a number in [0, 1], got {self.threshold!r}", "threshold")
         if self.metric not in METRICS:
-            raise InvalidArgument(f"unknown metric {self.metric!r}; use one of {', '.join(METRICS)}")
+            raise InvalidArgument(f"unknown metric {self.metric!r}; use one of {', '.join(METRICS)}", "metric")
         if self.grouping not in GROUPINGS:
-            raise InvalidArgument(f"unknown grouping {self.grouping!r}; use one of {', '.join(GROUPINGS)}")
+            raise InvalidArgument(f"unknown grouping {self.grouping!r}; use one of {', '.join(GROUPINGS)}",
+                                  "grouping")
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ class SimilarParams:
     def __post_init__(self) -> None:
         DedupParams(self.threshold, self.metric)  # the same rules for both
         if not isinstance(self.top_k, int) or self.top_k < 1:
-            raise InvalidArgument(f"top_k must be a positive integer, got {self.top_k!r}")
+            raise InvalidArgument(f"top_k must be a positive integer, got {self.top_k!r}", "top_k")
 
 
 class Match(NamedTuple):
@@ -190,42 +191,52 @@ class Deduplicator:
             return self.items.dedup(sketches, params.threshold, params.grouping, packed=True)
         return kernel.dedup(sketches, self.config.k, params.threshold, params.metric, params.grouping, packed=True)
 
-    def _check_size(self, count: int) -> None:
+    def _check_size(self, count: int, field: str) -> None:
+        """The result set of `field` (ids or documents) within --max-result-set."""
         if count > self.limits.max_result_set:
             raise TooLarge(f"result set of {count} exceeds the limit of {self.limits.max_result_set}; "
-                           "send fewer results or raise --max-result-set")
+                           "send fewer results or raise --max-result-set", field, self.limits.max_result_set)
 
-    def _inline_sketch(self, doc: Document) -> bytes:
+    def _inline_sketch(self, doc: Document, field: str) -> bytes:
+        """The sketch of a document sent inline; `field` is its place in the request ("documents[3]")."""
         if doc.sketch is not None:
-            return check_sketch(doc.sketch, self.config)
+            try:
+                return check_sketch(doc.sketch, self.config)
+            except InvalidArgument as error:
+                raise InvalidArgument(str(error), f"{field}.sketch") from None
         if doc.fields is not None:
             if self.items is None:
                 raise InvalidArgument(f"document {doc.id!r} has fields, but this store holds {self.config.kind} "
                                       "sketches of texts: send text, or use a store made with `neardup index "
-                                      "--fields SCHEMA`")
+                                      "--fields SCHEMA`", f"{field}.fields")
             size = sum(len(value.encode("utf-8", "surrogatepass")) for value in doc.fields.values()
                        if isinstance(value, str))
             if size > self.limits.max_text_bytes:
                 raise TooLarge(f"fields of {doc.id!r} are {size} bytes, over the limit of "
-                               f"{self.limits.max_text_bytes}")
+                               f"{self.limits.max_text_bytes}", f"{field}.fields", self.limits.max_text_bytes)
             try:
                 return self.item_sketcher.sketch(doc.fields, doc.lang or None)
             except InvalidArgument as error:
-                raise InvalidArgument(f"document {doc.id!r}: {error}") from None
+                raise InvalidArgument(f"document {doc.id!r}: {error}", f"{field}.fields") from None
         size = len(doc.text.encode("utf-8", "surrogatepass"))
         if size > self.limits.max_text_bytes:
-            raise TooLarge(f"text of {doc.id!r} is {size} bytes, over the limit of {self.limits.max_text_bytes}")
+            raise TooLarge(f"text of {doc.id!r} is {size} bytes, over the limit of {self.limits.max_text_bytes}",
+                           f"{field}.text", self.limits.max_text_bytes)
         if self.items is not None:
             raise InvalidArgument(f"document {doc.id!r} has a text, but this store holds items with fields "
-                                  f"({', '.join(spec.name for spec in self.config.fields)}): send its fields")
-        return self.sketcher.sketch(doc.text, doc.lang or None)
+                                  f"({', '.join(spec.name for spec in self.config.fields)}): send its fields",
+                                  f"{field}.text")
+        try:
+            return self.sketcher.sketch(doc.text, doc.lang or None)
+        except InvalidArgument as error:  # its lang
+            raise InvalidArgument(str(error), f"{field}.lang") from None
 
     def dedup_ids(self, ids: Sequence[str], params: DedupParams, reader: Reader | None = None,
                   ids_checked: bool = False) -> DedupOutcome:
         """The fast path: every result is a stored article. `reader` defaults to the store itself; ids_checked:
         every id is known to keep the id rule (the wire reader screened them)."""
         reader = reader or self.reader
-        self._check_size(len(ids))
+        self._check_size(len(ids), "ids")
         if not ids_checked:
             check_ids(ids)
         self.check_metric(params.metric)
@@ -237,8 +248,8 @@ class Deduplicator:
     def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
                         reader: Reader | None = None) -> DedupOutcome:
         """A result set that may carry texts or sketches inline; documents with only an id are read from the store."""
-        self._check_size(len(documents))
-        check_ids([doc.id for doc in documents])
+        self._check_size(len(documents), "documents")
+        check_ids([doc.id for doc in documents], "documents[{}].id")
         self.check_metric(params.metric)
         stored_positions = []
         sketches: list[bytes | None] = []
@@ -247,7 +258,7 @@ class Deduplicator:
                 stored_positions.append(position)
                 sketches.append(None)
             else:
-                sketches.append(self._inline_sketch(doc))
+                sketches.append(self._inline_sketch(doc, f"documents[{position}]"))
         stored_ids = [documents[p].id for p in stored_positions]
         missing = []
         reader = reader or self.reader
@@ -268,19 +279,20 @@ class Deduplicator:
         reader = reader or self.reader
         index = reader.search_index
         if params.top_k > self.limits.max_result_set:
-            raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}")
+            raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}", "top_k",
+                           self.limits.max_result_set)
         self.check_metric(params.metric)
         if isinstance(query, Document):
             if not query.inline:
                 raise InvalidArgument("a document to search with needs text or a sketch (fields, on an items "
-                                      "store), or search by its id")
-            sketch = self._inline_sketch(query)
+                                      "store), or search by its id", "document")
+            sketch = self._inline_sketch(query, "document")
         if index is not None:
             if isinstance(query, Document):
                 searched = index.search(query.id or None, sketch, params.threshold, params.metric,
                                         self.limits.max_candidates)
             else:
-                encode_id(query)
+                encode_id(query, field="id")
                 searched = index.search(query, None, params.threshold, params.metric, self.limits.max_candidates)
             if searched is not None:
                 stored, found = searched
@@ -294,7 +306,7 @@ class Deduplicator:
                         stored = snapshot.sketch(query.id) if query.id else None
                         docno = stored[0] if stored else -1
                     else:
-                        encode_id(query)
+                        encode_id(query, field="id")
                         stored = snapshot.sketch(query)
                         if stored is None:
                             raise NotFound(f"no article {query!r} is stored")
@@ -410,20 +422,21 @@ class Deduplicator:
 
     def upsert(self, documents: Sequence[Document]) -> tuple[int, int]:
         """Sketches every document first, then writes them in one atomic batch: all or nothing."""
-        self._check_size(len(documents))
-        check_ids([doc.id for doc in documents])
+        self._check_size(len(documents), "documents")
+        check_ids([doc.id for doc in documents], "documents[{}].id")
         items = []
-        for doc in documents:
+        for position, doc in enumerate(documents):
             if not doc.inline:
-                raise InvalidArgument(f"document {doc.id!r} has neither text nor sketch (nor fields)")
-            items.append((doc.id, self._inline_sketch(doc)))
+                raise InvalidArgument(f"document {doc.id!r} has neither text nor sketch (nor fields)",
+                                      f"documents[{position}]")
+            items.append((doc.id, self._inline_sketch(doc, f"documents[{position}]")))
         generation = self.store.put_many(items)
         if self.assign_clusters([doc_id for doc_id, _ in items]):
             generation = self.store.generation()
         return len(items), generation
 
     def delete(self, ids: Sequence[str]) -> tuple[int, int]:
-        self._check_size(len(ids))
+        self._check_size(len(ids), "ids")
         check_ids(ids)
         return self.store.delete_many(ids)
 

@@ -7,11 +7,23 @@ class NearDupError(Exception):
 
 
 class InvalidArgument(NearDupError):
-    """A value is malformed or out of range (threshold, sketch bytes, id, metric...)."""
+    """A value is malformed or out of range (threshold, sketch bytes, id, metric...). `field` names the request
+    field at fault when there is one, as a path ("threshold", "ids[3]", "documents[2].text"): the gRPC layer sends
+    it as a google.rpc.BadRequest detail beside the message."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 class TooLarge(NearDupError):
-    """A result set, document or message exceeds a configured limit."""
+    """A result set, document or message exceeds a configured limit. `subject` names what is limited (a request
+    field's path, or a server resource) and `limit` the limit, when known: the gRPC layer sends them as a
+    google.rpc.QuotaFailure detail beside the message."""
+
+    def __init__(self, message: str, subject: str | None = None, limit: int | None = None):
+        super().__init__(message)
+        self.subject, self.limit = subject, limit
 
 
 class ConfigMismatch(NearDupError):

@@ -21,7 +21,7 @@ def _enum_name(value: int, names: dict, default: str, what: str) -> str:
         return names[value]
     except KeyError:
         raise InvalidArgument(f"unknown {what} {value}; use one of "
-                              + ", ".join(f"{v} ({n})" for v, n in names.items())) from None
+                              + ", ".join(f"{v} ({n})" for v, n in names.items()), what) from None
 
 
 def dedup_params(request: pb.DedupRequest, defaults: DedupParams) -> DedupParams:
@@ -48,10 +48,10 @@ def similar_query(request: pb.FindSimilarRequest, request_bytes: bytes) -> str |
     a request that sets both is found in its bytes."""
     kind = request.WhichOneof("query")
     if kind is None:
-        raise InvalidArgument("set id or document in a FindSimilarRequest: the query is missing")
+        raise InvalidArgument("set id or document in a FindSimilarRequest: the query is missing", "id")
     if _QUERY_FIELDS <= _top_level_fields(request_bytes):
-        raise InvalidArgument("set either id or document in a FindSimilarRequest, not both")
-    return request.id if kind == "id" else document(request.document)
+        raise InvalidArgument("set either id or document in a FindSimilarRequest, not both", "document")
+    return request.id if kind == "id" else document(request.document, "document")
 
 
 _QUERY_FIELDS = frozenset(field.number
@@ -119,23 +119,27 @@ def request_sketch_config(request) -> SketchConfig | None:
     return sketch_config(request.sketch_config) if request.HasField("sketch_config") else None
 
 
-def document(message: pb.Document) -> Document:
+def document(message: pb.Document, field: str) -> Document:
+    """The document of a request; `field` is its place in the request ("documents[3]"), for errors."""
     content = message.WhichOneof("content")
     fields = None
     if message.fields:
         if content is not None:
-            raise InvalidArgument(f"document {message.id!r} has {content} and fields: send one of them")
-        fields = {name: _field_value(message.id, name, value) for name, value in message.fields.items()}
+            raise InvalidArgument(f"document {message.id!r} has {content} and fields: send one of them",
+                                  f"{field}.fields")
+        fields = {name: _field_value(message.id, name, value, f"{field}.fields[{name!r}]")
+                  for name, value in message.fields.items()}
     return Document(id=message.id,
                     text=message.text if content == "text" else None,
                     sketch=message.sketch if content == "sketch" else None,
                     lang=message.lang or None, fields=fields)
 
 
-def _field_value(doc_id: str, name: str, value: pb.FieldValue):
+def _field_value(doc_id: str, name: str, value: pb.FieldValue, field: str):
     kind = value.WhichOneof("value")
     if kind is None:
-        raise InvalidArgument(f"document {doc_id!r}: field {name!r} has no value (set text, exact or location)")
+        raise InvalidArgument(f"document {doc_id!r}: field {name!r} has no value (set text, exact or location)",
+                              field)
     if kind == "location":
         return GeoPoint(value.location.lat, value.location.lon)
     return ExactValue(value.exact) if kind == "exact" else value.text

@@ -13,7 +13,10 @@ import time
 from typing import Callable, Iterator
 
 import grpc
+from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..engine import DedupOutcome, Deduplicator, DedupParams, Document, Limits
@@ -115,20 +118,23 @@ class NearDupServicer:
     def _outcome(self, request: pb.DedupRequest, reading: Reading) -> tuple[DedupParams, DedupOutcome]:
         params = converters.dedup_params(request, self.defaults)
         if request.ids and request.documents:
-            raise InvalidArgument("set either ids or documents in a DedupRequest, not both")
+            raise InvalidArgument("set either ids or documents in a DedupRequest, not both", "documents")
         if request.documents:
             self.engine.check_config(converters.request_sketch_config(request))
-            return params, self.engine.dedup_documents([converters.document(d) for d in request.documents], params,
-                                                       reading)
+            documents = [converters.document(d, f"documents[{position}]")
+                         for position, d in enumerate(request.documents)]
+            return params, self.engine.dedup_documents(documents, params, reading)
         return params, self.engine.dedup_ids(list(request.ids), params, reading)
 
     def DedupStream(self, request_iterator: Iterator[bytes], context) -> Iterator[bytes]:
         """Dedup per message, answers in order; a failed message is answered with its status, the stream goes on."""
         if not self.streams.acquire():
             if not self.streams.limit:
-                raise TooLarge("DedupStream is off on this server (--max-streams 0); use unary Dedup")
+                raise TooLarge("DedupStream is off on this server (--max-streams 0); use unary Dedup",
+                               "DedupStream", 0)
             raise TooLarge(f"this worker already serves {self.streams.limit} DedupStreams (--max-streams); "
-                           "close one, use unary Dedup, or start the server with more")
+                           "close one, use unary Dedup, or start the server with more", "DedupStream",
+                           self.streams.limit)
         observe, clock = self.observe_stream_message, time.perf_counter
         try:
             # The response headers go out now, not with the first answer: a client may wait for them before it
@@ -154,7 +160,8 @@ class NearDupServicer:
     def Upsert(self, request_bytes: bytes, context) -> bytes:
         request = _decode(pb.UpsertRequest, request_bytes)
         self.engine.check_config(converters.request_sketch_config(request))
-        upserted, generation = self.engine.upsert([converters.document(d) for d in request.documents])
+        upserted, generation = self.engine.upsert([converters.document(d, f"documents[{position}]")
+                                                   for position, d in enumerate(request.documents)])
         return pb.UpsertResponse(upserted=upserted, generation=generation).SerializeToString()
 
     def Delete(self, request_bytes: bytes, context) -> bytes:
@@ -214,6 +221,30 @@ def _status_of(error: Exception, method: str) -> tuple[grpc.StatusCode, str]:
     return grpc.StatusCode.INTERNAL, "internal error; see the server log"
 
 
+def _error_detail(error: Exception, message: str):
+    """The error as data: a google.rpc.BadRequest naming the request field at fault, or a QuotaFailure naming
+    what is limited and the limit; None when the error names neither."""
+    if isinstance(error, InvalidArgument) and error.field:
+        return error_details_pb2.BadRequest(field_violations=[
+            error_details_pb2.BadRequest.FieldViolation(field=error.field, description=message)])
+    if isinstance(error, TooLarge) and error.subject:
+        return error_details_pb2.QuotaFailure(violations=[error_details_pb2.QuotaFailure.Violation(
+            subject=error.subject, description=message, quota_value=error.limit or 0)])
+    return None
+
+
+def _abort(context, error: Exception, method: str) -> None:
+    """Ends the call with the error's status: its code and message, and its detail (_error_detail) if any."""
+    code, message = _status_of(error, method)
+    detail = _error_detail(error, message)
+    if detail is None:
+        context.abort(code, message)
+    packed = any_pb2.Any()
+    packed.Pack(detail)
+    context.abort_with_status(rpc_status.to_status(status_pb2.Status(code=code.value[0], message=message,
+                                                                      details=[packed])))
+
+
 def _unary(method):
     """Runs one RPC, mapping domain errors to their status code and anything else to INTERNAL (logged)."""
 
@@ -221,8 +252,8 @@ def _unary(method):
         try:
             return method(request_bytes, context)
         except Exception as error:  # noqa: BLE001 (a bug too: keep serving, tell the caller)
-            code, details = _status_of(error, method.__name__)
-        context.abort(code, details)
+            failure = error
+        _abort(context, failure, method.__name__)
 
     return grpc.unary_unary_rpc_method_handler(handle)
 
@@ -236,8 +267,7 @@ def _stream(method):
         except grpc.RpcError:
             return  # raised by the request iterator: the call is already over (cancelled, deadline, too large)
         except Exception as error:  # noqa: BLE001
-            code, details = _status_of(error, method.__name__)
-            context.abort(code, details)
+            _abort(context, error, method.__name__)
 
     return grpc.stream_stream_rpc_method_handler(handle)
 

@@ -20,28 +20,31 @@ from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 MAX_ID_BYTES = 511
 
 
-def encode_id(doc_id: str, where: str = "") -> bytes:
+def encode_id(doc_id: str, where: str = "", field: str | None = None) -> bytes:
     """An id as the store's key. The id rule, the one place it is written: a non-empty string of valid Unicode
-    of at most MAX_ID_BYTES UTF-8 bytes. `where` (" at position 3") goes into the error message."""
+    of at most MAX_ID_BYTES UTF-8 bytes. `where` (" at position 3") goes into the error message, `field`
+    ("ids[3]") into the error."""
     if not isinstance(doc_id, str) or not doc_id:
-        raise InvalidArgument(f"an id must be a non-empty string{where}, got {doc_id!r}")
+        raise InvalidArgument(f"an id must be a non-empty string{where}, got {doc_id!r}", field)
     try:
         key = doc_id.encode("utf-8")
     except UnicodeEncodeError:
-        raise InvalidArgument(f"id {doc_id[:40]!r}{where} is not valid Unicode (lone surrogate)") from None
+        raise InvalidArgument(f"id {doc_id[:40]!r}{where} is not valid Unicode (lone surrogate)", field) from None
     if len(key) > MAX_ID_BYTES:
-        raise InvalidArgument(f"id longer than {MAX_ID_BYTES} UTF-8 bytes{where}: {doc_id[:40]!r}...")
+        raise InvalidArgument(f"id longer than {MAX_ID_BYTES} UTF-8 bytes{where}: {doc_id[:40]!r}...", field)
     return key
 
 
-def check_ids(ids: Sequence[str]) -> None:
+def check_ids(ids: Sequence[str], field: str = "ids[{}]") -> None:
     """encode_id's rule for a whole result set in a few C-level passes: only an empty id or one long enough to
-    break the limit is looked at one by one (a protobuf string field is always a str of valid Unicode)."""
+    break the limit is looked at one by one (a protobuf string field is always a str of valid Unicode). `field`
+    is the request field of the id at a position ("documents[{}].id")."""
     if "" in ids:
-        encode_id("", f" at position {list(ids).index('')}")
+        position = list(ids).index("")
+        encode_id("", f" at position {position}", field.format(position))
     if ids and max(map(len, ids)) > MAX_ID_BYTES // 4:  # only then can the UTF-8 form exceed the limit
         for position, doc_id in enumerate(ids):
-            encode_id(doc_id, f" at position {position}")
+            encode_id(doc_id, f" at position {position}", field.format(position))
 
 
 class SketchStore(abc.ABC):
