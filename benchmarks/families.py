@@ -209,11 +209,9 @@ def popular(split: str, rng: random.Random) -> Corpus:
             site = rng.choice(sites)
             copy, rate = _republished(other.text, site, rng)
             docs.append(_doc(copy, other, group, "copy", rate=rate, site=site.name))
-    rng.shuffle(docs)
-    _renumber(docs, split)
+    groups = _shuffled(docs, split, rng)
     corpus = Corpus("popular", split, docs)
     popular_groups = {copies: f"{split}-popular{copies}" for copies in POPULAR_COPIES}
-    groups = _groups(docs)
     ordinary = [members for name, members in groups.items() if len(members) > 1 and name not in
                 popular_groups.values()]
     fill = [members[0] for name, members in groups.items() if name not in popular_groups.values()]
@@ -327,9 +325,7 @@ def shared(split: str, rng: random.Random) -> Corpus:
                     else devcorpus.with_headline(copy, "en", rng))
             docs.append(_doc(copy, article, group, "copy", rate=rate, site=site.name))
         groups_of[group] = "site" if site else "other"
-    rng.shuffle(docs)
-    _renumber(docs, split)
-    groups = _groups(docs)
+    groups = _shuffled(docs, split, rng)
     fill = [members[0] for members in groups.values()]
     sets: dict[str, list[list[int]]] = {}
     for kind in ("licenses", "manpages", "site"):
@@ -447,9 +443,7 @@ def short(split: str, rng: random.Random) -> Corpus:
         for _ in range(rng.choice([0, 1, 1, 2, 3, 4])):
             text, rate = rewritten(source.text, synonyms, rng)
             docs.append(_doc(text, source, group, "rewrite", rate=rate))
-    rng.shuffle(docs)
-    _renumber(docs, split)
-    groups = _groups(docs)
+    groups = _shuffled(docs, split, rng)
     duplicates = [m for m in groups.values() if len(m) > 1]
     fill = [m[0] for m in groups.values()]
     topics: dict[str, list[int]] = {}
@@ -486,9 +480,7 @@ def multilingual(split: str, rng: random.Random) -> Corpus:
             site = rng.choice(by_lang[base.lang])
             text, rate = devcorpus.republish(base.text, base.lang, family, site, rng)
             docs.append(_doc(text, base, group, "copy", rate=rate))
-    rng.shuffle(docs)
-    _renumber(docs, split)
-    groups = _groups(docs)
+    groups = _shuffled(docs, split, rng)
     duplicates = [m for m in groups.values() if len(m) > 1]
     fill = [m[0] for m in groups.values()]
     sets = {"overall": [_draw(rng, docs, duplicates, fill) for _ in range(16)]}
@@ -502,15 +494,18 @@ def multilingual(split: str, rng: random.Random) -> Corpus:
 # --- documents and result sets ---------------------------------------------------------------------------------
 
 def _doc(text: str, source: Source, group: str, kind: str, rate: float = 0.0, site: str = "") -> Doc:
-    """A document of the family (its id set by _renumber); `length` is the bucket of its original."""
+    """A document of the family (its id set by _shuffled); `length` is the bucket of its original."""
     return Doc("", text, source.lang, group, kind, source.collection, length_bucket(source.text), round(rate, 4),
                site, "", source.topic)
 
 
-def _renumber(docs: list[Doc], split: str) -> None:
-    """Ids in corpus order, after shuffling, so an id says nothing of its group."""
+def _shuffled(docs: list[Doc], split: str, rng: random.Random) -> dict[str, list[int]]:
+    """Shuffles the documents and numbers them in their new order, so an id says nothing of its group; returns
+    their groups (_groups)."""
+    rng.shuffle(docs)
     for number, doc in enumerate(docs):
         doc.id = f"{split[:2]}{number:06d}"
+    return _groups(docs)
 
 
 def _groups(docs: list[Doc]) -> dict[str, list[int]]:
