@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> None:
                "missing": missing, "identifiers": {name: {"accuracy": quality[name], "docs_per_s": rates[name]}
                                                    for name in functions}}
     lengths = [LONG, *SNIPPETS]
-    lines = [f"# Language identification for `--lang auto`\n", f"`{results['command']}`: {len(loaded)} real texts "
+    lines = ["# Language identification for `--lang auto`\n", f"`{results['command']}`: {len(loaded)} real texts "
              f"(mean {results['mean_words_long']:.0f} words whole), {len(count)} collection/language pairs; "
              "right = the identified language gets the text's own stemmer (\"none\" for a language without one).\n",
              *table(["identifier", *(f"right, {length}" for length in lengths), "docs/s long",
@@ -195,8 +195,8 @@ def main(argv: list[str] | None = None) -> None:
              "\n## Per stemmer language, 50-300-word snippets\n"]
     stems = sorted({stem for name in functions for stem in quality[name]["50-300 words"]["per_stemmer"]})
     lines += table(["identifier", *stems],
-                   [[name, *(f"{100 * quality[name]['50-300 words']['per_stemmer'].get(stem, 0):.0f}" for stem in stems)]
-                    for name in functions])
+                   [[name, *(f"{100 * quality[name]['50-300 words']['per_stemmer'].get(stem, 0):.0f}"
+                             for stem in stems)] for name in functions])
     if args.corpus:
         agreement = results["corpus_agreement"] = corpus_agreement(args.corpus)
         results["command"] += f" --corpus {args.corpus.name}"

@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.core import sketch as sketch_module
-from neardup.core import reference, stoplist
+from neardup.core import stoplist
 from neardup.core.sketch import (SketchConfig, Sketcher, decode_sketch, encode_sketch, stoplist_digest,
                                  validate_sketch)
 from neardup.errors import ConfigMismatch, InvalidArgument
