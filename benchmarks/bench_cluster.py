@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_similar  # noqa: E402
-from neardup.core.sketch import SketchConfig  # noqa: E402
-from neardup.engine import Deduplicator, Document  # noqa: E402
+from neardup.core.sketch_config import SketchConfig
+from neardup.runtime.engine import Deduplicator, Document
 from neardup.store import create_store, open_store  # noqa: E402
 
 NEARDUP = [sys.executable, "-m", "neardup.cli"]

@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             for cluster in clusters.values():
                 with Client(cluster, set_as_default=False) as client:
-                    client.run(lambda: __import__("neardup.core.sketch").core.sketch.load_nltk())
+                    client.run(lambda: __import__("neardup.core.nltk_text").core.nltk_text.load_nltk())
             dask = ["--engine", "dask", "--partition-bytes", str(args.partition_bytes)]
             configurations = {
                 "local, 1 process": [],

@@ -39,13 +39,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from measure import interleaved_us, summary_us, time_calls  # noqa: E402
-from neardup.core import _shingle, kernel, reference  # noqa: E402
-from neardup.core.sketch import encode_sketch  # noqa: E402
+from neardup.core import _shingle, kernel, reference, vocabulary  # noqa: E402
+from neardup.core.encoding import encode_sketch
 
 K = 64
 RESULTS = 100
 THRESHOLD = 0.7
-SIMHASH_THRESHOLD = 61 / 64  # at most 3 differing bits (a simhash store's Dedup default allows 18: core/defaults.py)
+SIMHASH_THRESHOLD = 61 / 64  # at most 3 differing bits (a simhash store's Dedup default allows 18: core/vocabulary.py)
 SEED = 20240601
 OUT = ROOT / "benchmarks" / "out" / "kernel.json"
 REAL_OUT = ROOT / "benchmarks" / "out" / "kernel_real.json"
@@ -94,13 +94,13 @@ def simhash_rows(documents: list[list[set[int]]], quick: bool) -> list[dict]:
     sketches = [[encode_sketch(sorted(doc)[:K]) for doc in docs] for docs in documents]
     baseline_sets = fingerprints[: 3 if quick else 10]
     rows = []
-    for grouping in reference.GROUPINGS:
+    for grouping in vocabulary.GROUPINGS:
         for blobs in baseline_sets:
             assert kernel.dedup_simhash(blobs, SIMHASH_THRESHOLD, grouping) == reference.dedup_simhash(
                 [int.from_bytes(b, "little") for b in blobs], SIMHASH_THRESHOLD, grouping)
         timed = interleaved_us({
             "simhash": (kernel.dedup_simhash, [(f, SIMHASH_THRESHOLD, grouping) for f in fingerprints]),
-            "bottomk": (kernel.dedup, [(b, K, THRESHOLD, reference.CONTAINMENT, grouping) for b in sketches]),
+            "bottomk": (kernel.dedup, [(b, K, THRESHOLD, vocabulary.CONTAINMENT, grouping) for b in sketches]),
         }, 20 if quick else 200)
         baseline = summary_us(time_calls(
             reference.dedup_simhash,
@@ -113,7 +113,7 @@ def simhash_rows(documents: list[list[set[int]]], quick: bool) -> list[dict]:
                 sum(d >= 0 for d in kernel.dedup_simhash(f, SIMHASH_THRESHOLD, grouping).duplicate_of)
                 for f in fingerprints),
             "bottomk_duplicates_per_set": statistics.mean(
-                sum(d >= 0 for d in kernel.dedup(b, K, THRESHOLD, reference.CONTAINMENT, grouping).duplicate_of)
+                sum(d >= 0 for d in kernel.dedup(b, K, THRESHOLD, vocabulary.CONTAINMENT, grouping).duplicate_of)
                 for b in sketches),
             "kernel": timed["simhash"], "bottomk_kernel_same_rounds": timed["bottomk"], "reference": baseline,
             "speedup_median": baseline["median_us"] / compiled_on_baseline_sets["median_us"],
@@ -155,7 +155,7 @@ def real_sets(work: Path, count: int) -> tuple[int, list[list[bytes | None]]]:
     """K and the sketches of `count` result sets of 100 stored ids, as the server's view hands them over."""
     import load  # noqa: E402  (puts tests/ on sys.path; only --real needs it)
     from neardup.store import open_store
-    from neardup.view import LiveView
+    from neardup.runtime.view import LiveView
     docs, store_path, _ = load.build_store(work)
     id_sets, _ = load.dedup_bodies(docs, count)
     with open_store(store_path, readonly=True) as store:
@@ -186,14 +186,14 @@ def alternating_us(old, new, inputs: list[tuple], rounds: int, cold: bool = Fals
 
 def real_rows(baseline, k: int, sets: list[list[bytes | None]], quick: bool) -> list[dict]:
     from neardup.core import _kernel
-    from neardup.core.defaults import DEFAULT_THRESHOLD
+    from neardup.core.vocabulary import DEFAULT_THRESHOLD
     rounds = 5 if quick else 15
-    metric_codes = {reference.CONTAINMENT: _kernel.CONTAINMENT, reference.JACCARD: _kernel.JACCARD}
-    grouping_codes = {reference.GREEDY: _kernel.GREEDY, reference.COMPONENTS: _kernel.COMPONENTS,
-                      reference.COMPLETE: _kernel.COMPLETE}
-    ways = [(reference.CONTAINMENT, reference.GREEDY)]
+    metric_codes = {vocabulary.CONTAINMENT: _kernel.CONTAINMENT, vocabulary.JACCARD: _kernel.JACCARD}
+    grouping_codes = {vocabulary.GREEDY: _kernel.GREEDY, vocabulary.COMPONENTS: _kernel.COMPONENTS,
+                      vocabulary.COMPLETE: _kernel.COMPLETE}
+    ways = [(vocabulary.CONTAINMENT, vocabulary.GREEDY)]
     if not quick:
-        ways += [(m, g) for m in reference.BOTTOMK_METRICS for g in reference.GROUPINGS if (m, g) != ways[0]]
+        ways += [(m, g) for m in vocabulary.BOTTOMK_METRICS for g in vocabulary.GROUPINGS if (m, g) != ways[0]]
     rows = []
     for metric, grouping in ways:
         args = [(s, k, DEFAULT_THRESHOLD, metric_codes[metric], grouping_codes[grouping]) for s in sets]
@@ -327,8 +327,8 @@ def main() -> None:
     baseline_sets = sets[: 3 if quick else 10]
 
     rows = []
-    for metric in reference.BOTTOMK_METRICS:
-        for grouping in reference.GROUPINGS:
+    for metric in vocabulary.BOTTOMK_METRICS:
+        for grouping in vocabulary.GROUPINGS:
             for sketches, blobs in zip(baseline_sets, encoded):
                 assert kernel.dedup(blobs, K, THRESHOLD, metric, grouping) == \
                     reference.dedup(sketches, K, THRESHOLD, metric, grouping)

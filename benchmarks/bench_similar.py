@@ -63,13 +63,13 @@ import measure  # noqa: E402
 from bench_store import article_id  # noqa: E402
 from datasketch import LeanMinHash, MinHash, MinHashLSH  # noqa: E402
 from neardup.core import kernel  # noqa: E402
-from neardup.core.defaults import DEFAULT_METRIC, DEFAULT_THRESHOLD  # noqa: E402
-from neardup.core.reference import JACCARD  # noqa: E402
-from neardup.core.sketch import SketchConfig  # noqa: E402
-from neardup.core.similar import HOT_POSTINGS  # noqa: E402
-from neardup.engine import Deduplicator, SimilarParams  # noqa: E402
+from neardup.core.vocabulary import DEFAULT_METRIC, DEFAULT_THRESHOLD
+from neardup.core.vocabulary import JACCARD
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.candidates import HOT_POSTINGS
+from neardup.runtime.engine import Deduplicator, SimilarParams
 from neardup.store import create_store  # noqa: E402
-from neardup.view import LiveView  # noqa: E402
+from neardup.runtime.view import LiveView
 from neardup_client import NearDupClient  # noqa: E402
 from report import save, table  # noqa: E402
 from serverproc import Server, free_port  # noqa: E402

@@ -30,7 +30,9 @@ import devcorpus  # noqa: E402
 import evaluate  # noqa: E402
 from datasketch import MinHash  # noqa: E402
 
-from neardup.core.sketch import CRC32_IS_COMPILED, SketchConfig, Sketcher, forget_memos  # noqa: E402
+from neardup.core.sketcher import CRC32_IS_COMPILED, Sketcher
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.nltk_text import forget_memos
 from report import table  # noqa: E402
 
 OUT = HERE / "out" / "sketch.json"

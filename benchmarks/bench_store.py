@@ -31,7 +31,7 @@ sys.path.insert(0, str(HERE))
 import numpy as np  # noqa: E402
 
 from measure import latency_us  # noqa: E402
-from neardup.core.sketch import SketchConfig  # noqa: E402
+from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store  # noqa: E402
 
 OUT = HERE / "out" / "store.json"

@@ -15,12 +15,12 @@ breaks under numpy 2). neardup's stop-list is learned over the whole split with 
 `neardup index` does. neardup's own SimHash (a store made by `neardup index --sketch simhash`: the default
 configuration's word 3-gram shingles and stop-list, one 64-bit fingerprint, each shingle weighing as a new simhash
 store weighs it, metric hamming) sits beside them at its best threshold, and is also reported per Hamming distance,
-at a simhash store's default (core/defaults.py) and at 3 bits (the most its corpus search finds exactly).
+at a simhash store's default (core/vocabulary.py) and at 3 bits (the most its corpus search finds exactly).
 
     python benchmarks/evaluate.py [--split test|tune] [--quick] [--explore]
 writes benchmarks/out/quality-SPLIT.md (also printed), quality-SPLIT.json and quality-SPLIT_pr.png.
 `--explore` adds the neardup configurations the default was chosen among, and SimHash under each shingle
-weighting (reference.WEIGHTINGS; run it on --split tune).
+weighting (vocabulary.WEIGHTINGS; run it on --split tune).
 """
 from __future__ import annotations
 
@@ -40,11 +40,13 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import devcorpus  # noqa: E402
-from neardup.core import calibration, defaults, reference  # noqa: E402
-from neardup.core.sketch import SketchConfig, Sketcher, ShingleCounts, decode_sketch, stoplist_digest  # noqa: E402
+from neardup.core import calibration, reference, vocabulary  # noqa: E402
+from neardup.core.sketch_config import SketchConfig, stoplist_digest
+from neardup.core.sketcher import ShingleCounts, Sketcher
+from neardup.core.encoding import decode_sketch
 from neardup.core.stoplist import learn_stoplist  # noqa: E402
-from neardup.engine import Deduplicator  # noqa: E402
-from neardup.indexer import index_corpus  # noqa: E402
+from neardup.runtime.engine import Deduplicator
+from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402
 
 try:  # the compiled kernel when it is built; the reference answers the same, only slower
@@ -60,7 +62,7 @@ SIMHASH_EXACT_BITS = 3
 SIMHASH_EXACT_THRESHOLD = (64 - SIMHASH_EXACT_BITS) / 64
 #: Every hundredth, the fixed defaults, and every threshold a store can learn (calibration's bin centres).
 THRESHOLDS = np.union1d(np.round(np.arange(1, 100) / 100, 2),
-                        [defaults.DEFAULT_THRESHOLD, defaults.SIMHASH_THRESHOLD, SIMHASH_EXACT_THRESHOLD,
+                        [vocabulary.DEFAULT_THRESHOLD, vocabulary.SIMHASH_THRESHOLD, SIMHASH_EXACT_THRESHOLD,
                          *np.round((np.arange(round(1 / calibration.BIN_WIDTH)) + 0.5) * calibration.BIN_WIDTH, 4)])
 _WORD = re.compile(r"[^\W_]+")
 _NEGATIVE_KINDS = ("template", "site", "topic", "quote")  # Doc fields: hard negatives share one of them
@@ -75,7 +77,7 @@ class NeardupConfig:
     unit: str = SketchConfig.unit
     k: int = SketchConfig.k
     min_word_len: int = SketchConfig.min_word_len
-    metric: str = defaults.DEFAULT_METRIC
+    metric: str = vocabulary.DEFAULT_METRIC
     stoplist: bool = True
 
     @property
@@ -88,12 +90,12 @@ DEFAULT_CONFIG = NeardupConfig()
 # The exploration behind the defaults (run on the tune split): the card's recipe, the previous default, and
 # word n-grams over n, K, metric, word length and stop-list.
 EXPLORED = [
-    NeardupConfig("sentence", 64, 3, reference.CONTAINMENT, stoplist=False),
-    NeardupConfig("para-sentence", 64, 1, reference.CONTAINMENT),
+    NeardupConfig("sentence", 64, 3, vocabulary.CONTAINMENT, stoplist=False),
+    NeardupConfig("para-sentence", 64, 1, vocabulary.CONTAINMENT),
     NeardupConfig("word:2", 128),
     *[NeardupConfig(f"word:{n}", k) for n in (3, 4, 5) for k in (64, 128, 256)],
     NeardupConfig("word:6", 128),
-    *[NeardupConfig(f"word:{n}", 128, metric=reference.JACCARD) for n in (3, 4)],
+    *[NeardupConfig(f"word:{n}", 128, metric=vocabulary.JACCARD) for n in (3, 4)],
     NeardupConfig("word:4", 128, 3),
     NeardupConfig("word:4", 128, stoplist=False),
 ]
@@ -169,7 +171,7 @@ class NeardupMethods:
         counts = self.counts(DEFAULT_CONFIG.unit, DEFAULT_CONFIG.min_word_len)
         bottom_k = self.sketcher(DEFAULT_CONFIG)
         config = SketchConfig(unit=DEFAULT_CONFIG.unit, min_word_len=DEFAULT_CONFIG.min_word_len,
-                              stoplist_digest=bottom_k.config.stoplist_digest, kind=reference.SIMHASH)
+                              stoplist_digest=bottom_k.config.stoplist_digest, kind=vocabulary.SIMHASH)
         sketcher = Sketcher(config, bottom_k.stoplist)
         fingerprints: dict[int, bytes] = {}
 
@@ -185,7 +187,7 @@ class NeardupMethods:
 
         name = f"neardup SimHash {DEFAULT_CONFIG.unit} 64-bit hamming"
         return Method(name if weighting is None else f"{name} weight {weighting}", pair_matrix,
-                      defaults.SIMHASH_THRESHOLD)
+                      vocabulary.SIMHASH_THRESHOLD)
 
 
 def word_ngrams(text: str, n: int = 5) -> list[str]:
@@ -209,7 +211,7 @@ def exact_method(docs: list[devcorpus.Doc], metric: str) -> Method:
 
     def score(a: frozenset, b: frozenset) -> float:
         shared = len(a & b)
-        return shared / min(len(a), len(b)) if metric == reference.CONTAINMENT else shared / (len(a) + len(b) - shared)
+        return shared / min(len(a), len(b)) if metric == vocabulary.CONTAINMENT else shared / (len(a) + len(b) - shared)
 
     return Method(f"exact word 5-gram {metric}", lambda indexes: _pairwise([shingles(i) for i in indexes], score))
 
@@ -443,11 +445,11 @@ def markdown(default: dict, baselines: list[dict], explored: list[dict], command
               f"margin: {worst} {margin[worst]:+.3f} (baselines at each scope's own best threshold), "
               f"{served_worst} {served[served_worst]:+.3f} (baselines at their one best overall threshold)."]
     if simhash:
-        default_bits = reference.max_distance(defaults.SIMHASH_THRESHOLD)
+        default_bits = reference.max_distance(vocabulary.SIMHASH_THRESHOLD)
         lines += ["", f"**{simhash['name']}** — a store made by `neardup index --sketch simhash` (the default's "
                   "shingles and stop-list, one 64-bit fingerprint per text, each shingle weighing 1 + ln of its "
                   "count in the text): overall, per Hamming distance allowed (threshold t allows 64 − ⌈64 t⌉ bits; "
-                  f"a simhash store's default, {defaults.SIMHASH_THRESHOLD:g} = {64 - default_bits}/64, allows "
+                  f"a simhash store's default, {vocabulary.SIMHASH_THRESHOLD:g} = {64 - default_bits}/64, allows "
                   f"{default_bits}; its corpus search finds up to {SIMHASH_EXACT_BITS} exactly), and per scope at "
                   "its one best overall threshold. It sits beside the baselines above but is none: the margins are "
                   "over the baselines only.", "",
@@ -539,7 +541,7 @@ def served_threshold(docs: list[devcorpus.Doc]) -> float:
         devcorpus.write_jsonl(docs, corpus)
         index_corpus(str(corpus), str(Path(workdir) / "store"))
         with open_store(Path(workdir) / "store", readonly=True) as store:
-            return Deduplicator(store).defaults.threshold
+            return Deduplicator(store).vocabulary.threshold
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -561,11 +563,11 @@ def main(argv: list[str] | None = None) -> None:
     default = neardup.method(DEFAULT_CONFIG, served)
     default.name = (f"neardup as served ({DEFAULT_CONFIG.label.removeprefix('neardup ')}, the threshold its store "
                     f"learned: {served:g})")
-    baselines = [minhash_method(docs), exact_method(docs, reference.JACCARD),
-                 exact_method(docs, reference.CONTAINMENT), simhash_method(docs)]
+    baselines = [minhash_method(docs), exact_method(docs, vocabulary.JACCARD),
+                 exact_method(docs, vocabulary.CONTAINMENT), simhash_method(docs)]
     neardup_simhash = neardup.simhash_method()
     explored = [neardup.method(c) for c in EXPLORED if c != DEFAULT_CONFIG] if args.explore else []
-    weightings = [neardup.simhash_method(weighting) for weighting in reference.WEIGHTINGS] if args.explore else []
+    weightings = [neardup.simhash_method(weighting) for weighting in vocabulary.WEIGHTINGS] if args.explore else []
     rows = {}
     for method in [default, *baselines, neardup_simhash, *weightings, *explored]:
         rows[method.name] = summary(method, evaluate(method, sets))

@@ -37,12 +37,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import devcorpus  # noqa: E402
-from neardup.core import clusters, defaults  # noqa: E402
+from neardup.core import linkage as clusters, vocabulary
 
 OUT = Path(__file__).resolve().parent / "out"
 NEARDUP = [sys.executable, "-m", "neardup.cli"]
 METHODS = clusters.METHODS  # components (the baseline that chains), complete, communities
-THRESHOLDS = sorted({0.4, 0.45, defaults.DEFAULT_THRESHOLD, 0.6, 0.7})
+THRESHOLDS = sorted({0.4, 0.45, vocabulary.DEFAULT_THRESHOLD, 0.6, 0.7})
 QUICK_SIZE = 600
 NEGATIVE_KINDS = ("site", "topic", "quote", "template")  # template: left out of F1, reported apart
 IGNORED_KINDS = ("template",)
@@ -185,8 +185,8 @@ def markdown(result: dict) -> str:
              "put in one cluster — pages of one site, sections of one article (topic), a text and one quoting a "
              "passage of it, template variants. *Pairs*: near-duplicate pairs `neardup cluster` found at the "
              "threshold; *seconds*: wall time of the `neardup cluster` command (pairs, clustering, storing ids).",
-             "", f"**At the default threshold ({default:.2f})**" if default == defaults.DEFAULT_THRESHOLD else
-             f"**At threshold {default:.2f}** (the default, {defaults.DEFAULT_THRESHOLD:.2f}, was not run)", "",
+             "", f"**At the default threshold ({default:.2f})**" if default == vocabulary.DEFAULT_THRESHOLD else
+             f"**At threshold {default:.2f}** (the default, {vocabulary.DEFAULT_THRESHOLD:.2f}, was not run)", "",
              *HEADER]
     lines += [_row(r["threshold"], r["method"], r) for r in runs if r["threshold"] == default]
     lines += ["", verdict(runs, default)]
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="write the corpus and the store into DIR and keep them (default: a temporary directory)")
     args = parser.parse_args(argv)
-    thresholds = args.thresholds or ([defaults.DEFAULT_THRESHOLD] if args.quick else THRESHOLDS)
+    thresholds = args.thresholds or ([vocabulary.DEFAULT_THRESHOLD] if args.quick else THRESHOLDS)
     started = time.perf_counter()
     try:
         docs = devcorpus.generate(args.split, QUICK_SIZE if args.quick else devcorpus.DEFAULT_SIZE)
@@ -247,11 +247,11 @@ def main(argv: list[str] | None = None) -> None:
         + (" --thresholds " + ",".join(f"{t:g}" for t in thresholds) if args.thresholds else "")
     corpus_note = (f"{args.split} split, seed {devcorpus.SPLIT_SEEDS[args.split]}: {len(docs):,} documents in "
                    f"{len({d.group for d in docs}):,} groups, Python {sys.version.split()[0]}")
-    result = {"command": command, "corpus": corpus_note, "default_threshold": defaults.DEFAULT_THRESHOLD,
+    result = {"command": command, "corpus": corpus_note, "default_threshold": vocabulary.DEFAULT_THRESHOLD,
               # the headline table's: the default when it was run, else the first threshold run
-              "headline_threshold": defaults.DEFAULT_THRESHOLD if defaults.DEFAULT_THRESHOLD in thresholds
+              "headline_threshold": vocabulary.DEFAULT_THRESHOLD if vocabulary.DEFAULT_THRESHOLD in thresholds
               else thresholds[0],
-              "metric": defaults.DEFAULT_METRIC, "thresholds": thresholds,
+              "metric": vocabulary.DEFAULT_METRIC, "thresholds": thresholds,
               "pair_counts": {"pairs": len(labels.i), "duplicates": labels.duplicates, "negatives": labels.negatives},
               "gold": gold_score(docs, labels), "runs": runs,
               "timing": {"corpus_seconds": corpus_seconds, "index_seconds": index_seconds,

@@ -1,8 +1,8 @@
 """Detection quality on the issue-25 families (benchmarks/families.py), through the product's own path.
 
-For each family and split the corpus is written as JSON Lines, indexed with neardup.indexer.index_corpus into a
+For each family and split the corpus is written as JSON Lines, indexed with neardup.jobs.index.index_corpus into a
 temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server
-groups it: the store opened, neardup.engine.Deduplicator.dedup_ids with the store's own defaults
+groups it: the store opened, neardup.runtime.engine.Deduplicator.dedup_ids with the store's own defaults
 (Deduplicator.defaults, so a threshold the store learned applies by itself), or --threshold. neardup is also run at
 every threshold of evaluate.THRESHOLDS (same store, same call) for its best threshold per family (an oracle).
 The baselines of evaluate.py (MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash char
@@ -36,10 +36,10 @@ import evaluate  # noqa: E402
 import families  # noqa: E402
 import report  # noqa: E402
 from evaluate import THRESHOLDS, Counts, Method, ResultSet  # noqa: E402
-from neardup.core import kernel, reference  # noqa: E402
-from neardup.engine import DedupParams, Deduplicator  # noqa: E402
-from neardup.errors import NearDupError  # noqa: E402
-from neardup.indexer import index_corpus  # noqa: E402
+from neardup.core import kernel, reference, vocabulary  # noqa: E402
+from neardup.runtime.engine import Deduplicator, DedupParams
+from neardup.core.errors import NearDupError
+from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402
 from sources import SourceMissing  # noqa: E402
 
@@ -143,8 +143,8 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
 
 
 def baseline_methods(docs) -> list[Method]:
-    return [evaluate.minhash_method(docs), evaluate.exact_method(docs, reference.JACCARD),
-            evaluate.exact_method(docs, reference.CONTAINMENT), evaluate.simhash_method(docs)]
+    return [evaluate.minhash_method(docs), evaluate.exact_method(docs, vocabulary.JACCARD),
+            evaluate.exact_method(docs, vocabulary.CONTAINMENT), evaluate.simhash_method(docs)]
 
 
 def scope_rows(counts: dict[str, dict[str, Counts]]) -> dict[str, dict]:
@@ -227,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(families.FAMILIES))
     parser.add_argument("--threshold", type=float, help="serve at this threshold instead of the store's default")
     parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
-                        help="a keyword argument of neardup.indexer.index_corpus (repeatable), e.g. learn=False")
+                        help="a keyword argument of neardup.jobs.index.index_corpus (repeatable), e.g. learn=False")
     parser.add_argument("--label", default="", help="added to the output files' names (e.g. no-stoplist)")
     parser.add_argument("--out", type=Path, default=evaluate.OUT)
     args = parser.parse_args(argv)

@@ -5,7 +5,7 @@ two stored ids, Deduplicator.dedup_ids; the similarity it reports is what a pair
   text-only         the items' `text` in a default bottom-K store (word 3-grams, K = 128, stop-list learned),
                     containment, at its best threshold on the judged split itself (its best case);
   fields + rules    an items store of the fields (SCHEMA), the weighted per-field similarity of pairs that share a
-                    super token (a rule), at the threshold chosen on the tune split (core/defaults.ITEMS_THRESHOLD);
+                    super token (a rule), at the threshold chosen on the tune split (core/vocabulary.ITEMS_THRESHOLD);
   fields + model    the same store with the pair model `neardup train` fits on the tune split's labelled pairs
                     (train.train, then the model copied to the test store through the store interface), deciding
                     by its calibrated probability at its own threshold.
@@ -38,12 +38,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import jobads  # noqa: E402
-from neardup import train  # noqa: E402
+from neardup.jobs import train  # noqa: E402
 from neardup.core.fields import FieldSpec  # noqa: E402
 from neardup.core.items import weighted  # noqa: E402
 from neardup.core.kernel import unpack  # noqa: E402
-from neardup.engine import Deduplicator, DedupParams  # noqa: E402
-from neardup.indexer import index_corpus  # noqa: E402
+from neardup.runtime.engine import Deduplicator, DedupParams
+from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tune-weights", action="store_true",
                         help="search the field weights on the tune split and print them (default: use SCHEMA's)")
     args = parser.parse_args(argv)
-    from neardup.core.defaults import ITEMS_THRESHOLD
+    from neardup.core.vocabulary import ITEMS_THRESHOLD
 
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,7 +31,7 @@ ENDPOINTS = ("health", "dedup")
 
 def serve(mode: str, argv: list[str]) -> int:
     """`neardup serve`, its heap settled as shipped or left to Python's defaults (run in the server's process)."""
-    from neardup.cli import main as neardup_main
+    from neardup.cli.main import main as neardup_main
     from neardup.service import server
 
     if mode == "default":

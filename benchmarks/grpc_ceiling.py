@@ -33,9 +33,9 @@ import grpc
 
 import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
 from neardup.core import kernel  # noqa: E402
-from neardup.core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD  # noqa: E402
+from neardup.core.vocabulary import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
 from neardup.store import open_store  # noqa: E402
-from neardup.view import LiveView  # noqa: E402
+from neardup.runtime.view import LiveView
 import report  # noqa: E402
 from serverproc import Server  # noqa: E402
 

@@ -50,8 +50,9 @@ import load  # noqa: E402  (puts tests/ on sys.path: serverproc)
 import measure  # noqa: E402
 import request_cost  # noqa: E402
 import neardup  # noqa: E402
-from neardup.core import defaults, kernel, reference  # noqa: E402
-from neardup.core.sketch import SketchConfig, decode_sketch, encode_sketch  # noqa: E402
+from neardup.core import kernel, reference, vocabulary  # noqa: E402
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import decode_sketch, encode_sketch
 from neardup.store import open_store  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
@@ -105,7 +106,7 @@ def kernel_comparison(store, docs: list[devcorpus.Doc], id_sets: list[list[str]]
     either pair by pair with MinHash.jaccard or as one numpy all-pairs matrix (evaluate.py's way)."""
     from datasketch import MinHash
 
-    k, threshold = store.config.k, defaults.DEFAULT_THRESHOLD
+    k, threshold = store.config.k, vocabulary.DEFAULT_THRESHOLD
     by_id = {doc.id: doc for doc in docs}
     dev_blobs = [store.get_many(ids) for ids in id_sets[:plan.kernel_sets]]
     rng = random.Random(bench_kernel.SEED)
@@ -411,7 +412,7 @@ def markdown(results: dict) -> str:
           f"{run['h2load_cpu_share']:.0%}", *_run_cells(run)]
          for run in closed_runs
          for one in [next((r for r in closed_runs if r["endpoint"] == run["endpoint"] and r["workers"] == 1), None)]])
-    lines += ["", f"## Kernel in process (µs per result set of 100, threshold {defaults.DEFAULT_THRESHOLD}, greedy; "
+    lines += ["", f"## Kernel in process (µs per result set of 100, threshold {vocabulary.DEFAULT_THRESHOLD}, greedy; "
               "× = baseline / kernel on the baseline's sets)", ""]
     lines += table(
         ["sets", "dups/set", "kernel median", "kernel p99", "pure-Python reference", "×",

@@ -34,7 +34,7 @@ import numpy as np
 import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
 import measure  # noqa: E402
 from bench_store import batches  # noqa: E402
-from neardup.core.sketch import SketchConfig  # noqa: E402
+from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store  # noqa: E402
 from neardup.store.redis import connect  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402

@@ -28,13 +28,13 @@ import grpc
 
 import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
 import measure  # noqa: E402
-from neardup.cache import DEFAULT_MAXSIZE, DEFAULT_TTL  # noqa: E402
+from neardup.runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from neardup.core import kernel  # noqa: E402
-from neardup.engine import DedupParams, Limits  # noqa: E402
+from neardup.runtime.engine import DedupParams, Limits
 from neardup.service import converters  # noqa: E402
 from neardup.service.servicer import NearDupServicer  # noqa: E402
 from neardup.store import open_store  # noqa: E402
-from neardup.view import LiveView  # noqa: E402
+from neardup.runtime.view import LiveView
 from neardup_client import NearDupClient  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
 from neardup_client.v1 import neardup_pb2_grpc  # noqa: E402

@@ -33,7 +33,7 @@ BLOCK = 100
 
 def serve(mode: str, argv: list[str]) -> int:
     """`neardup serve` with Dedup cut down to `mode` (run in the server's process)."""
-    from neardup.cli import main as neardup_main
+    from neardup.cli.main import main as neardup_main
     from neardup.core import kernel
     from neardup.service import converters
     from neardup.service.servicer import NearDupServicer

@@ -32,9 +32,9 @@ import sources  # noqa: E402
 from report import save, table  # noqa: E402
 
 from neardup.core import kernel  # noqa: E402
-from neardup.core.sketch import Sketcher  # noqa: E402
-from neardup.engine import Deduplicator  # noqa: E402
-from neardup.indexer import index_corpus  # noqa: E402
+from neardup.core.sketcher import Sketcher
+from neardup.runtime.engine import Deduplicator
+from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402
 
 OUT = HERE / "out"

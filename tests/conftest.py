@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from neardup.cli import main
+from neardup.cli.main import main
 from neardup_client import NearDupClient
 from serverproc import RedisServer, serving, write_jsonl
 

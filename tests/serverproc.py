@@ -16,7 +16,7 @@ from typing import Iterator
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from neardup.core.sketch import SketchConfig
+from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store
 
 NEARDUP = [sys.executable, "-m", "neardup.cli"]

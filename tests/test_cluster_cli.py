@@ -7,9 +7,10 @@ from collections import defaultdict
 
 import pytest
 
-from neardup.core import reference
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.engine import Deduplicator, Document
+from neardup.core import reference, vocabulary
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.runtime.engine import Deduplicator, Document
 from neardup.store import create_store, open_store
 from serverproc import run_neardup, sketch_store
 
@@ -76,7 +77,7 @@ def test_components_are_the_connected_near_duplicate_pairs_and_complete_splits_t
     ids = sorted(articles)
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:
-            if reference.is_duplicate(articles[a], articles[b], K, reference.CONTAINMENT, 0.5):
+            if reference.is_duplicate(articles[a], articles[b], K, vocabulary.CONTAINMENT, 0.5):
                 parent[root(b)] = root(a)
     expected = defaultdict(set)
     for doc_id in ids:

@@ -6,8 +6,8 @@ import itertools
 import numpy as np
 import pytest
 
-from neardup.core import clusters
-from neardup.core.clusters import Pairs, complete, communities, components, stable_ids
+from neardup.core import linkage as clusters
+from neardup.core.linkage import communities, complete, components, Pairs, stable_ids
 
 
 def pairs_of(edges: list[tuple[int, int, float]]) -> Pairs:

@@ -18,7 +18,8 @@ import grpc
 import pytest
 from google.protobuf import json_format
 
-from neardup.core.sketch import SketchConfig, Sketcher
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.sketcher import Sketcher
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc

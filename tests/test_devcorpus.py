@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import devcorpus  # noqa: E402
 import evaluate  # noqa: E402
 from neardup.core import reference  # noqa: E402
-from neardup.core.defaults import DEFAULT_METRIC, DEFAULT_THRESHOLD  # noqa: E402
-from neardup.core.sketch import decode_sketch  # noqa: E402
+from neardup.core.vocabulary import DEFAULT_METRIC, DEFAULT_THRESHOLD
+from neardup.core.encoding import decode_sketch
 
 SIZE = 1500
 

@@ -21,10 +21,11 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from neardup.core.sketch import SketchConfig, encode_sketch
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
-from neardup_client.cli import EXIT_FAILED
+from neardup_client.commandline import EXIT_FAILED
 from serverproc import Server, free_port, run_neardup, sketch_store
 
 K = SketchConfig().k

@@ -17,10 +17,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from neardup.core.sketch import SketchConfig, Sketcher, decode_sketch, encode_sketch
-from neardup.engine import Limits
-from neardup.errors import InvalidArgument, NearDupError
-from neardup.indexer import parse_record
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.sketcher import Sketcher
+from neardup.core.encoding import decode_sketch, encode_sketch
+from neardup.runtime.engine import Limits
+from neardup.core.errors import InvalidArgument, NearDupError
+from neardup.jobs.records import parse_record
 from neardup.service.servicer import NearDupServicer
 from neardup.store import open_store
 from neardup_client.cli import _document_of

@@ -19,12 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from neardup.cli import main
+from neardup.cli.main import main
 from neardup.core import kernel
-from neardup.core.sketch import SketchConfig, Sketcher, decode_sketch
-from neardup.engine import Deduplicator
-from neardup_client.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
-from neardup.errors import StoreUnavailable
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.sketcher import Sketcher
+from neardup.core.encoding import decode_sketch
+from neardup.runtime.engine import Deduplicator
+from neardup_client.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
+from neardup.core.errors import StoreUnavailable
 from neardup.store import open_store
 from serverproc import NEARDUP, run_neardup, write_jsonl
 from textgen import article, text

@@ -16,8 +16,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from neardup.core import _kernel, kernel, reference
-from neardup.core.reference import BOTTOMK_METRICS as METRICS  # hamming is for SimHash sketches (test_simhash_core.py)
-from neardup.core.reference import COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD, Grouping
+from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
+from neardup.core.vocabulary import COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD
+from neardup.core.reference import Grouping
 
 ALL_WAYS = [(metric, grouping) for metric in METRICS for grouping in GROUPINGS]
 

@@ -12,11 +12,12 @@ import grpc
 import pytest
 
 from neardup.core import language
-from neardup.core.sketch import SketchConfig, Sketcher
-from neardup.errors import ConfigMismatch, InvalidArgument
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.sketcher import Sketcher
+from neardup.core.errors import ConfigMismatch, InvalidArgument
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
-from neardup_client.cli import EXIT_OK, EXIT_USAGE
+from neardup_client.commandline import EXIT_OK, EXIT_USAGE
 from serverproc import index, serving, write_jsonl
 
 TEXTS = {
@@ -88,7 +89,7 @@ def test_an_auto_sketch_is_the_one_made_with_the_identified_lang():
 
 def test_identification_is_the_same_in_another_process():
     """Sketches must be reproducible: a fresh interpreter identifies and sketches each text as this one does."""
-    script = ("import json, sys; from neardup.core.sketch import SketchConfig, Sketcher; "
+    script = ("import json, sys; from neardup.core.sketch_config import SketchConfig; from neardup.core.sketcher import Sketcher; "
               "texts = json.load(sys.stdin); s = Sketcher(SketchConfig(lang='auto')); "
               "print(json.dumps({k: s.sketch(t).hex() for k, t in texts.items()}))")
     done = subprocess.run([sys.executable, "-c", script], input=json.dumps(TEXTS), capture_output=True, text=True,

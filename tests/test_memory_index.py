@@ -13,14 +13,15 @@ import grpc
 import pytest
 import redis
 
-from neardup.core import memory_index, reference, similar
+from neardup.core import candidates as similar, memory_index, vocabulary
 from neardup.core.memory_index import MemoryIndex
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.engine import Deduplicator, Document, Limits, SimilarParams
-from neardup.errors import NotFound
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.runtime.engine import Deduplicator, Document, Limits, SimilarParams
+from neardup.core.errors import NotFound
 from neardup.store import create_store, open_store
 from neardup.store import lmdb as lmdb_store
-from neardup.view import LiveView
+from neardup.runtime.view import LiveView
 from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
 from serverproc import run_neardup, serving, sketch_store
@@ -214,7 +215,7 @@ def test_too_many_candidates_verifies_the_same_ones_as_the_store(tmp_path, low_h
         store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
         view = LiveView(store, search_index=True)
         bounded = Deduplicator(store, Limits(max_candidates=5))
-        params = SimilarParams(top_k=1000, threshold=0.0, metric=reference.JACCARD)
+        params = SimilarParams(top_k=1000, threshold=0.0, metric=vocabulary.JACCARD)
         for doc_id in list(corpus)[::30]:
             from_memory = bounded.find_similar(doc_id, params, view.read())
             assert not from_memory.exact and len(from_memory.matches) == 5

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.engine import Deduplicator, SimilarParams
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.runtime.engine import Deduplicator, SimilarParams
 from neardup.store import open_store
 from neardup.store.redis import RedisStore
 from serverproc import sketch_store

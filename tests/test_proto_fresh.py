@@ -24,12 +24,12 @@ def test_committed_stubs_match_the_proto(tmp_path):
 def test_the_proto_enums_name_the_cores_metrics_and_groupings():
     """One vocabulary: the proto's METRIC_* / GROUPING_* values, as neardup_client.enums names them, are the
     server core's names, and every proto enum value carries its enum's prefix (buf's ENUM_VALUE_PREFIX)."""
-    from neardup.core import reference
+    from neardup.core import vocabulary
     from neardup_client import enums
     from neardup_client.v1 import neardup_pb2 as pb
 
-    assert set(enums.METRICS) == set(reference.METRICS)
-    assert set(enums.GROUPINGS) == set(reference.GROUPINGS)
+    assert set(enums.METRICS) == set(vocabulary.METRICS)
+    assert set(enums.GROUPINGS) == set(vocabulary.GROUPINGS)
     assert all(name.startswith("METRIC_") for name in pb.Metric.keys())
     assert all(name.startswith("GROUPING_") for name in pb.Grouping.keys())
     assert enums.metric_value("jaccard") == pb.METRIC_JACCARD

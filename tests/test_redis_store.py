@@ -12,12 +12,13 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from redis.crc import key_slot
 
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.engine import Deduplicator, SimilarParams
-from neardup.errors import InvalidArgument, StoreChanged, StoreUnavailable
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.runtime.engine import Deduplicator, SimilarParams
+from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store
-from neardup.view import LiveView
+from neardup.runtime.view import LiveView
 from serverproc import RedisServer, free_port, sketch_store
 from test_security import _issue, _write
 from test_store_postings import K, assert_index_matches_sketches, random_sketch

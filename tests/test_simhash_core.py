@@ -16,12 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import textgen
-from neardup.core import _shingle, kernel, reference, similar
-from neardup.core.reference import BOTTOMK, GROUPINGS, HAMMING, LOG_TF, SIMHASH, TF, UNIT, WEIGHTINGS
-from neardup.core.similar import Postings
-from neardup.core.sketch import (SKETCHER_VERSION, SketchConfig, Sketcher, ShingleCounts, check_sketch,
-                                 encode_sketch, stoplist_digest, validate_simhash)
-from neardup.errors import ConfigMismatch, InvalidArgument
+from neardup.core import _shingle, candidates as similar, kernel, reference, vocabulary
+from neardup.core.vocabulary import BOTTOMK, GROUPINGS, HAMMING, LOG_TF, SIMHASH, TF, UNIT, WEIGHTINGS
+from neardup.core.candidates import Postings
+from neardup.core.sketch_config import SketchConfig, SKETCHER_VERSION, stoplist_digest
+from neardup.core.sketcher import ShingleCounts, Sketcher
+from neardup.core.encoding import check_sketch, encode_sketch, validate_simhash
+from neardup.core.errors import ConfigMismatch, InvalidArgument
 from neardup.store import create_store
 from test_sketch_golden import TEXTS
 
@@ -464,6 +465,6 @@ def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_c
 
 
 def test_hamming_is_a_metric_of_simhash_stores_only():
-    assert reference.KIND_METRICS == {BOTTOMK: ("containment", "jaccard"), SIMHASH: (HAMMING,),
-                                      reference.ITEMS: (reference.FIELDS,)}
-    assert set(reference.METRICS) == {"containment", "jaccard", HAMMING, reference.FIELDS}
+    assert vocabulary.KIND_METRICS == {BOTTOMK: ("containment", "jaccard"), SIMHASH: (HAMMING,),
+                                      vocabulary.ITEMS: (vocabulary.FIELDS,)}
+    assert set(vocabulary.METRICS) == {"containment", "jaccard", HAMMING, vocabulary.FIELDS}

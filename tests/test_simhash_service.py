@@ -11,8 +11,9 @@ import grpc
 import pytest
 
 from neardup.core import reference
-from neardup.core.reference import SIMHASH
-from neardup.core.sketch import SketchConfig, Sketcher
+from neardup.core.vocabulary import SIMHASH
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.sketcher import Sketcher
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb

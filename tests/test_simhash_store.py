@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 
 from neardup.core import kernel, reference
-from neardup.core.reference import CONTAINMENT, GROUPINGS, HAMMING, LOG_TF, SIMHASH, UNIT
-from neardup.core.similar import SIMHASH_BLOCKS, index_values
-from neardup.core.sketch import SketchConfig, Sketcher, encode_sketch
-from neardup.engine import DedupParams, Deduplicator, Document, Limits, SimilarParams
-from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
-from neardup.indexer import index_corpus
+from neardup.core.vocabulary import CONTAINMENT, GROUPINGS, HAMMING, LOG_TF, SIMHASH, UNIT
+from neardup.core.candidates import index_values, SIMHASH_BLOCKS
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.sketcher import Sketcher
+from neardup.core.encoding import encode_sketch
+from neardup.runtime.engine import Deduplicator, DedupParams, Document, Limits, SimilarParams
+from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from neardup.jobs.index import index_corpus
 from neardup.store import create_store, open_store
 from serverproc import run_neardup, sketch_store, write_jsonl
 from test_store_postings import read_index

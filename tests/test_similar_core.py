@@ -5,15 +5,16 @@ import random
 
 import pytest
 
-from neardup.core import kernel, reference, similar
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.engine import Deduplicator, Document, Limits, Match, SimilarParams
-from neardup.errors import InvalidArgument, NotFound, TooLarge
+from neardup.core import candidates as similar, kernel, reference, vocabulary
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.runtime.engine import Deduplicator, Document, Limits, Match, SimilarParams
+from neardup.core.errors import InvalidArgument, NotFound, TooLarge
 from neardup.store import create_store
 
 K = 32
 HOT = list(range(100, 112))
-METRICS = (reference.CONTAINMENT, reference.JACCARD)
+METRICS = (vocabulary.CONTAINMENT, vocabulary.JACCARD)
 
 
 def make_corpus(rng: random.Random, size: int) -> dict[str, list[int]]:
@@ -87,8 +88,8 @@ def test_search_by_id_equals_an_exhaustive_scan(indexed, skips, metric, threshol
 
 def test_top_k_keeps_the_best_in_order(indexed):
     engine, corpus = indexed
-    doc_id = max(corpus, key=lambda d: len(exhaustive(corpus, corpus[d], d, 0.2, reference.CONTAINMENT)))
-    everything = exhaustive(corpus, corpus[doc_id], doc_id, 0.2, reference.CONTAINMENT)
+    doc_id = max(corpus, key=lambda d: len(exhaustive(corpus, corpus[d], d, 0.2, vocabulary.CONTAINMENT)))
+    everything = exhaustive(corpus, corpus[doc_id], doc_id, 0.2, vocabulary.CONTAINMENT)
     assert len(everything) > 3
     outcome = engine.find_similar(doc_id, SimilarParams(top_k=3, threshold=0.2))
     assert outcome.matches == everything[:3]
@@ -102,7 +103,7 @@ def test_search_by_document_excludes_its_own_stored_id(indexed):
     without = engine.find_similar(Document("", sketch=sketch), SimilarParams(top_k=1000, threshold=0.3))
     assert without.matches[0] == Match(doc_id, 1.0)
     assert with_id.matches == without.matches[1:] == exhaustive(corpus, corpus[doc_id], doc_id, 0.3,
-                                                                reference.CONTAINMENT)
+                                                                vocabulary.CONTAINMENT)
 
 
 def test_errors_name_the_problem(indexed):
@@ -122,16 +123,16 @@ def test_errors_name_the_problem(indexed):
 
 def test_too_many_candidates_verifies_the_best_sharing_and_says_inexact(indexed):
     engine, corpus = indexed
-    doc_id = max(corpus, key=lambda d: len(exhaustive(corpus, corpus[d], d, 0.0, reference.JACCARD)))
-    everything = exhaustive(corpus, corpus[doc_id], doc_id, 0.0, reference.JACCARD)
+    doc_id = max(corpus, key=lambda d: len(exhaustive(corpus, corpus[d], d, 0.0, vocabulary.JACCARD)))
+    everything = exhaustive(corpus, corpus[doc_id], doc_id, 0.0, vocabulary.JACCARD)
     bounded = Deduplicator(engine.store, Limits(max_candidates=5))
-    outcome = bounded.find_similar(doc_id, SimilarParams(top_k=1000, threshold=0.0, metric=reference.JACCARD))
+    outcome = bounded.find_similar(doc_id, SimilarParams(top_k=1000, threshold=0.0, metric=vocabulary.JACCARD))
     assert not outcome.exact and len(outcome.matches) == 5
     shared = {match.id: len(set(corpus[doc_id]) & set(corpus[match.id])) for match in everything}
     assert sorted(shared[match.id] for match in outcome.matches) == sorted(shared.values())[-5:]
 
 
-@pytest.mark.parametrize("metric, threshold", [(reference.CONTAINMENT, 0.52), (reference.JACCARD, 0.25)])
+@pytest.mark.parametrize("metric, threshold", [(vocabulary.CONTAINMENT, 0.52), (vocabulary.JACCARD, 0.25)])
 def test_pairs_over_ranges_are_every_near_duplicate_pair_once(indexed, skips, metric, threshold):
     engine, corpus = indexed
     limit = engine.docno_limit()
@@ -157,9 +158,9 @@ def test_kernel_similar_equals_reference_on_random_sketches():
         assert got == [(n, reference.similarity(query, s, k, metric)) for n, s in enumerate(sketches)
                        if reference.is_duplicate(query, s, k, metric, threshold)]
     with pytest.raises(ValueError, match="more than K"):
-        kernel.similar(encode_sketch([1, 2, 3]), [encode_sketch([1])], 2, 0.5, reference.CONTAINMENT)
+        kernel.similar(encode_sketch([1, 2, 3]), [encode_sketch([1])], 2, 0.5, vocabulary.CONTAINMENT)
     with pytest.raises(TypeError):
-        kernel.similar(encode_sketch([1]), ["not bytes"], 4, 0.5, reference.CONTAINMENT)
+        kernel.similar(encode_sketch([1]), ["not bytes"], 4, 0.5, vocabulary.CONTAINMENT)
 
 
 def test_decoded_large_buckets_are_reused_only_at_the_state_they_were_read(tmp_path, skips):
@@ -170,13 +171,13 @@ def test_decoded_large_buckets_are_reused_only_at_the_state_they_were_read(tmp_p
     store = create_store(tmp_path / "s", SketchConfig(k=K), [])
     store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
     engine = Deduplicator(store)
-    params = SimilarParams(top_k=1000, threshold=0.2, metric=reference.CONTAINMENT)
+    params = SimilarParams(top_k=1000, threshold=0.2, metric=vocabulary.CONTAINMENT)
     queries = list(corpus)[::25]
 
     def search_all() -> None:
         for doc_id in queries:
             assert engine.find_similar(doc_id, params).matches == exhaustive(corpus, corpus[doc_id], doc_id, 0.2,
-                                                                            reference.CONTAINMENT)
+                                                                            vocabulary.CONTAINMENT)
 
     search_all()
     decoded = dict(store._large_buckets)

@@ -22,11 +22,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.core import sketch as sketch_module
+from neardup.core import nltk_text, sketcher as sketch_module
 from neardup.core import stoplist
-from neardup.core.sketch import (SketchConfig, Sketcher, decode_sketch, encode_sketch, stoplist_digest,
-                                 validate_sketch)
-from neardup.errors import ConfigMismatch, InvalidArgument
+from neardup.core.sketch_config import SketchConfig, stoplist_digest
+from neardup.core.sketcher import Sketcher
+from neardup.core.encoding import decode_sketch, encode_sketch, validate_sketch
+from neardup.core.errors import ConfigMismatch, InvalidArgument
 from textgen import article, text
 
 UNITS = ["sentence", "para-sentence", "word:1", "word:3", "word:5"]
@@ -118,7 +119,7 @@ def test_word_ngrams_slide_one_word_at_a_time():
 
 def test_deterministic_across_processes_with_another_hash_seed():
     texts = [text(article(seed)) for seed in range(5)] + [RUSSIAN]
-    script = ("import json, sys\nfrom neardup.core.sketch import Sketcher, SketchConfig\n"
+    script = ("import json, sys\nfrom neardup.core.sketch_config import SketchConfig\nfrom neardup.core.sketcher import Sketcher\n"
               "texts = json.load(sys.stdin)\n"
               "print(json.dumps([[Sketcher(SketchConfig(unit=u)).sketch(t).hex() for t in texts] "
               f"for u in {UNITS!r}]))")
@@ -277,7 +278,7 @@ def test_sentence_splits_are_nltk_punkts_exactly(pieces, lang):
     """The sketcher's fast Punkt answers what NLTK's PunktSentenceTokenizer answers, with the same parameters."""
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-    fast = sketch_module._sentence_splitter(lang)
+    fast = nltk_text.sentence_splitter(lang)
     text_ = "".join(pieces)
     assert fast.tokenize(text_) == PunktSentenceTokenizer(fast._params).tokenize(text_)
 
@@ -291,7 +292,7 @@ def test_sentence_splits_are_nltk_punkts_on_prose_in_four_languages():
         ("Dr. Müller, z.B. aus Berlin, sagte: \u201eDas ist gut.\u201c Die 3. Runde beginnt am 4. Mai. Ende...",
          "german")]
     for body, lang in samples:
-        fast = sketch_module._sentence_splitter(lang)
+        fast = nltk_text.sentence_splitter(lang)
         assert fast.tokenize(body) == PunktSentenceTokenizer(fast._params).tokenize(body)
 
 

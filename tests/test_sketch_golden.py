@@ -20,12 +20,14 @@ import grpc
 import lmdb
 import pytest
 
-from neardup.core.sketch import SKETCHER_VERSION, SketchConfig, Sketcher, decode_sketch, encode_sketch
-from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from neardup.core.sketch_config import SketchConfig, SKETCHER_VERSION
+from neardup.core.sketcher import Sketcher
+from neardup.core.encoding import decode_sketch, encode_sketch
+from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import create_store, open_store
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from neardup_client.cli import EXIT_FAILED
+from neardup_client.commandline import EXIT_FAILED
 from serverproc import run_neardup, serving, sketch_store, write_jsonl
 
 #: The sketcher version the literals below were made by.

@@ -15,8 +15,9 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from neardup.core.sketch import SketchConfig, encode_sketch, stoplist_digest
-from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from neardup.core.sketch_config import SketchConfig, stoplist_digest
+from neardup.core.encoding import encode_sketch
+from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import MAX_ID_BYTES, create_store, open_store
 from neardup.store.lmdb import CHANGE_LOG_IDS, FORMAT_VERSION
 from serverproc import sketch_store
@@ -120,7 +121,7 @@ def test_writes_of_another_process_are_seen_with_their_generation_and_changes(st
     assert store.get_many(["a", "c"]) == [encode_sketch([1]), None]
     run_python("""
         import sys
-        from neardup.core.sketch import encode_sketch
+        from neardup.core.encoding import encode_sketch
         from neardup.store import open_store
         with open_store(sys.argv[1]) as store:
             store.put_many([("a", encode_sketch([10])), ("c", encode_sketch([30]))])

@@ -14,8 +14,9 @@ import lmdb
 import pytest
 
 from neardup.core.reference import MIN_EVIDENCE
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.errors import ConfigMismatch
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.core.errors import ConfigMismatch
 from neardup.store import create_store, is_redis, open_store
 from neardup.store.buckets import BUCKET_BITS
 

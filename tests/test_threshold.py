@@ -8,7 +8,7 @@ import random
 import pytest
 
 from neardup.core.calibration import FIXED, LEARNED, SET
-from neardup.core.defaults import DEFAULT_THRESHOLD
+from neardup.core.vocabulary import DEFAULT_THRESHOLD
 from neardup.store import open_store
 from neardup_client import NearDupClient
 from serverproc import serving, write_jsonl
@@ -45,7 +45,7 @@ def rewrites_corpus(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def learned_store(rewrites_corpus, tmp_path_factory):
-    from neardup.cli import main
+    from neardup.cli.main import main
     store = tmp_path_factory.mktemp("learned") / "store"
     assert main(["index", str(rewrites_corpus), "--store", str(store)]) == 0
     return store

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup import train
-from neardup.cli import main
+from neardup.jobs import train
+from neardup.cli.main import main
 from neardup.core.items import ItemScorer, PairModel, model_inputs, pair_features
-from neardup.errors import ConfigMismatch
+from neardup.core.errors import ConfigMismatch
 from neardup.store import open_store
 from neardup_client import NearDupClient
 from serverproc import Server, serving, write_jsonl

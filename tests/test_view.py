@@ -9,18 +9,19 @@ import textwrap
 import pytest
 import redis
 
-from neardup.cache import SessionCache
-from neardup.changefeed import ChangeFeed
-from neardup.core.sketch import SketchConfig, encode_sketch
+from neardup.runtime.cache import SessionCache
+from neardup.runtime.changefeed import ChangeFeed
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
 from neardup.store import create_store, open_store
-from neardup.view import LiveView
+from neardup.runtime.view import LiveView
 from serverproc import sketch_store
 
 
 def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: list[str] = ()) -> None:
     """A second process writes, as a second server worker or `neardup index` would."""
     code = textwrap.dedent(f"""
-        from neardup.core.sketch import encode_sketch
+        from neardup.core.encoding import encode_sketch
         from neardup.store import open_store
         with open_store({str(store_path)!r}) as store:
             if {puts!r}:

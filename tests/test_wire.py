@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.core import kernel
-from neardup.core.sketch import SketchConfig, encode_sketch
-from neardup.engine import Limits
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.runtime.engine import Limits
 from neardup.service import _wire, converters
 from neardup.service.servicer import NearDupServicer
-from neardup.errors import InvalidArgument
+from neardup.core.errors import InvalidArgument
 from neardup.store import MAX_ID_BYTES, check_ids, create_store
 from neardup_client.v1 import neardup_pb2 as pb
 

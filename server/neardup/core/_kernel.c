@@ -17,16 +17,16 @@
  *  - greedy compares j only with kept candidates (a bitwise AND of two rows), components skips pairs that
  *    are already in one component.
  *
- * Where a call's time goes, on real result sets (100 results, ~11,400 values, 30 % of them repeats; perf,
+ * Where a call's time goes, on real result sets (100 results, thousands of values, many of them repeats; perf,
  * cachegrind and a cycle count per phase; benchmarks/bench_kernel.py --real times it against the kernel
  * before these choices):
- *  - inserting the values, ~25 %: two-byte slots and records (sets under 65,535 values and results; four-byte
+ *  - inserting the values: two-byte slots and records (sets under 65,535 values and results; four-byte
  *    ones above), 4 slots a value, so 128 KB; a value goes first in its home slot's chain without a branch at
  *    all. An open-addressing table (a slot per value, the value compared on insert) spent twice as long here:
- *    a collision with another value (~6 % of values) is a branch that waits on the slot read and on the read
- *    of the value it points to, ~30 cycles lost each time it is mispredicted; branch-free probing of two
+ *    a collision with another value is a branch that waits on the slot read and on the read of the value it
+ *    points to, tens of cycles lost each time it is mispredicted; branch-free probing of two
  *    slots made every store wait on those reads instead and was slower still;
- *  - counting, ~35 %: a sketch's repeats (occurrences with a nonempty chain) are listed while inserting and
+ *  - counting: a sketch's repeats (occurrences with a nonempty chain) are listed while inserting and
  *    counted afterwards, the latest earlier occurrence of each, then the rest of the deep ones' chains,
  *    without a branch on whether an occurrence holds the same value (a pair that is not one counts on the
  *    row's spare diagonal), by a plain byte increment when no sketch holds more than 254 values (no count can

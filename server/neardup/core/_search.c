@@ -1,7 +1,7 @@
 /* Corpus search in memory: a serving process's copy of the store's sketches and postings, searched in one call.
  *
- * The store path (core/similar.py over the store's buckets) answers a FindSimilar in ~1 ms at a million articles,
- * most of it B-tree lookups and numpy passes; this structure answers the same question, exactly, from memory:
+ * The store path (core/candidates.py over the store's buckets) answers a FindSimilar with B-tree lookups and numpy
+ * passes; this structure answers the same question, exactly, from memory:
  *  - articles by number (docno, the store's): their sketch values in one pool, and a state: ABSENT, IN_BASE (its
  *    postings are in the base) or a version >= FIRST_VERSION (written since the base was built; its postings are
  *    in the delta under that version). A base or delta entry counts only while its article's state says so, so a
@@ -17,7 +17,7 @@
  * verifies what passes with the kernel's early-terminating merge (_pair.h). The caller holds the GIL throughout,
  * so searches and writes never overlap and the scratch space is the index's own; but compact() (seconds at a
  * million articles) releases it, and every other call on the index is refused while it runs, so a caller may
- * fold in a background thread while its others go on (searchindex.LiveIndex searches the store meanwhile).
+ * fold in a background thread while its others go on (live_index.LiveIndex searches the store meanwhile).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -43,7 +43,7 @@ enum { ABSENT = 0, IN_BASE = 1, FIRST_VERSION = 2 };
 #define PREFETCH_WRITE(address) ((void)(address))
 #endif
 
-/* ---- the bound rule (core/similar.py's module docstring): one copy, for both search paths ---- */
+/* ---- the bound rule (core/candidates.py's module docstring): one copy, for both search paths ---- */
 
 /* What a long article's similarity with a query of query_length values is at least divided by. */
 static size_t bound_divisor(size_t query_length, int metric)
@@ -905,7 +905,7 @@ static PyTypeObject IndexType = {
     .tp_methods = index_methods,
 };
 
-/* ---- the bound rule for the store path (core/similar.candidates) ---- */
+/* ---- the bound rule for the store path (core/candidates.candidates) ---- */
 
 PyDoc_STRVAR(hot_skipped_doc, "hot_skipped(hot, query_length, threshold, metric_code) -> int\n\n"
                               "How many of a query's hot values (hottest first) may be left unread.");

@@ -1,5 +1,5 @@
 /* The sketcher's per-shingle loops, compiled: CRC-32 of every word n-gram of a text in one call, as a set
- * (sketch._ngram_hashes) or as its distinct values with their counts (sketch._ngram_counts), and the K smallest
+ * (sketcher._ngram_hashes) or as its distinct values with their counts (sketcher._ngram_counts), and the K smallest
  * values outside the stop-list as sketch bytes (Sketcher.sketch_hashes), or the 64-bit SimHash fingerprint of
  * the values, each weighing 1 or a weight of its count (reference.simhash and reference.shingle_weight are the
  * specification; tests hold them equal).

@@ -21,7 +21,7 @@ form two modes, and the threshold is the valley between them that splits the sam
      mode (the lowest mode: documents without a near-duplicate): the first bin from LOWEST on whose smoothed count
      is no higher than the next one's, when at least REWRITTEN_SHARE of the sample lies at or above it and some
      of it reaches NEAR_COPY (rewrites of a text include close ones; texts that share only clauses do not);
-  5. no threshold (None: the store keeps its kind's fixed default, core/defaults.py) when the sample holds fewer
+  5. no threshold (None: the store keeps its kind's fixed default, core/vocabulary.py) when the sample holds fewer
      than MIN_SAMPLE documents, neither rule applies, or fewer than MIN_NEAR_DUPLICATES documents lie at or above
      the threshold: a corpus without near-duplicates has no upper mode and keeps the fixed default.
 
@@ -51,7 +51,7 @@ REWRITTEN_SHARE = 0.5
 NEAR_COPY = 0.5
 
 #: Where a store's default threshold comes from (InfoResponse.default_threshold_source): learned from its corpus,
-#: set by hand, its sketch kind's fixed default (core/defaults.py), or an items store's trained pair model.
+#: set by hand, its sketch kind's fixed default (core/vocabulary.py), or an items store's trained pair model.
 LEARNED, SET, FIXED, PAIR_MODEL = "learned", "set", "fixed", "pair_model"
 
 

@@ -2,7 +2,7 @@
 an item sketch. Pure: no I/O.
 
 Each field is compared on its own (seed 003), so the longest one does not dominate a pair's similarity:
-  * text (title, body): a bottom-K sketch of its shingles, made by the text rules of sketch.py under the field's
+  * text (title, body): a bottom-K sketch of its shingles, made by the text rules of core/sketcher.py under the field's
     shingle unit and K;
   * exact (organisation, phone, e-mail, URL, category): one token, the CRC-32 of the value normalised as the field
     says (NORMALIZERS);
@@ -18,7 +18,7 @@ rule per field.
 Item sketch layout, little-endian uint32 words: the number of sections (the schema's fields and one more), one
 count per section (every field of the schema in order, then the super tokens), then the values of each section,
 ascending and unique. A field the item lacks has 0 values. The first word lets the store find the super tokens
-(what an item is indexed under: core/similar.index_values) without the schema.
+(what an item is indexed under: core/candidates.index_values) without the schema.
 """
 from __future__ import annotations
 
@@ -30,12 +30,10 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
-from ..errors import InvalidArgument
+from .errors import InvalidArgument
+from .vocabulary import (BOTTOMK_METRICS, CONTAINMENT, DEFAULT_UNIT, EXACT, FIELD_KINDS, LOCATION, TEXT, UNIT_HELP,
+                         UNIT_PATTERN)
 
-TEXT, EXACT, LOCATION = "text", "exact", "location"
-FIELD_KINDS = (TEXT, EXACT, LOCATION)
-#: The compiled pair features' code of each field kind (core/_items.c).
-KIND_CODES = {TEXT: 0, EXACT: 1, LOCATION: 2}
 #: How an exact field's value becomes its one token: "text" casefolds and keeps words (minus the field's
 #: drop_words, e.g. legal suffixes of organisations), "digits" keeps the last 9 digits (a phone number with or
 #: without its country code or trunk 0), "url" drops scheme, www., query, fragment and trailing slash, and
@@ -43,7 +41,6 @@ KIND_CODES = {TEXT: 0, EXACT: 1, LOCATION: 2}
 NORMALIZERS = ("text", "digits", "url")
 LOCATION_CELLS = 9
 _FIELD_NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-_UNIT = re.compile(r"^(sentence|para-sentence|word:[1-9][0-9]?)$")
 MAX_FIELDS = 32
 MAX_TEXT_K = 1024
 
@@ -54,8 +51,8 @@ class FieldSpec:
 
     name: str
     kind: str = TEXT
-    #: text: shingle unit ("word:N", "sentence", "para-sentence")
-    unit: str = "word:3"
+    #: text: shingle unit (vocabulary.UNIT_PATTERN)
+    unit: str = DEFAULT_UNIT
     #: text: bottom-K size of the field's sketch
     k: int = 64
     #: the field's weight in a pair's similarity
@@ -71,8 +68,8 @@ class FieldSpec:
     #: text, and exact with normalize "text": (word, the word it stands for) pairs, casefolded, applied before the
     #: text is sketched or the value becomes a token ("colour" -> "color", "gmbh" -> "ltd", "verkoper" -> "sales")
     synonyms: tuple[tuple[str, str], ...] = ()
-    #: text: its similarity in a pair's weighted combination, "containment" or "jaccard"
-    metric: str = "containment"
+    #: text: its similarity in a pair's weighted combination, one of vocabulary.BOTTOMK_METRICS
+    metric: str = CONTAINMENT
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _FIELD_NAME.match(self.name):
@@ -80,9 +77,8 @@ class FieldSpec:
                                   "at most 40)")
         if self.kind not in FIELD_KINDS:
             raise InvalidArgument(f"field {self.name}: unknown kind {self.kind!r}; use {', '.join(FIELD_KINDS)}")
-        if not _UNIT.match(str(self.unit)):
-            raise InvalidArgument(f"field {self.name}: unknown shingle unit {self.unit!r}; use 'word:N', "
-                                  "'sentence' or 'para-sentence'")
+        if not UNIT_PATTERN.match(str(self.unit)):
+            raise InvalidArgument(f"field {self.name}: unknown shingle unit {self.unit!r}; use {UNIT_HELP}")
         if not isinstance(self.k, int) or not 1 <= self.k <= MAX_TEXT_K:
             raise InvalidArgument(f"field {self.name}: k must be an integer in 1..{MAX_TEXT_K}, got {self.k!r}")
         if isinstance(self.weight, bool) or not isinstance(self.weight, (int, float)) \
@@ -95,8 +91,9 @@ class FieldSpec:
                                   f"{', '.join(NORMALIZERS)}")
         if not isinstance(self.rule_tokens, int) or not 1 <= self.rule_tokens <= 64:
             raise InvalidArgument(f"field {self.name}: rule_tokens must be an integer in 1..64")
-        if self.metric not in ("containment", "jaccard"):
-            raise InvalidArgument(f"field {self.name}: metric must be containment or jaccard, got {self.metric!r}")
+        if self.metric not in BOTTOMK_METRICS:
+            raise InvalidArgument(f"field {self.name}: metric must be {' or '.join(BOTTOMK_METRICS)}, got "
+                                  f"{self.metric!r}")
         object.__setattr__(self, "weight", float(self.weight))
         object.__setattr__(self, "drop_words", tuple(sorted({w.casefold() for w in self.drop_words})))
         object.__setattr__(self, "synonyms", self._checked_synonyms())

@@ -23,13 +23,14 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from . import _items, kernel
-from .fields import EXACT, KIND_CODES, LOCATION, TEXT, FieldSpec, schema_columns
-from ..errors import ConfigMismatch
+from .errors import ConfigMismatch
+from .fields import FieldSpec, schema_columns
+from .vocabulary import EXACT, FIELD_KIND_CODES, JACCARD, LOCATION, TEXT
 
 _COMPILED_KIND_CODES = {TEXT: _items.TEXT, EXACT: _items.EXACT, LOCATION: _items.LOCATION}
-if _COMPILED_KIND_CODES != KIND_CODES:
-    raise ImportError(f"the compiled item features code the field kinds as {_COMPILED_KIND_CODES}, fields.py as "
-                      f"{KIND_CODES}: rebuild the package")
+if _COMPILED_KIND_CODES != FIELD_KIND_CODES:
+    raise ImportError(f"the compiled item features code the field kinds as {_COMPILED_KIND_CODES}, vocabulary.py as "
+                      f"{FIELD_KIND_CODES}: rebuild the package")
 
 MODEL_FORMAT = "neardup-pair-model"
 MODEL_VERSION = 1
@@ -45,7 +46,7 @@ class PairFeatures(NamedTuple):
 def pair_features(fields: Sequence[FieldSpec], sketches: Sequence[bytes | None], query_only: bool = False
                   ) -> PairFeatures:
     """The candidate pairs of item sketches and their feature rows (query_only: item 0 with every other)."""
-    kinds = bytes(KIND_CODES[spec.kind] for spec in fields)
+    kinds = bytes(FIELD_KIND_CODES[spec.kind] for spec in fields)
     ks = struct.pack(f"={len(fields)}I", *(spec.k for spec in fields))
     pairs, rows = _items.pair_features(sketches, kinds, ks, query_only)
     pairs = np.frombuffer(pairs, np.int32).reshape(-1, 2)
@@ -71,7 +72,7 @@ def weighted(fields: Sequence[FieldSpec], features: np.ndarray) -> np.ndarray:
     picks, weights = [], []
     column = 0
     for spec in fields:
-        picks.append(column + (1 if spec.kind == TEXT and spec.metric == "jaccard" else 0))
+        picks.append(column + (1 if spec.kind == TEXT and spec.metric == JACCARD else 0))
         weights.append(spec.weight)
         column += len(spec.columns)
     values = features[:, picks]

@@ -13,7 +13,8 @@ import struct
 from typing import Sequence
 
 from . import _kernel
-from .reference import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, JACCARD, MIN_EVIDENCE, Grouping, max_distance
+from .reference import MIN_EVIDENCE, Grouping, max_distance
+from .vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, JACCARD
 
 if _kernel.MIN_EVIDENCE != MIN_EVIDENCE:
     raise ImportError(f"the compiled kernel divides containment by at least {_kernel.MIN_EVIDENCE} values, "

@@ -17,14 +17,14 @@ import functools
 import re
 from importlib import metadata
 
-from ..errors import InvalidArgument
+from .errors import InvalidArgument
 
 LANG_ALIASES = {
     "en": "english", "nl": "dutch", "ru": "russian", "de": "german", "fr": "french", "es": "spanish",
     "it": "italian", "pt": "portuguese", "sv": "swedish", "da": "danish", "no": "norwegian",
     "fi": "finnish", "hu": "hungarian", "ro": "romanian", "ar": "arabic",
 }
-#: NLTK's SnowballStemmer.languages in the pinned 3.10 series; sketch._nltk() refuses an NLTK that has others.
+#: NLTK's SnowballStemmer.languages in the pinned 3.10 series; nltk_text._nltk() refuses an NLTK that has others.
 SNOWBALL_LANGUAGES = ("arabic", "danish", "dutch", "english", "finnish", "french", "german", "hungarian",
                       "italian", "norwegian", "porter", "portuguese", "romanian", "russian", "spanish", "swedish")
 #: "none" keeps words unstemmed.

@@ -1,20 +1,20 @@
 """Corpus search in memory: a serving process's copy of the store's bottom-K sketches and their postings
-(_search.Index), searched in one compiled call with the store path's rule (core/similar.py) and the kernel's
+(_search.Index), searched in one compiled call with the store path's rule (core/candidates.py) and the kernel's
 merge, so it answers exactly what a search of the store answers (tests compare the two).
 
 Pure: it is told which article (id, docno, sketch) was written or deleted; what follows the store is the
-caller's business (searchindex.LiveIndex).
+caller's business (live_index.LiveIndex).
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from . import _search, similar
+from . import _search, candidates as similar
 from .kernel import metric_code
 
 #: The delta (postings written since the base was built) is folded into a new base once it holds this share of
 #: the base's entries: each search reads the delta's chains of its values too, and a fold takes seconds at 1M
-#: (searchindex.LiveIndex runs it in the background).
+#: (live_index.LiveIndex runs it in the background).
 DELTA_SHARE = 0.25
 #: ... and at least this many entries (a small index is rebuilt as soon as it is cheap anyway).
 DELTA_MIN = 1 << 16

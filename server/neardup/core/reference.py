@@ -2,8 +2,9 @@
 
 This is the specification the compiled kernel must equal (tests compare them on random and adversarial sets)
 and the pure-Python baseline of the benchmarks. Its functions are never called on the request path (kernel.py
-answers there), but its names are: the metric, grouping and sketch kind names, MIN_EVIDENCE, max_distance (the
-SimHash threshold rule) and the Grouping answer type are the kernel's and the engine's.
+answers there), but a few of its rules are: MIN_EVIDENCE, max_distance (the SimHash threshold rule) and the
+Grouping answer type are the kernel's and the engine's. The names it uses (metrics, groupings, weightings) are
+core/vocabulary.py's.
 
 Similarity of two bottom-K sketches a, b (sorted uint32 lists, at most K values each):
   * a sketch with fewer than K values holds every shingle of its document (it is complete); a full one is a
@@ -36,7 +37,7 @@ SimHash, the second sketch kind (a store's SketchConfig.kind: BOTTOMK, the defau
   * similarity = 1 - hamming(a, b) / 64 (metric HAMMING, the only one for SimHash sketches), so the threshold
     stays a similarity in [0, 1]: a pair is a near-duplicate when hamming(a, b) <= max_distance(threshold),
     the largest d with (64 - d) / 64 >= threshold (distance <= 3 ⇔ threshold in (60/64, 61/64], 61/64 = 0.953125;
-    a simhash store's default, core/defaults.py, allows more).
+    a simhash store's default, core/vocabulary.py, allows more).
 """
 from __future__ import annotations
 
@@ -45,36 +46,12 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Callable, Iterable, NamedTuple, Sequence
 
-CONTAINMENT = "containment"
-JACCARD = "jaccard"
-HAMMING = "hamming"
-#: Sketch kinds (SketchConfig.kind) and the metrics each answers.
-BOTTOMK = "bottomk"
-SIMHASH = "simhash"
-#: Items with fields (core/fields.py): per-field sketches, compared field by field and weighed (metric FIELDS).
-ITEMS = "items"
-FIELDS = "fields"
-KINDS = (BOTTOMK, SIMHASH, ITEMS)
-BOTTOMK_METRICS = (CONTAINMENT, JACCARD)
-SIMHASH_METRICS = (HAMMING,)
-ITEMS_METRICS = (FIELDS,)
-KIND_METRICS = {BOTTOMK: BOTTOMK_METRICS, SIMHASH: SIMHASH_METRICS, ITEMS: ITEMS_METRICS}
-#: Every metric name (the proto's Metric values, as neardup_client.enums names them).
-METRICS = BOTTOMK_METRICS + SIMHASH_METRICS + ITEMS_METRICS
-GREEDY = "greedy"
-COMPONENTS = "components"
-COMPLETE = "complete"
-GROUPINGS = (GREEDY, COMPONENTS, COMPLETE)
-#: How a SimHash fingerprint weighs a shingle by its count in the document (shingle_weight).
-UNIT = "unit"
-TF = "tf"
-LOG_TF = "log-tf"
-WEIGHTINGS = (UNIT, TF, LOG_TF)
+from .vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, LOG_TF, TF, UNIT
 
 _UNCAPPED = 1 << 32
 #: The fewest compared values a containment estimate is divided by (see above). 16 values give a standard
 #: error of at most 0.125; at K = 128 the floor only acts on texts under ~1/8 the length of the other.
-#: Chosen on the tune split (benchmarks/evaluate.py): F1 rises from 1 to 16 to 32 and falls at 48.
+#: Chosen on the tune split (benchmarks/evaluate.py).
 MIN_EVIDENCE = 16
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import grpc
 
-from ..errors import InvalidArgument
+from ..core.errors import InvalidArgument
 
 TOKEN_ENV = "NEARDUP_TOKEN"
 #: Methods anyone may call: the health service's Check and Watch.

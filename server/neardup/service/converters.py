@@ -4,12 +4,12 @@ from __future__ import annotations
 from neardup_client.enums import GROUPING_NAMES, GROUPING_VALUES, METRIC_NAMES, METRIC_VALUES
 from neardup_client.v1 import neardup_pb2 as pb
 
+from ..core.candidates import DEFAULT_TOP_K
+from ..core.errors import InvalidArgument
 from ..core.fields import ExactValue, FieldSpec, GeoPoint
-from ..core.reference import BOTTOMK
-from ..core.similar import DEFAULT_TOP_K
-from ..core.sketch import SketchConfig
-from ..engine import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
-from ..errors import InvalidArgument
+from ..core.sketch_config import SketchConfig
+from ..core.vocabulary import BOTTOMK
+from ..runtime.engine import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
 from ..store.base import MAX_ID_BYTES
 from . import _wire
 

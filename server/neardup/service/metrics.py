@@ -32,7 +32,7 @@ from typing import Iterable
 
 import grpc
 
-from ..errors import NearDupError
+from ..core.errors import NearDupError
 
 log = logging.getLogger("neardup.serve")
 

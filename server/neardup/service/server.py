@@ -27,10 +27,10 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from .. import searchindex
-from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from ..engine import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
-from ..errors import InvalidArgument, NearDupError
+from ..core.errors import InvalidArgument, NearDupError
+from ..runtime import live_index
+from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
+from ..runtime.engine import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
 from ..store import open_store
 from . import metrics
 from .auth import TokenInterceptor
@@ -39,8 +39,8 @@ from .servicer import DEFAULT_MAX_STREAMS, SERVICE_NAME, UNARY_METHODS, NearDupS
 log = logging.getLogger("neardup.serve")
 
 DEFAULT_PORT = 50051
-#: RPC threads per worker. Handlers hold the GIL for most of their time, so more threads add only hand-offs:
-#: 1, 2 and 4 served 9-19 % more Dedup/s than 8 at less CPU per call (benchmarks/README.md); 4 leaves room for
+#: RPC threads per worker. Handlers hold the GIL for most of their time, so more threads add only hand-offs: a
+#: few threads serve more Dedup/s than many, at less CPU per call (benchmarks/grpc_ceiling.py); 4 leaves room for
 #: a slow call (a large inline text) without stalling the others.
 DEFAULT_THREADS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -54,7 +54,7 @@ _QUICK_DEATHS_BEFORE_GIVING_UP = 3
 #: Container objects a worker allocates (net) before Python's cyclic collector runs on the young ones; Python's
 #: default is 700. A call allocates a few hundred (gRPC's call state, the handler's lists), so at 700 the objects
 #: of calls still in flight were collected and promoted again and again, and the full collections they set off
-#: walked the whole heap: ~11 % of a busy worker's CPU (perf), and the closed-loop p99 (benchmarks/README.md).
+#: walked the whole heap, a large share of a busy worker's CPU and of the closed-loop p99 (benchmarks/gc_settle.py).
 YOUNG_COLLECTION_THRESHOLD = 20_000
 
 
@@ -273,7 +273,7 @@ def serve(options: ServeOptions) -> int:
     with open_store(options.store, readonly=True) as store:
         Deduplicator(store)  # refuses a damaged pair model, or one trained for another configuration
         if options.search_index == "memory":
-            searchindex.check_store(store)
+            live_index.check_store(store)
     _check_address(options)
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",

@@ -19,10 +19,10 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from neardup_client.v1 import neardup_pb2 as pb
 
-from ..engine import DedupOutcome, Deduplicator, DedupParams, Document, Limits
-from ..errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
+from ..core.errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
+from ..runtime.engine import DedupOutcome, DedupParams, Deduplicator, Document, Limits
+from ..runtime.view import LiveView, Reading
 from ..store.base import SketchStore
-from ..view import LiveView, Reading
 from . import converters
 
 SERVICE_NAME = pb.DESCRIPTOR.services_by_name["NearDup"].full_name

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Iterable
 
-from ..core.sketch import SketchConfig
-from ..errors import StoreUnavailable
+from ..core.errors import StoreUnavailable
+from ..core.sketch_config import SketchConfig
 from .base import MAX_ID_BYTES, SketchStore, check_ids, encode_id
 from .lmdb import DEFAULT_MAP_SIZE, FORMAT_VERSION, LmdbStore
 

@@ -11,10 +11,11 @@ import json
 import struct
 from typing import Iterator, Sequence
 
-from ..core.reference import BOTTOMK
-from ..core.similar import Postings
-from ..core.sketch import SKETCHER_VERSIONS, SketchConfig, check_sketch, encode_sketch, sketcher_versions_text
-from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from ..core.candidates import Postings
+from ..core.encoding import check_sketch, encode_sketch
+from ..core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from ..core.sketch_config import SKETCHER_VERSIONS, SketchConfig, sketcher_versions_text
+from ..core.vocabulary import BOTTOMK
 
 #: LMDB's largest key; other backends keep the same limit so a store can move between them.
 MAX_ID_BYTES = 511
@@ -195,7 +196,7 @@ class SketchStore(abc.ABC):
     def threshold(self) -> dict | None:
         """The store's own default threshold, {"threshold": T, "source": "learned" (by `neardup index` from the
         corpus, with "sampled": documents) or "set" (by hand)}, or None: the fixed default of its sketch kind
-        (core/defaults.py), as for every store made before it could hold one."""
+        (core/vocabulary.py), as for every store made before it could hold one."""
 
     @abc.abstractmethod
     def set_threshold(self, setting: dict | None) -> None:

@@ -22,8 +22,8 @@ from typing import Callable, Hashable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..core import similar
-from ..core.similar import Postings, index_values
+from ..core import candidates as similar
+from ..core.candidates import Postings, index_values
 from .base import Snapshot
 
 BUCKET_BITS = 20

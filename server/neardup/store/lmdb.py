@@ -27,8 +27,9 @@ from typing import BinaryIO, Iterable, Iterator, Sequence
 
 import lmdb
 
-from ..core.sketch import SketchConfig, decode_sketch, encode_sketch, stoplist_digest
-from ..errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from ..core.encoding import decode_sketch, encode_sketch
+from ..core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from ..core.sketch_config import SketchConfig, stoplist_digest
 from . import buckets
 from .base import SketchStore, encode_id
 from .buckets import BucketSnapshot, LargeBuckets
@@ -379,8 +380,8 @@ class _CommitId:
     LMDB itself keeps it for readers to pick the newest snapshot): no transaction and no system call.
 
     Why: a read transaction gives up the GIL twice, and in a busy server each give-up is a thread hand-off; a
-    generation read per request cost DedupStream 40 % of its messages per second (benchmarks/request_cost.py,
-    measured with the read removed). Every commit of any process changes the id before a new reader can see the
+    generation read per request cost DedupStream a large share of its messages per second
+    (benchmarks/request_cost.py, with the read removed). Every commit of any process changes the id before a new reader can see the
     commit, so an unchanged id is an unchanged store. The layout (magic, format, the id after the reader-table
     mutex) is checked against the environment at open; where it differs (another platform or LMDB build, no lock
     file) attach() answers None and every generation read is a transaction, as before.

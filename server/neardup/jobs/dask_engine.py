@@ -4,13 +4,13 @@ The corpus is cut into partitions, one task each: a JSON Lines file into byte ra
 a partition holding the lines that start in its range, so every line is read by exactly one worker; a Parquet file
 by row group (parquet.py). Each worker opens the corpus itself (a local path every worker can read, or any URL
 fsspec opens: s3://, gs://, http://... with the matching fsspec package on the workers), runs
-indexer.LineSketcher over its partition and keeps the payloads; only (line, id, error) of each record comes back,
+records.LineSketcher over its partition and keeps the payloads; only (line, id, error) of each record comes back,
 to the RecordCollector, in partition order. The stop-list is a distributed reduction: each partition counts the
-document frequencies of its kept records (indexer.partition_frequencies), split into one shard per worker by
+document frequencies of its kept records (records.partition_frequencies), split into one shard per worker by
 value; one task per shard sums its parts and keeps the values at or over the cut (core.stoplist), so only the
 candidates come back; each partition then samples the documents that hold them (core.stoplist.document_sample),
 and the samples, merged here, tell boilerplate from the sentences of a popular story. Pass 2
-(indexer.final_sketch) runs on the workers; this process fetches each partition's sketches in the write order and writes the batches, so a batch is atomic whatever a worker does: a worker that
+(records.final_sketch) runs on the workers; this process fetches each partition's sketches in the write order and writes the batches, so a batch is atomic whatever a worker does: a worker that
 dies loses only task results, which Dask computes again from the same partition.
 
 This process holds every id once (in RecordCollector.chosen: ~100 bytes an id) and, while writing, the sketches
@@ -25,13 +25,14 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
+from ..core.errors import EngineUnavailable, InvalidArgument
+from ..core.sketcher import Sketcher
+from ..core.stoplist import Frequencies, Sample, frequent, merged, split, summed
 from . import parquet
-from .cmdline import progress
-from .core.sketch import Sketcher
-from .core.stoplist import Frequencies, Sample, frequent, merged, split, summed
-from .errors import EngineUnavailable, InvalidArgument
-from .indexer import (DEFAULT_CONNECT_TIMEOUT, DEFAULT_PARTITION_BYTES, LineSketcher, RecordCollector, numbered_lines,
-                      final_sketch, kept_payloads, located, partition_frequencies, partition_sample)
+from .index import DEFAULT_CONNECT_TIMEOUT, DEFAULT_PARTITION_BYTES
+from .progress import progress
+from .records import (LineSketcher, RecordCollector, final_sketch, kept_payloads, located, numbered_lines,
+                      partition_frequencies, partition_sample)
 
 
 def byte_ranges(size: int, partition_bytes: int) -> list[tuple[int, int]]:

@@ -32,11 +32,12 @@ import numpy as np
 from . import _search
 from .fields import item_super_tokens
 from .kernel import metric_code
-from .reference import ITEMS, MIN_EVIDENCE, SIMHASH, max_distance
+from .reference import MIN_EVIDENCE, max_distance
+from .vocabulary import ITEMS, SIMHASH
 
-#: A posting longer than this is hot: left unread whenever that provably loses no match. Measured
-#: (benchmarks/bench_similar.py): reading and counting a posting costs ~10 ns an entry, verifying an article
-#: ~1 µs; a posting of a few thousand articles is cheap, one of a tenth of the corpus is not.
+#: A posting longer than this is hot: left unread whenever that provably loses no match. Reading and counting a
+#: posting entry costs a small fraction of verifying an article (benchmarks/bench_similar.py): a posting of a few
+#: thousand articles is cheap, one of a tenth of the corpus is not.
 HOT_POSTINGS = 2_048
 DEFAULT_TOP_K = 10
 #: The most candidates one search verifies; past it the best-sharing ones are verified and the answer is

@@ -1,13 +1,13 @@
 """Parquet corpora for `neardup index`: a file (local path, or a URL fsspec opens) whose name ends in .parquet, with
 a string column `id`, a string column `text` and optionally a string column `lang`; other columns are not read.
-A row is a record as a JSON Lines line is one (indexer.check_record); rows are numbered from 1 in file order, and
+A row is a record as a JSON Lines line is one (records.check_record); rows are numbered from 1 in file order, and
 a row group is the unit the engines split the work by (a Dask task each). pyarrow is imported only here, when a
 Parquet corpus is read (the `parquet` extra)."""
 from __future__ import annotations
 
 from typing import BinaryIO
 
-from .errors import InvalidArgument
+from ..core.errors import InvalidArgument
 
 SUFFIX = ".parquet"
 COLUMNS = ("id", "text", "lang")

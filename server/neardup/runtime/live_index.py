@@ -18,11 +18,11 @@ import threading
 import time
 from typing import Callable
 
+from ..core.errors import ConfigMismatch, StoreChanged
+from ..core.memory_index import Found, MemoryIndex
+from ..core.vocabulary import BOTTOMK
+from ..store.base import SketchStore
 from .changefeed import ChangeFeed
-from .core.memory_index import Found, MemoryIndex
-from .core.reference import BOTTOMK
-from .errors import ConfigMismatch, StoreChanged
-from .store.base import SketchStore
 
 log = logging.getLogger("neardup.serve")
 #: Articles between two progress lines of a build.

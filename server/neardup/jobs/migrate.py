@@ -9,16 +9,13 @@ fails saying so.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import sys
 import time
 from itertools import islice
 
-from neardup_client.cli import EXIT_OK, CommandFailed, UsageError
-from .cmdline import at_least, progress
-from .errors import ConfigMismatch
-from .store import LOCATION_HELP, SketchStore, create_store, open_store, store_exists
+from ..core.errors import ConfigMismatch, InvalidArgument, JobFailed
+from ..store import SketchStore, create_store, open_store, store_exists
+from .progress import progress
 
 DEFAULT_BATCH_SIZE = 1000
 
@@ -44,9 +41,9 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
             show_progress: bool = False) -> MigrateSummary:
     """Copies the store at source into target (created when there is none), in atomic batches. An existing target
     must have the source's configuration and stop-list, and hold nothing unless `replace` (then its articles the
-    source does not hold are deleted). CommandFailed when the copy's count or digest differs from the source's."""
+    source does not hold are deleted). JobFailed when the copy's count or digest differs from the source's."""
     if str(source) == str(target):
-        raise UsageError("SRC and DST are the same store")
+        raise InvalidArgument("SRC and DST are the same store")
     started = time.monotonic()
     summary = MigrateSummary(str(source), str(target))
     with open_store(source, readonly=True) as src:
@@ -71,12 +68,12 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
                 dst.set_threshold(src.threshold())
             expected, copied = src.count(), dst.count()
             if expected != copied or summary.articles != expected:
-                raise CommandFailed(f"the copy holds {copied:,} articles, the source {expected:,} (read "
+                raise JobFailed(f"the copy holds {copied:,} articles, the source {expected:,} (read "
                                     f"{summary.articles:,}): was the source written during the copy? Run again "
                                     "while nothing writes to it")
             summary.digest = src.digest()
             if dst.digest() != summary.digest:
-                raise CommandFailed(f"the copy's digest differs from the source's ({summary.digest[:16]}): was the "
+                raise JobFailed(f"the copy's digest differs from the source's ({summary.digest[:16]}): was the "
                                     "source written during the copy? Run again while nothing writes to it")
     summary.elapsed = time.monotonic() - started
     return summary
@@ -92,7 +89,7 @@ def _target(src: SketchStore, target: str, replace: bool) -> SketchStore:
         if dst.stoplist != src.stoplist or dst.indexed != src.indexed:
             raise ConfigMismatch(f"store {target} has another stop-list or postings setting than {src.location}")
         if dst.count() and not replace:
-            raise CommandFailed(f"store {target} already holds {dst.count():,} articles: choose an empty target, "
+            raise JobFailed(f"store {target} already holds {dst.count():,} articles: choose an empty target, "
                                 "or --replace to make it a copy of the source")
     except BaseException:
         dst.close()
@@ -116,25 +113,3 @@ def _remove_others(dst: SketchStore, keep: set[str], batch_size: int) -> int:
     return len(others)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Copy a store to another location, of any backend (an LMDB directory, a redis:// URL), "
-                          "and check the copy's count and digest against the source's. Stop writes to the source "
-                          "first: a write during the copy fails the check (exit code 1).")
-    parser.add_argument("source", metavar="SRC", help=f"the store to copy: {LOCATION_HELP}")
-    parser.add_argument("target", metavar="DST", help="where to copy it: a new store, or an empty one of the "
-                                                      "source's configuration")
-    parser.add_argument("--replace", action="store_true",
-                        help="DST may hold articles: the source's replace them and the others are deleted, so DST "
-                             "becomes a copy (default: DST must be empty)")
-    parser.add_argument("--batch-size", type=at_least(1), default=DEFAULT_BATCH_SIZE,
-                        help="articles per atomic write batch (default: %(default)s)")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal")
-    parser.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    summary = migrate(args.source, args.target, replace=args.replace, batch_size=args.batch_size,
-                      show_progress=args.progress or sys.stderr.isatty())
-    print(summary.format())
-    return EXIT_OK

@@ -1,5 +1,5 @@
 """`neardup COMMAND`: dispatches to the command's module and turns its outcome into an exit code (the table is in
-neardup_client.cli, which both command lines share).
+neardup_client.commandline, which both command lines share).
 
 A command's module is imported only when that command runs, and so are NLTK (only sketching text needs it), tqdm
 and the gRPC server: `neardup --help`, `dedup` and `info` start in a fraction of a second."""
@@ -9,24 +9,24 @@ import importlib
 import sys
 
 from neardup_client import cli as client_cli
-from neardup_client.cli import OneLineParser, add_command, run
+from neardup_client.commandline import OneLineParser, add_command, run
 
-from . import __version__
-from .errors import NearDupError
+from .. import __version__
+from ..core.errors import NearDupError
 
 #: name → (one-line help, add_arguments: a function, or "module:function" imported when the command runs).
 COMMANDS: dict[str, tuple[str, object]] = {
-    "index": ("sketch a JSON Lines corpus into a store", "neardup.indexer:add_arguments"),
-    "serve": ("serve the Dedup gRPC service from a store", "neardup.service.command:add_arguments"),
-    "pairs": ("write every near-duplicate pair of a store as JSON Lines", "neardup.pairs:add_arguments"),
+    "index": ("sketch a JSON Lines corpus into a store", "neardup.cli.index:add_arguments"),
+    "serve": ("serve the Dedup gRPC service from a store", "neardup.cli.serve:add_arguments"),
+    "pairs": ("write every near-duplicate pair of a store as JSON Lines", "neardup.cli.pairs:add_arguments"),
     "cluster": ("give every stored article a stable cluster id from its near-duplicate pairs",
-                "neardup.clustering:add_cluster_arguments"),
-    "clusters": ("export every stored article's cluster id as JSON Lines", "neardup.clustering:add_clusters_arguments"),
+                "neardup.cli.cluster:add_cluster_arguments"),
+    "clusters": ("export every stored article's cluster id as JSON Lines", "neardup.cli.cluster:add_clusters_arguments"),
     "migrate": ("copy a store to another location or backend (LMDB, Redis), checked by count and digest",
-                "neardup.migrate:add_arguments"),
+                "neardup.cli.migrate:add_arguments"),
     "configure": ("set a store's default threshold (a number, learned from its articles, or the fixed default)",
-                  "neardup.threshold:add_arguments"),
-    "train": ("train an items store's pair classifier from labelled pairs", "neardup.train:add_arguments"),
+                  "neardup.cli.configure:add_arguments"),
+    "train": ("train an items store's pair classifier from labelled pairs", "neardup.cli.train:add_arguments"),
     **client_cli.COMMANDS,
 }
 

@@ -9,17 +9,19 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
-from . import __version__
-from .core import calibration, defaults, kernel, similar
-from .core.defaults import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
-from .core.items import ItemScorer, PairModel
-from .core.reference import GROUPINGS, ITEMS, KIND_METRICS, METRICS, SIMHASH
-from .core.sketch import ItemSketcher, SketchConfig, Sketcher, check_sketch
-from .errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
-from .store.base import SketchStore, Snapshot, check_ids, encode_id
+from .. import __version__
+from ..core import calibration, candidates, kernel, vocabulary
+from ..core.encoding import check_sketch
+from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
+from ..core.items import ItemScorer, PairModel
+from ..core.sketch_config import SketchConfig
+from ..core.sketcher import ItemSketcher, Sketcher
+from ..core.vocabulary import (DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD, GROUPINGS, ITEMS, KIND_METRICS,
+                               METRICS, SIMHASH)
+from ..store.base import SketchStore, Snapshot, check_ids, encode_id
 
 if TYPE_CHECKING:
-    from .core.memory_index import Found
+    from ..core.memory_index import Found
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
@@ -48,7 +50,7 @@ class Document:
 class Limits:
     max_result_set: int = DEFAULT_MAX_RESULT_SET  # also the largest top_k of a search
     max_text_bytes: int = DEFAULT_MAX_TEXT_BYTES
-    max_candidates: int = similar.DEFAULT_MAX_CANDIDATES
+    max_candidates: int = candidates.DEFAULT_MAX_CANDIDATES
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class DedupParams:
 
 @dataclass(frozen=True)
 class SimilarParams:
-    top_k: int = similar.DEFAULT_TOP_K
+    top_k: int = candidates.DEFAULT_TOP_K
     threshold: float = DEFAULT_THRESHOLD
     metric: str = DEFAULT_METRIC
 
@@ -91,7 +93,7 @@ class Match(NamedTuple):
 class SimilarOutcome(NamedTuple):
     matches: list[Match]  # best first: similarity descending, then id
     # False when more candidates passed than Limits.max_candidates, and on a simhash store when the threshold allows
-    # a Hamming distance over similar.SIMHASH_EXACT_DISTANCE (3), which the permutation tables cannot guarantee
+    # a Hamming distance over candidates.SIMHASH_EXACT_DISTANCE (3), which the permutation tables cannot guarantee
     exact: bool
 
 
@@ -103,7 +105,7 @@ class DedupOutcome(NamedTuple):
 
 
 class SearchIndex(Protocol):
-    """A corpus search in memory (searchindex.LiveIndex): bottom-K stores only."""
+    """A corpus search in memory (live_index.LiveIndex): bottom-K stores only."""
 
     def search(self, doc_id: str | None, sketch: bytes | None, threshold: float, metric: str,
                max_candidates: int) -> "tuple[bool, Found] | None":
@@ -150,7 +152,7 @@ class Deduplicator:
         self.sketcher = Sketcher(store.config, store.stoplist)
         #: The threshold, metric and grouping this store is served with unless a request says: by sketch kind,
         #: the threshold the store's own when it holds one (learned from its corpus or set: store.threshold()).
-        self.defaults = DedupParams(*defaults.for_kind(store.config.kind))
+        self.defaults = DedupParams(*vocabulary.for_kind(store.config.kind))
         #: Where the default threshold comes from (core.calibration: LEARNED, SET, FIXED, PAIR_MODEL).
         self.threshold_source = calibration.FIXED
         own = store.threshold()
@@ -387,18 +389,18 @@ class Deduplicator:
             return snapshot.unread_postings(sketch, value_indices)
 
         if self.items is not None:
-            found = similar.item_candidates(snapshot.postings(sketch), read_unread=read_unread, exclude=exclude,
+            found = candidates.item_candidates(snapshot.postings(sketch), read_unread=read_unread, exclude=exclude,
                                             above=above, max_candidates=max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = self.items.similar(sketch, [article for _, article in articles], params.threshold)
         elif self.config.kind == SIMHASH:
-            found = similar.simhash_candidates(snapshot.postings(sketch), params.threshold,
+            found = candidates.simhash_candidates(snapshot.postings(sketch), params.threshold,
                                                read_unread=read_unread, exclude=exclude, above=above,
                                                max_candidates=max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
         else:
-            found = similar.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
+            found = candidates.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
                                        params.metric, read_unread=read_unread, exclude=exclude, above=above,
                                        max_candidates=max_candidates)
             articles = snapshot.articles(found.docnos.tolist())

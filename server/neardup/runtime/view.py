@@ -10,10 +10,10 @@ from __future__ import annotations
 import threading
 from typing import Callable, Sequence
 
+from ..store.base import SketchStore
 from .cache import DEFAULT_MAXSIZE, DEFAULT_TTL, SessionCache
 from .changefeed import ChangeFeed
-from .searchindex import LiveIndex
-from .store.base import SketchStore
+from .live_index import LiveIndex
 
 DEFAULT_MAX_SKETCHES = 1_000_000
 
@@ -78,7 +78,7 @@ class Reading:
 
 class _Memo:
     """What `load` answers per id (a sketch, a cluster id), filled on demand: a dict lookup per id instead of a
-    B-tree walk (measured: ~5 µs instead of ~85 µs for 100 ids). Exact only after the feed's refresh, which is why
+    B-tree walk, many times cheaper (benchmarks/request_cost.py). Exact only after the feed's refresh, which is why
     only Reading calls it."""
 
     def __init__(self, load: Callable[[Sequence[str]], list], feed: ChangeFeed, max_entries: int):

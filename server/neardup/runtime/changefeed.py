@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
-from .store.base import SketchStore
+from ..store.base import SketchStore
 
 #: Told the new generation and the ids changed since the previous one (None: unknown, drop everything).
 Subscriber = Callable[[int, "set[str] | None"], None]

@@ -2,33 +2,29 @@
 those ids, exported for a search engine to collapse results by.
 
 The pairs come from `neardup pairs` (run here with the same workers, or read from its output with --pairs); the
-clustering itself is core.clusters. Ids are stable: a cluster that persists keeps its id (core.clusters.stable_ids),
+clustering itself is core/linkage.py. Ids are stable: a cluster that persists keeps its id (linkage.stable_ids),
 so a search engine's collapse attribute does not churn, and once a store is clustered, each new article gets a
 cluster when it is written (Deduplicator.assign_clusters).
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import importlib.util
 import json
-import sys
 import tempfile
 import time
 from typing import BinaryIO, Iterable
 
 import numpy as np
-from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
 
-from .cmdline import at_least, checked, fraction, progress
-from .core import clusters
-from .core.defaults import DEFAULT_THRESHOLD, SIMHASH_THRESHOLD
-from .core.reference import METRICS, max_distance
-from .core.similar import DEFAULT_MAX_CANDIDATES
-from .engine import Deduplicator
-from .store import STORE_HELP, default_store_path, open_store
+from ..core import linkage
+from ..core.candidates import DEFAULT_MAX_CANDIDATES
+from ..core.errors import JobFailed
+from ..core.vocabulary import COMPLETE
+from ..runtime.engine import Deduplicator
+from ..store import open_store
+from .progress import progress
 
-DEFAULT_METHOD = clusters.COMPLETE
+DEFAULT_METHOD = COMPLETE
 
 
 @dataclasses.dataclass
@@ -79,11 +75,11 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
                 ids = [doc_id for _, doc_id, _ in snapshot.scan()]
             number = {doc_id: n for n, doc_id in enumerate(ids)}
             pairs = _pairs(lines, number, threshold)
-            labels = clusters.cluster(method, len(ids), pairs, threshold)
+            labels = linkage.cluster(method, len(ids), pairs, threshold)
             previous = np.array(store.clusters(ids), np.int64)
             described = store.clustering() or {}
             next_id = described.get("next_id", 0)
-            stable = clusters.stable_ids(labels, previous, next_id)
+            stable = linkage.stable_ids(labels, previous, next_id)
             store.set_clusters(list(zip(ids, stable.ids.tolist())),
                                {"method": method, "threshold": threshold, "metric": metric,
                                 "next_id": next_id + stable.new})
@@ -101,7 +97,7 @@ def _read_pairs(path: str) -> Iterable[bytes]:
         with open(path, "rb") as lines:
             yield from lines
     except OSError as error:
-        raise CommandFailed(f"cannot read --pairs {path}: {error.strerror}") from None
+        raise JobFailed(f"cannot read --pairs {path}: {error.strerror}") from None
 
 
 def _pairs(lines: Iterable[bytes], number: dict[str, int], threshold: float):
@@ -113,13 +109,13 @@ def _pairs(lines: Iterable[bytes], number: dict[str, int], threshold: float):
             pair = json.loads(line)
             first, second, score = number.get(pair["a"]), number.get(pair["b"]), float(pair["similarity"])
         except (ValueError, KeyError, TypeError):
-            raise CommandFailed(f"pairs line {line_number} is not a pair of `neardup pairs`: "
+            raise JobFailed(f"pairs line {line_number} is not a pair of `neardup pairs`: "
                                 f"{line[:80]!r}") from None
         if first is not None and second is not None and score >= threshold and first != second:
             a.append(first)
             b.append(second)
             similarity.append(score)
-    return clusters.Pairs(np.array(a, np.int64), np.array(b, np.int64), np.array(similarity, float))
+    return linkage.Pairs(np.array(a, np.int64), np.array(b, np.int64), np.array(similarity, float))
 
 
 def export_clusters(store_path: str, out: BinaryIO, show_progress: bool = False) -> int:
@@ -146,65 +142,3 @@ def _write_clusters(out: BinaryIO, ids: list[str], cluster_ids: list[int]) -> in
     return len(ids)
 
 
-def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Give every stored article a cluster id from its near-duplicate pairs and store it; clusters that persist "
-        "keep their ids, and from then on each new article gets a cluster when it is written. Needs a store "
-        "with postings and `pip install 'neardup[cluster]'` (scipy, igraph).")
-    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
-    parser.add_argument("--method", choices=clusters.METHODS, default=DEFAULT_METHOD,
-                        help="components: connected components (chains); complete: complete linkage, every two "
-                             "members near-duplicates; communities: Leiden, splits weakly linked groups")
-    parser.add_argument("--threshold", type=checked(float, fraction),
-                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's, `neardup info`: "
-                             f"learned or set, else {DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g} ({max_distance(SIMHASH_THRESHOLD)} "
-                             "bits) for a simhash store, whose pair search is exact only from 0.953125 = 61/64)")
-    parser.add_argument("--metric", choices=METRICS,
-                        help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
-                             "simhash store (default: the store's)")
-    parser.add_argument("--workers", type=at_least(1), default=1, help="processes finding the pairs")
-    parser.add_argument("--pairs", metavar="FILE",
-                        help="read the pairs from `neardup pairs` output instead of finding them (pairs below "
-                             "--threshold are left out)")
-    parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
-                        help="the most candidates verified per article when finding the pairs; past it the pairs "
-                             "of that article may be incomplete: counted on stderr, exit code 3")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal")
-    parser.set_defaults(func=_run_cluster)
-
-
-def _run_cluster(args: argparse.Namespace) -> int:
-    for module in ("scipy", "igraph"):
-        if importlib.util.find_spec(module) is None:
-            raise CommandFailed(f"neardup cluster needs {module}: pip install 'neardup[cluster]'")
-    summary = cluster_store(args.store, method=args.method, threshold=args.threshold, metric=args.metric,
-                            workers=args.workers, pairs_file=args.pairs, max_candidates=args.max_candidates,
-                            show_progress=args.progress or sys.stderr.isatty())
-    print(summary.format(), file=sys.stderr)
-    if summary.inexact:
-        print(summary.inexact, file=sys.stderr)
-        return EXIT_PARTIAL
-    return EXIT_OK
-
-
-def add_clusters_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Export every stored article's cluster id as JSON Lines {\"id\": ..., \"cluster\": ...} "
-                          "(-1: not clustered yet), for a search engine to collapse results by.")
-    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
-    parser.add_argument("--export", metavar="FILE", default="-", help="where to write them; - for stdout")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal")
-    parser.set_defaults(func=_run_clusters)
-
-
-def _run_clusters(args: argparse.Namespace) -> int:
-    if args.export == "-":
-        export_clusters(args.store, sys.stdout.buffer, args.progress)
-        return EXIT_OK
-    try:
-        with open(args.export, "wb") as out:
-            export_clusters(args.store, out, args.progress or sys.stderr.isatty())
-    except OSError as error:
-        raise CommandFailed(f"cannot write --export {args.export}: {error.strerror}") from None
-    return EXIT_OK

@@ -1,21 +1,21 @@
-"""`neardup serve`: the command line of the server bootstrap."""
+"""`neardup serve`'s options, read into the server bootstrap's ServeOptions (service/server.py)."""
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import logging
 
-from neardup_client.cli import UsageError
+from neardup_client.commandline import UsageError
 
-from ..cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from ..core.sketch import load_nltk
-from ..engine import DEFAULT_MAX_RESULT_SET
-from ..errors import InvalidArgument
+from ..core.errors import InvalidArgument
+from ..core.nltk_text import load_nltk
+from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
+from ..runtime.engine import DEFAULT_MAX_RESULT_SET
+from ..service.auth import TOKEN_ENV, load_token
+from ..service.server import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, SEARCH_INDEXES, ServeOptions,
+                              TlsConfig, serve)
+from ..service.servicer import DEFAULT_MAX_STREAMS
 from ..store import STORE_HELP, default_store_path
-from .auth import TOKEN_ENV, load_token
-from .servicer import DEFAULT_MAX_STREAMS
-from .server import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, SEARCH_INDEXES, ServeOptions, TlsConfig,
-                     serve)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

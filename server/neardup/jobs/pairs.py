@@ -9,7 +9,6 @@ on a store written to during the run, the pairs are those of the moments the pro
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import multiprocessing
@@ -18,18 +17,15 @@ import signal
 import sys
 import time
 from multiprocessing.connection import Connection, wait
-from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
-from neardup_client.cli import EXIT_OK, EXIT_PARTIAL, CommandFailed
-
-from .cmdline import at_least, checked, fraction, progress
-from .core.defaults import DEFAULT_THRESHOLD, SIMHASH_THRESHOLD
-from .core.reference import HAMMING, METRICS, max_distance
-from .core.similar import DEFAULT_MAX_CANDIDATES, SIMHASH_EXACT_DISTANCE
-from .engine import Deduplicator, Limits
-from .errors import NearDupError
-from .store import STORE_HELP, SketchStore, default_store_path, open_store
+from ..core.candidates import DEFAULT_MAX_CANDIDATES, SIMHASH_EXACT_DISTANCE
+from ..core.errors import JobFailed, NearDupError
+from ..core.reference import max_distance
+from ..core.vocabulary import HAMMING
+from ..runtime.engine import Deduplicator, Limits
+from ..store import SketchStore, open_store
+from .progress import progress
 
 #: A worker sends what it found at the latest after this many articles, bytes of output or seconds, so the bar
 #: moves and the parent writes steadily while messages stay few.
@@ -197,7 +193,7 @@ def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: 
                         reader.close()
                         if index not in finished:
                             processes[index].join(5)
-                            raise CommandFailed(f"pairs worker {index + 1} of {len(processes)} stopped before it "
+                            raise JobFailed(f"pairs worker {index + 1} of {len(processes)} stopped before it "
                                                 f"finished (exit code {processes[index].exitcode})") from None
                         continue
                     if message[0] == "batch":
@@ -208,7 +204,7 @@ def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: 
                     elif message[0] == "done":
                         finished.add(index)
                     else:
-                        raise CommandFailed(message[1])
+                        raise JobFailed(message[1])
     finally:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         for process in processes:
@@ -220,66 +216,3 @@ def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: 
             reader.close()
 
 
-def _open_output(path: str | None) -> tuple[BinaryIO, Path | None]:
-    """stdout, or a temporary file beside `path` that is renamed into place once every pair is written."""
-    if path is None or path == "-":
-        return sys.stdout.buffer, None
-    target = Path(path)
-    if target.is_dir():
-        raise CommandFailed(f"cannot write --output {path}: it is a directory")
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    try:
-        return open(partial, "xb"), partial
-    except OSError as error:
-        raise CommandFailed(f"cannot write --output {path}: {error.strerror}") from None
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Write every near-duplicate pair of the store as JSON Lines: {\"a\": id, \"b\": id, \"similarity\": x}, "
-        "each pair once, a being the article stored first. Needs a store with postings (the default of `neardup "
-        "index`). A summary goes to stderr. Exit code 3 when some article had more candidates than "
-        "--max-candidates, or on a simhash store below --threshold 0.953125 (a Hamming distance over 3 bits, which "
-        "its permutation tables do not guarantee; its default allows "
-        f"{max_distance(SIMHASH_THRESHOLD)}): pairs may be missing.")
-    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
-    parser.add_argument("--threshold", type=checked(float, fraction),
-                        help=f"a pair's similarity must reach this, in [0, 1] (default: the store's, `neardup info`: "
-                             f"learned or set, else {DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g}, a Hamming distance of "
-                             f"{max_distance(SIMHASH_THRESHOLD)} bits, for a simhash store)")
-    parser.add_argument("--metric", choices=METRICS,
-                        help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
-                             "simhash store (default: the store's: containment, or hamming)")
-    parser.add_argument("--workers", type=at_least(1), default=1,
-                        help="search processes, each over a contiguous range of the store's articles")
-    parser.add_argument("--output", metavar="FILE",
-                        help="write the pairs to FILE instead of stdout: whole or not at all (a temporary file "
-                             "beside it is renamed into place at the end)")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal (a line every 10 s); on a "
-                             "terminal it is always shown")
-    parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
-                        help="the most candidates verified per article; past it the search of that article is "
-                             "inexact, counted on stderr, and the exit code is 3")
-    parser.set_defaults(func=_run)
-
-
-def _run(args: argparse.Namespace) -> int:
-    out, partial = _open_output(args.output)
-    try:
-        summary = find_pairs(args.store, out, threshold=args.threshold, metric=args.metric, workers=args.workers,
-                             max_candidates=args.max_candidates,
-                             show_progress=args.progress or sys.stderr.isatty())
-        if partial is not None:
-            out.close()
-            os.replace(partial, args.output)
-            partial = None
-    finally:
-        if partial is not None:
-            out.close()
-            partial.unlink(missing_ok=True)
-    print(summary.format(), file=sys.stderr)
-    if summary.inexact:
-        print(summary.inexact_warning(), file=sys.stderr)
-        return EXIT_PARTIAL
-    return EXIT_OK

@@ -6,21 +6,19 @@ article numbers, over the whole store (Deduplicator.nearest_similarities): a fix
 Only bottom-K stores with postings learn: the sample is searched over the store, which needs its postings; a
 SimHash store's Hamming threshold and an items store's field similarity keep their fixed defaults (set one by
 hand). A store that holds no threshold (made before, or where the sample showed no near-duplicates) is served at
-its kind's fixed default (core/defaults.py). Requests still override it (Dedup and FindSimilar `threshold`).
+its kind's fixed default (core/vocabulary.py). Requests still override it (Dedup and FindSimilar `threshold`).
 """
 from __future__ import annotations
 
-import argparse
 import time
 from typing import NamedTuple, Union
 
-from .cmdline import at_least, fraction
-from .core import calibration, defaults
-from .core.reference import BOTTOMK
-from .core.sketch import SketchConfig
-from .engine import Deduplicator
-from .errors import ConfigMismatch, InvalidArgument
-from .store import STORE_HELP, SketchStore, default_store_path, open_store
+from ..core import calibration, vocabulary
+from ..core.errors import ConfigMismatch
+from ..core.sketch_config import SketchConfig
+from ..core.vocabulary import BOTTOMK
+from ..runtime.engine import Deduplicator
+from ..store import SketchStore
 
 #: Articles searched to learn a threshold: enough for a mode of near-duplicates that holds 2 % of the corpus to
 #: show (calibration.MIN_NEAR_DUPLICATES), few enough to be a small fixed cost of `neardup index`.
@@ -28,18 +26,6 @@ SAMPLE_DOCUMENTS = 500
 LEARN, FIXED = "learn", "default"
 #: A number in [0, 1] (set by hand), LEARN or FIXED.
 Choice = Union[float, str]
-
-
-def parse_choice(text: str) -> Choice:
-    """An argparse type for --threshold: a number in [0, 1], `learn` or `default`."""
-    if text in (LEARN, FIXED):
-        return text
-    try:
-        value = float(text)
-        fraction(value)
-    except (ValueError, InvalidArgument):
-        raise argparse.ArgumentTypeError(f"give a number in [0, 1], {LEARN} or {FIXED}, not {text!r}") from None
-    return value
 
 
 def check_learnable(choice: Choice | None, config: SketchConfig, indexed: bool) -> None:
@@ -88,32 +74,7 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
         wanted = setting if choice is None else {"threshold": float(choice), "source": calibration.SET}
     if wanted != setting:  # a write bumps the generation (caches drop their answers): only for a change
         store.set_threshold(wanted)
-    return Recorded(wanted, defaults.for_kind(store.config.kind).threshold, choice == LEARN,
+    return Recorded(wanted, vocabulary.for_kind(store.config.kind).threshold, choice == LEARN,
                     time.monotonic() - started)
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Set a store's default threshold, which Dedup, FindSimilar, pairs and cluster apply unless "
-                          "told otherwise (a server reads it when it starts; `neardup info` shows it).")
-    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
-    add_threshold_argument(parser, required=True)
-    parser.add_argument("--sample", type=at_least(calibration.MIN_SAMPLE), default=SAMPLE_DOCUMENTS,
-                        help="articles --threshold learn searches (more: a steadier threshold, a longer run)")
-    parser.set_defaults(func=_run)
-
-
-def add_threshold_argument(parser: argparse.ArgumentParser, required: bool = False) -> None:
-    """--threshold, as `neardup index` and `neardup configure` take it."""
-    parser.add_argument("--threshold", type=parse_choice, required=required, metavar="T|learn|default",
-                        help="the store's default threshold: a number in [0, 1] (set by hand), learn (from "
-                             f"{SAMPLE_DOCUMENTS:,} of its articles' best matches; bottom-K stores with postings) or "
-                             "default (the sketch kind's fixed default)" +
-                             ("" if required else " (default: a new bottom-K store with postings learns it, "
-                                                  "an existing store keeps its own)"))
-
-
-def _run(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        recorded = record(store, args.threshold, created=False, sample=args.sample)
-    print(f"default threshold of {args.store}: {recorded.format()}")
-    return 0

@@ -46,3 +46,8 @@ class NotFound(NearDupError):
 class EngineUnavailable(NearDupError):
     """The distributed engine of the offline stage cannot be used (not installed, its scheduler unreachable, its
     workers failing)."""
+
+
+class JobFailed(NearDupError):
+    """An offline job could not finish: an input it reads cannot be read or is malformed, a worker process
+    stopped, a copy does not verify."""

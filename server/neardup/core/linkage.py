@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-COMPONENTS, COMPLETE, COMMUNITIES = "components", "complete", "communities"
-METHODS = (COMPONENTS, COMPLETE, COMMUNITIES)
+from .vocabulary import CLUSTER_METHODS, COMMUNITIES, COMPLETE, COMPONENTS
+
 #: How far from 1 - threshold the complete-linkage cut may move to where the cluster count bends.
 WINDOW = 0.05
 #: The largest component complete linkage runs on directly (its distance matrix: m²/2 doubles, 32 MB here).
@@ -53,8 +53,9 @@ def components(n: int, pairs: Pairs) -> np.ndarray:
 
 
 def communities(n: int, pairs: Pairs, resolution: float = RESOLUTION, seed: int = 0) -> np.ndarray:
-    import igraph
     import random
+
+    import igraph
 
     random.seed(seed)  # igraph's Leiden draws from Python's random module: same input, same clusters
     graph = igraph.Graph(n=n, edges=np.column_stack([pairs.a, pairs.b]).tolist())
@@ -146,14 +147,14 @@ def _split_large(n: int, pairs: Pairs, parts: np.ndarray, sizes: np.ndarray) -> 
 
 
 def cluster(method: str, n: int, pairs: Pairs, threshold: float) -> np.ndarray:
-    """Labels by one of METHODS; `threshold` is the one the pairs were found at."""
+    """Labels by one of vocabulary.CLUSTER_METHODS; `threshold` is the one the pairs were found at."""
     if method == COMPONENTS:
         return components(n, pairs)
     if method == COMMUNITIES:
         return communities(n, pairs)
     if method == COMPLETE:
         return complete(n, pairs, threshold)
-    raise ValueError(f"unknown clustering method {method!r}; use one of {', '.join(METHODS)}")
+    raise ValueError(f"unknown clustering method {method!r}; use one of {', '.join(CLUSTER_METHODS)}")
 
 
 class StableIds(NamedTuple):

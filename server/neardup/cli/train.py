@@ -1,0 +1,40 @@
+"""`neardup train`'s options and report; the work is jobs/train.py."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+
+from neardup_client.commandline import EXIT_OK, CommandFailed
+
+from ..jobs.train import DEFAULT_FOLDS, train
+from ..store import STORE_HELP, default_store_path
+from .options import at_least
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Train a pair classifier for an items store from labelled pairs (JSON Lines: {\"a\": id, "
+                          "\"b\": id, \"duplicate\": true|false}, ids stored): logistic regression against gradient "
+                          "boosting, the better by cross-validated F1, stored in the store (as JSON numbers only) for "
+                          "Dedup and FindSimilar to decide by its calibrated probability. Restart `neardup serve` "
+                          "to use it. Needs scikit-learn (pip install 'neardup[train]').")
+    parser.add_argument("pairs", metavar="PAIRS", help="labelled pairs, JSON Lines")
+    parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
+    parser.add_argument("--folds", type=at_least(2), default=DEFAULT_FOLDS, help="cross-validation folds")
+    parser.add_argument("--dry-run", dest="write", action="store_false",
+                        help="report the cross-validated figures without storing the model (default: store it)")
+    parser.set_defaults(func=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("sklearn") is None:
+        raise CommandFailed("neardup train needs scikit-learn: pip install 'neardup[train]'")
+    report = train(args.pairs, args.store, args.folds, args.write)
+    for kind, figures in report["models"].items():
+        cv = figures["cv"]
+        print(f"{kind:18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
+              f"{cv['recall']:.3f}  (probability >= {figures['threshold']:.4f})")
+    print(f"chosen: {report['chosen']}; {report['scored']:,} of {report['pairs']:,} pairs share a super token "
+          f"({report['duplicates_never_scored']:,} of {report['duplicates']:,} duplicates do not: counted as missed); "
+          + ("stored in " + args.store if args.write else "not stored (--dry-run)")
+          + f"; {report['elapsed']:.1f} s")
+    return EXIT_OK

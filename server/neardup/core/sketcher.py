@@ -1,0 +1,207 @@
+"""Text → sketch: the sorted, unique CRC32 values of a document's shingles, trimmed to the K smallest.
+
+The K smallest values are a consistent sample (bottom-K): two documents keep the same shingles whenever
+both have them below their cut, so two sketches compare by a linear merge (see kernel.py).
+A sketch travels and is stored as bytes (core/encoding.py).
+
+A store of the second kind (SketchConfig.kind "simhash") keeps instead the 64-bit SimHash fingerprint of the same
+shingle hashes, as 8 little-endian bytes, or no bytes for a text without shingles (reference.simhash): each distinct
+shingle outside the stop-list votes with a weight of its count in the text, 1 + ln tf for a store of the current
+simhash sketcher version (3), 1 for one made before weights (version 2; SketchConfig.weighting says which), so an
+old store keeps sketching query texts as its stored fingerprints were made.
+"""
+from __future__ import annotations
+
+import array
+import importlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, NamedTuple
+
+import crcmod.predefined
+
+from . import _shingle, fields as item_fields, language
+from .encoding import decode_sketch
+from .errors import ConfigMismatch, InvalidArgument
+from .language import AUTO, canonical_lang
+from .nltk_text import bounded_pieces, sentence_splitter, stem_function
+from .sketch_config import SKETCHER_VERSIONS, SketchConfig, sketcher_versions_text, stoplist_digest
+from .vocabulary import ITEMS, PARA_SENTENCE, SIMHASH, TEXT, WEIGHTINGS
+
+#: crcmod's C implementation is what makes CRC32 per shingle cheap; tests assert it is in use.
+CRC32_IS_COMPILED: bool = importlib.import_module("crcmod.crcmod")._usingExtension
+_crc32 = crcmod.predefined.mkCrcFun("crc-32")
+# The C function and table inside crcmod's CRC-32 (crc = mask ^ update(data, mask ^ 0, table)), called without
+# its Python wrapper, which cost as much as the CRC itself; checked against the wrapper at import.
+_CRC_MASK = 0xFFFFFFFF
+_crc32_update, _CRC_TABLE = _crc32.__defaults__[2], _crc32.__defaults__[1]
+if not _CRC_MASK ^ _crc32_update(b"123456789", _CRC_MASK, _CRC_TABLE) == _crc32(b"123456789") == 0xCBF43926:
+    raise ImportError("crcmod's CRC-32 is not the standard one")
+
+_WORD = re.compile(r"[^\W_]+")
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
+
+def _ngram_hashes(words: list[str], n: int) -> set[int]:
+    """CRC-32 of every word n-gram joined by single spaces (the whole text when it has at most n words): one
+    compiled call over one UTF-8 encoding of the text, running crcmod's CRC loop on crcmod's table."""
+    return _shingle.ngram_hashes(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK)
+
+
+#: array.array's code of a 4-byte unsigned integer, the compiled functions' uint32.
+_UINT32 = next(code for code in "IL" if array.array(code).itemsize == 4)
+
+
+class ShingleCounts(NamedTuple):
+    """A text's distinct shingle hashes, ascending, and how many times each occurs in it (its term frequency):
+    two arrays of native-endian uint32 of one length, as bytes (numpy.frombuffer(..., numpy.uint32) reads them)."""
+
+    hashes: bytes
+    counts: bytes
+
+    @classmethod
+    def of(cls, shingle_hashes: Iterable[int]) -> "ShingleCounts":
+        """From shingle hashes with repeats, in any order."""
+        counted = sorted(Counter(shingle_hashes).items())
+        return cls(array.array(_UINT32, [value for value, _ in counted]).tobytes(),
+                   array.array(_UINT32, [count for _, count in counted]).tobytes())
+
+    def items(self) -> list[tuple[int, int]]:
+        """(hash, count) pairs, ascending."""
+        return list(zip(array.array(_UINT32, self.hashes), array.array(_UINT32, self.counts)))
+
+
+@dataclass
+class Sketcher:
+    """Turns texts into sketches under one configuration, minus the store's stop-list of boilerplate shingles."""
+
+    config: SketchConfig = field(default_factory=SketchConfig)
+    stoplist: frozenset[int] = frozenset()
+
+    def __post_init__(self) -> None:
+        self.stoplist = frozenset(self.stoplist)
+        if stoplist_digest(self.stoplist) != self.config.stoplist_digest:
+            raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
+        kind = self.config.kind
+        if self.config.sketcher_version not in SKETCHER_VERSIONS[kind]:
+            raise ConfigMismatch(f"this neardup makes {kind} sketches by the rules of {sketcher_versions_text(kind)}, "
+                                 f"not of version {self.config.sketcher_version}")
+        if self.config.lang == AUTO and self.config.lang_identifier != language.identifier_name():
+            raise ConfigMismatch(f"the store's texts were stemmed in the languages {self.config.lang_identifier} "
+                                 f"identified; this neardup identifies by {language.identifier_name()}: install "
+                                 f"that identifier's version or re-index the store")
+        if self.config.lang == AUTO:
+            language.load_identifier()
+        # the stop-list as the compiled weighted SimHash reads it: ascending uint32
+        self._stop_array = array.array(_UINT32, sorted(self.stoplist)).tobytes()
+
+    def language(self, text: str, lang: str | None = None) -> str:
+        """The stemmer language of a text: its own lang when given, else the store's, or for an auto store the one
+        identified from the text."""
+        if lang:
+            return canonical_lang(lang)
+        return language.identify(text) if self.config.lang == AUTO else self.config.lang
+
+    def _words(self, text: str, lang: str) -> list[str]:
+        """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
+        words = _WORD.findall(text.lower())
+        min_len = self.config.min_word_len
+        if min_len > 1:
+            words = [w for w in words if len(w) >= min_len]
+        return list(map(stem_function(lang), words))
+
+    def shingles(self, text: str, lang: str | None = None) -> list[str]:
+        """The document's shingles as normalized strings, in text order (repeats included)."""
+        if not isinstance(text, str):
+            raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+        lang = self.language(text, lang)
+        n = self.config.word_ngram
+        if n is None:
+            splitter = sentence_splitter(lang)
+            blocks = _BLANK_LINE.split(text) if self.config.unit == PARA_SENTENCE else (text,)
+            normalized = (" ".join(self._words(sentence, lang)) for block in blocks for piece in bounded_pieces(block)
+                          for sentence in splitter.tokenize(piece))
+            return [shingle for shingle in normalized if shingle]
+        words = self._words(text, lang)
+        if len(words) <= n:
+            return [" ".join(words)] if words else []
+        return [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+    def hashes(self, text: str, lang: str | None = None) -> set[int]:
+        """Every distinct shingle hash of the text, before the stop-list and the K cut (the offline stage counts
+        these): CRC-32 of each shingle's UTF-8 bytes, as {crc32(s.encode()) for s in shingles(text)}."""
+        n = self.config.word_ngram
+        if n is None:
+            return {_CRC_MASK ^ _crc32_update(s.encode("utf-8"), _CRC_MASK, _CRC_TABLE)
+                    for s in self.shingles(text, lang)}
+        if not isinstance(text, str):
+            raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+        return _ngram_hashes(self._words(text, self.language(text, lang)), n)
+
+    def hash_counts(self, text: str, lang: str | None = None) -> ShingleCounts:
+        """The text's distinct shingle hashes (those of hashes()), ascending, with their counts in the text, before
+        the stop-list: what a weighted SimHash fingerprint is made of (the offline stage keeps these for a simhash
+        store). Word n-grams are counted in the same compiled call that hashes them."""
+        n = self.config.word_ngram
+        if n is None:
+            return ShingleCounts.of(_CRC_MASK ^ _crc32_update(s.encode("utf-8"), _CRC_MASK, _CRC_TABLE)
+                                    for s in self.shingles(text, lang))
+        if not isinstance(text, str):
+            raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+        words = self._words(text, self.language(text, lang))
+        return ShingleCounts(*_shingle.ngram_counts(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK))
+
+    def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
+        """Drops stop-listed values and keeps the K smallest, ascending; for a simhash configuration, the 64-bit
+        fingerprint of the distinct values left, each occurring once (so each weighs the same under every
+        weighting: reference.simhash), b"" when none is left. sketch_counts weighs values by their counts."""
+        if self.config.kind == SIMHASH:
+            return _shingle.simhash(hashes, self.stoplist)
+        return _shingle.bottom_k(hashes, self.stoplist, self.config.k)
+
+    def sketch_counts(self, counts: ShingleCounts, weighting: str | None = None) -> bytes:
+        """The sketch of a text given its hash_counts(): for a simhash configuration, the fingerprint of the
+        hashes outside the stop-list, each voting with the weight of its count under the configuration's
+        weighting (SketchConfig.weighting; `weighting` overrides it, for benchmarks comparing weightings); for a
+        bottom-K one, sketch_hashes of the hashes (counts do not matter)."""
+        if self.config.kind != SIMHASH:
+            return self.sketch_hashes(array.array(_UINT32, counts.hashes))
+        code = WEIGHTINGS.index(weighting or self.config.weighting)
+        return _shingle.simhash_counts(counts.hashes, counts.counts, self._stop_array, code)
+
+    def sketch(self, text: str, lang: str | None = None) -> bytes:
+        if self.config.kind == ITEMS:
+            raise InvalidArgument("this store holds items with fields: send the document's fields, not a text")
+        if self.config.kind == SIMHASH:
+            return self.sketch_counts(self.hash_counts(text, lang))
+        return self.sketch_hashes(self.hashes(text, lang))
+
+
+class ItemSketcher:
+    """Turns an item's field values into its sketch (core/fields.py's layout) under an items configuration: each
+    text field by the text rules above with its own unit and K (no stop-list), each exact field as its normalised
+    token, a location as its geohash cells; then the super tokens of the rules."""
+
+    def __init__(self, config: SketchConfig):
+        if config.kind != ITEMS:
+            raise ConfigMismatch(f"a {config.kind} store holds texts, not items with fields")
+        self.config = config
+        self._text = {spec.name: Sketcher(SketchConfig(unit=spec.unit, k=spec.k, min_word_len=config.min_word_len,
+                                                       lang=config.lang, lang_identifier=config.lang_identifier))
+                      for spec in config.fields if spec.kind == TEXT}
+
+    def sketch(self, values, lang: str | None = None) -> bytes:
+        """InvalidArgument (saying what to fix) for an unknown field, a value of the wrong type, a latitude
+        outside [-90, 90] or a longitude outside [-180, 180]."""
+        present = item_fields.present_fields(values, self.config.fields)
+        sections = []
+        for spec in self.config.fields:
+            value = present.get(spec.name)
+            if value is None:
+                sections.append([])
+            elif spec.kind == TEXT:
+                sections.append(decode_sketch(self._text[spec.name].sketch(spec.with_synonyms(value), lang)))
+            else:
+                sections.append(item_fields.field_values(spec, value))
+        sections.append(item_fields.super_tokens(self.config.fields, self.config.rules, sections))
+        return item_fields.encode_item(sections)

@@ -1,0 +1,341 @@
+"""`neardup index`: the offline stage. JSON Lines (id, text, optional lang) in, sketches in the store out.
+
+Pass 1 parses and hashes every line, in --workers processes, in corpus order. A new store learns its stop-list
+from the full shingle hash sets of pass 1 (a boilerplate sentence can sit above any document's K cut, so
+counting after the cut would miss it); pass 2 removes the stop-list, keeps the K smallest and writes atomic
+batches. Nothing is written before every line was read, so --strict aborts with the store untouched, and a
+process killed during pass 2 leaves whole batches only. Pass 1 keeps 4 bytes per distinct shingle in memory
+(for an existing store only the final sketch, at most 4·K bytes per document, 8 for a simhash store).
+
+`--sketch simhash` makes a store of 64-bit SimHash fingerprints of the same shingles instead of bottom-K sketches
+(8 bytes per article), each shingle weighing by its count in the document (SketchConfig.weighting: 1 + ln tf for
+a new store, 1 for one made before weights). Pass 1 keeps each document's distinct shingle hashes with their counts
+(_pack_counts: 4 bytes per distinct shingle and 8 more per shingle that repeats in its document), so pass 2 makes
+exactly the fingerprint Sketcher.sketch makes of the text.
+
+Where the passes run is an Engine's business: LocalEngine (this host, the corpus as one partition) or
+dask_engine.DaskEngine (a Dask cluster, the corpus in byte-range partitions). Both run the same steps (records.py): LineSketcher
+on each line, RecordCollector over the records in corpus order (the last record of an id wins), the stop-list from
+document frequencies summed over partitions (core.stoplist), final_sketch for pass 2; this process writes the
+batches. So both make the same store from the same corpus, bit for bit.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import signal
+import time
+from contextlib import nullcontext
+from itertools import islice
+from typing import Iterator, Protocol
+
+import numpy as np
+
+from ..core.errors import ConfigMismatch, InvalidArgument
+from ..core.fields import FieldSpec
+from ..core.language import canonical_store_lang, lang_identifier
+from ..core.nltk_text import load_nltk
+from ..core.sketch_config import SketchConfig, stoplist_digest
+from ..core.sketcher import Sketcher
+from ..core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE, Frequencies, Sample, boilerplate,
+                             frequent, stoplist_cut)
+from ..core.vocabulary import ITEMS, SIMHASH
+from ..runtime.engine import Deduplicator
+from ..store import SketchStore, create_store, open_store, store_exists
+from . import parquet, threshold as store_threshold
+from .progress import progress
+from .records import (LineSketcher, RecordCollector, Sketched, final_sketch, located, numbered_lines, numbered_rows,
+                      open_corpus, partition_frequencies, partition_sample)
+
+DEFAULT_BATCH_SIZE = 1000
+LOCAL, DASK = ENGINES = ("local", "dask")
+#: --engine dask's defaults (dask_engine.DaskEngine's), here so that `neardup index --help` imports no Dask
+DEFAULT_PARTITION_BYTES = 64 * 2**20
+DEFAULT_CONNECT_TIMEOUT = 10.0
+_LINES_PER_TASK = 8      # lines sent to a worker at once: large enough to amortize pickling, small for 10 MB lines
+_TASKS_IN_FLIGHT = 64    # per worker; bounds how much of the corpus is buffered ahead of the workers
+
+
+_worker_line_sketcher: LineSketcher | None = None
+
+
+def _start_worker(line_sketcher: LineSketcher) -> None:
+    """Sent once per worker rather than with every task; Ctrl-C is left to the parent, which stops the pool."""
+    global _worker_line_sketcher
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_line_sketcher = line_sketcher
+
+
+def _sketch_in_worker(numbered_line: tuple[int, bytes]) -> Sketched:
+    return _worker_line_sketcher(numbered_line)
+
+
+def _sketch_lines(lines: Iterator[tuple[int, bytes]], line_sketcher: LineSketcher,
+                  pool: multiprocessing.pool.Pool | None, workers: int) -> Iterator[Sketched]:
+    """Results in corpus order; with a pool, the next block is submitted before the current one is consumed."""
+    if pool is None:
+        yield from map(line_sketcher, lines)
+        return
+    pending = None
+    while block := list(islice(lines, workers * _TASKS_IN_FLIGHT * _LINES_PER_TASK)):
+        submitted = pool.imap(_sketch_in_worker, block, chunksize=_LINES_PER_TASK)
+        if pending is not None:
+            yield from pending
+        pending = submitted
+    if pending is not None:
+        yield from pending
+
+
+class Engine(Protocol):
+    """Where pass 1, the stop-list's counts and pass 2 run; the caller writes what comes out, in the order the
+    RecordCollector chose. Entered before pass 1 (a cluster is connected to then), left after the writes."""
+
+    def __enter__(self) -> "Engine": ...
+
+    def __exit__(self, *exc) -> None: ...
+
+    def sketch(self, corpus: str, line_sketcher: LineSketcher, collector: RecordCollector) -> None:
+        """Pass 1: every line through line_sketcher, each partition's records to the collector, in corpus order;
+        the payloads stay with the engine."""
+
+    def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
+        """The shingle hashes of the kept records found in at least `cut` of them (the candidates), with counts."""
+
+    def sample(self, kept: list[np.ndarray | None], kind: str, candidates: np.ndarray) -> Sample:
+        """The kept records' diversity sample of the candidates (partition_sample, merged over partitions)."""
+
+    def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
+                 sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:
+        """(id, final_sketch) of every chosen record, in the order of `chosen`."""
+
+    def describe(self) -> str:
+        """Where the work ran, for the summary."""
+
+
+class LocalEngine:
+    """Pass 1 in this process or in `workers` processes of this host, reading a file or stdin as one partition; the
+    stop-list's counts and pass 2 in this process, pass 2 while the batches are written."""
+
+    def __init__(self, workers: int = 1):
+        self._workers = workers
+        self._payloads: list[bytes] = []
+
+    def __enter__(self) -> "LocalEngine":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._payloads = []
+
+    def sketch(self, corpus: str, line_sketcher: LineSketcher, collector: RecordCollector) -> None:
+        workers = self._workers
+        collector.partition(0)
+        with (nullcontext() if parquet.is_parquet(corpus) else open_corpus(corpus)) as stream:
+            # a Parquet file's columns are checked before the progress starts
+            records = numbered_rows(corpus, parquet.row_groups(corpus)) if stream is None else numbered_lines(stream)
+            with (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
+                    as pool, progress("sketching") as bar:
+                for result in _sketch_lines(records, line_sketcher, pool, workers):
+                    bar.update()
+                    collector.add(result.line, result.doc_id, result.error)
+                    if result.error is None:
+                        self._payloads.append(result.payload)
+
+    def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
+        return frequent(partition_frequencies(self._payloads, kept[0], kind), cut)
+
+    def sample(self, kept: list[np.ndarray | None], kind: str, candidates: np.ndarray) -> Sample:
+        return partition_sample(self._payloads, kept[0], kind, candidates)
+
+    def sketches(self, chosen: dict[str, int], kept: list[np.ndarray | None],
+                 sketcher: Sketcher | None) -> Iterator[tuple[str, bytes]]:
+        payloads = self._payloads
+        return ((doc_id, final_sketch(payloads[located(where)[1]], sketcher)) for doc_id, where in chosen.items())
+
+    def describe(self) -> str:
+        return "local, " + (f"{self._workers} processes" if self._workers > 1 else "this process")
+
+
+@dataclasses.dataclass
+class IndexSummary:
+    store: str
+    config: SketchConfig
+    documents: int = 0          # distinct ids written
+    skipped: int = 0            # malformed lines
+    duplicate_ids: int = 0      # records whose id came again later (the last one is kept)
+    stoplist_size: int = 0
+    stoplist_learned: bool = False
+    stoplisted_occurrences: int = 0  # (document, shingle) pairs the learned stop-list removed
+    popular_kept: int = 0       # shingles in as many documents as boilerplate, kept as copies of few texts
+    sketch_bytes: int = 0
+    postings: bool = True       # the store keeps postings (corpus search)
+    engine: str = "local"       # where pass 1 ran (Engine.describe)
+    threshold: "store_threshold.Recorded | None" = None  # the store's default threshold after the run
+    elapsed: float = 0.0
+    sketched: float = 0.0       # seconds from the start to the end of pass 1 ...
+    learned: float = 0.0        # ... and to the stop-list learned (the rest: pass 2 and the writes)
+
+    def format(self) -> str:
+        per_article = self.sketch_bytes / self.documents if self.documents else 0
+        rate = (self.documents + self.duplicate_ids + self.skipped) / self.elapsed if self.elapsed else 0
+        stoplist = (f"{self.stoplist_size:,} (learned; removed {self.stoplisted_occurrences:,} occurrences; kept "
+                    f"{self.popular_kept:,} as frequent as boilerplate but held by copies of few texts)"
+                    if self.stoplist_learned else f"{self.stoplist_size:,} (the store's)")
+        config = self.config
+        learning = self.threshold.seconds if self.threshold and self.threshold.learned else 0.0
+        size = "sketch=simhash" if config.kind == SIMHASH else f"k={config.k}"
+        return "\n".join([
+            f"indexed into {self.store} (unit={config.unit} {size} lang={config.lang} "
+            f"min_word_len={config.min_word_len})",
+            f"  documents:            {self.documents:,}",
+            f"  skipped lines:        {self.skipped:,}",
+            f"  duplicate ids:        {self.duplicate_ids:,} (the last record of an id wins)",
+            f"  stop-listed shingles: {stoplist}",
+            f"  bytes per article:    {per_article:.0f} (sketch)",
+            "  postings:             " + ("kept (corpus search: FindSimilar, neardup pairs)" if self.postings else
+                                          "none (FindSimilar and neardup pairs refuse this store)"),
+            f"  engine:               {self.engine}",
+            *([f"  default threshold:    {self.threshold.format()}"] if self.threshold else []),
+            f"  elapsed:              {self.elapsed:.2f} s ({rate:,.0f} docs/s; reading and sketching "
+            f"{self.sketched:.2f} s, stop-list {self.learned - self.sketched:.2f} s, writing "
+            f"{self.elapsed - self.learned - learning:.2f} s" + (f", threshold {learning:.2f} s)" if learning else ")"),
+        ])
+
+
+def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: int | None = None,
+                 lang: str | None = None, min_word_len: int | None = None, sketch: str | None = None,
+                 workers: int = 1, strict: bool = False,
+                 stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
+                 stop_own_share: float = DEFAULT_OWN_SHARE, learn: bool = True,
+                 batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
+                 engine: Engine | None = None, schema: dict | None = None,
+                 threshold: store_threshold.Choice | None = None) -> IndexSummary:
+    """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
+
+    Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
+    option that differs from an existing store's raises ConfigMismatch (`sketch`, the kind: "bottomk" or
+    "simhash", included). `learn` and the stop_* cuts apply only
+    to a new store: an existing store's stop-list is what its sketches were made with. `postings=False` creates a
+    store without postings (smaller, faster to write, no corpus search); an existing store that keeps postings
+    refuses it (ConfigMismatch), since they cannot be dropped. `engine` runs the passes (default: a LocalEngine of
+    `workers` processes; dask_engine.DaskEngine on a cluster); this process writes the store either way.
+    `schema` ({"fields": [...], "rules": [...]}: see load_schema) makes an items store of records with fields; it
+    learns no stop-list. `threshold` sets the store's default threshold after the writes (threshold.record: a new
+    bottom-K store with postings learns it unless told otherwise).
+    """
+    if workers < 1 or batch_size < 1:
+        raise InvalidArgument("--workers and --batch-size must be at least 1")
+    if stop_min_docs < 2 or not 0.0 <= stop_fraction <= 1.0 or not 0.0 <= stop_own_share <= 1.0:
+        raise InvalidArgument("--stop-min-docs must be at least 2 (a shingle of one document is no boilerplate), "
+                              "--stop-fraction and --stop-own-share in [0, 1]")
+    started = time.monotonic()
+    requested = {name: value for name, value in
+                 (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len), ("kind", sketch))
+                 if value is not None}
+    if lang is not None:  # an auto store made by another identifier differs from the command line's
+        requested["lang_identifier"] = lang_identifier(canonical_store_lang(lang))
+    if schema is not None:
+        requested.update(kind=ITEMS, fields=schema["fields"], rules=schema["rules"])
+    existing = _existing_store(store_path)
+    if existing is not None:
+        config, stoplist, indexed = existing
+        if indexed and not postings:
+            raise ConfigMismatch(f"store {store_path} keeps postings; --no-postings applies only when a store is "
+                                 "created: leave it out, or index into a new --store")
+        if requested.get("kind", config.kind) != config.kind:
+            raise ConfigMismatch(f"store {store_path} holds {config.kind} sketches, not {requested['kind']}: leave "
+                                 "--sketch out to use the store's, or index into a new --store")
+        try:
+            config.require_equal(dataclasses.replace(config, **requested), "the command line's sketch")
+        except ConfigMismatch as error:
+            raise ConfigMismatch(f"{error}; leave the option out to use the store's, or index into a new --store") \
+                from None
+        learn = False
+    else:
+        config, stoplist = SketchConfig(**requested), frozenset()
+        learn = learn and config.kind != ITEMS
+    summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
+                           postings=indexed if existing is not None else postings)
+    store_threshold.check_learnable(threshold, config, summary.postings)
+    load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
+    collector = RecordCollector(strict, "row" if parquet.is_parquet(corpus) else "line")
+    with engine or LocalEngine(workers) as engine:
+        engine.sketch(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), collector)
+        summary.skipped, summary.duplicate_ids = collector.skipped, collector.duplicate_ids
+        kept = collector.kept()
+        summary.sketched = time.monotonic() - started
+        if existing is None and not collector.chosen:
+            skipped = f" ({summary.skipped:,} malformed lines skipped)" if summary.skipped else ""
+            raise InvalidArgument(f"corpus {corpus} holds no records{skipped}: a new store learns its stop-list "
+                                  f"from its first corpus, so none was created")
+        sketcher = None
+        if learn:
+            cut = stoplist_cut(len(collector.chosen), stop_min_docs, stop_fraction)
+            candidates = engine.frequent(kept, config.kind, cut)
+            stop = boilerplate(candidates, engine.sample(kept, config.kind, candidates.values), cut, stop_own_share)
+            summary.popular_kept = len(candidates.values) - len(stop.values)
+            stoplist = frozenset(stop.values.tolist())
+            config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
+            summary.config, summary.stoplist_size, summary.stoplist_learned = config, len(stoplist), True
+            summary.stoplisted_occurrences = int(stop.counts.sum())
+            sketcher = Sketcher(config, stoplist)
+        summary.learned = time.monotonic() - started
+        store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist,
+                                                                                 indexed=postings)
+        with store:
+            _write_batches(store, engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen),
+                           batch_size, summary)
+            summary.threshold = store_threshold.record(store, threshold, created=existing is None)
+        summary.engine = engine.describe()
+    summary.elapsed = time.monotonic() - started
+    return summary
+
+
+def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
+                   summary: IndexSummary) -> None:
+    """Pass 2: atomic batches of batch_size, so a killed process leaves whole batches only. In a clustered store
+    each new article gets its cluster after its batch (Deduplicator.assign_clusters)."""
+    clustered = Deduplicator(store) if store.clustered() else None
+    with progress("writing", total=total) as bar:
+        while batch := list(islice(sketches, batch_size)):
+            store.put_many(batch)
+            if clustered is not None:
+                clustered.assign_clusters([doc_id for doc_id, _ in batch])
+            bar.update(len(batch))
+            summary.documents += len(batch)
+            summary.sketch_bytes += sum(len(sketch) for _, sketch in batch)
+
+
+def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int], bool] | None:
+    """The configuration, stop-list and postings flag (store.indexed) of the store at store_path; None where a store
+    is to be created (store_exists). Anything else that is not a store is refused by open_store."""
+    if not store_exists(store_path):
+        return None
+    with open_store(store_path, readonly=True) as store:
+        return store.config, store.stoplist, store.indexed
+
+
+def load_schema(path: str) -> dict:
+    """An items schema file: {"fields": [{"name": ..., "kind": "text"|"exact"|"location", ...}], "rules": [[name,
+    ...], ...]} (core/fields.FieldSpec has every setting and its default), checked; InvalidArgument says what is
+    wrong."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            document = json.load(stream)
+    except OSError as error:
+        raise InvalidArgument(f"cannot read schema {path}: {error.strerror}") from None
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InvalidArgument(f"schema {path} is not JSON ({error})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("fields"), list) \
+            or not isinstance(document.get("rules", []), list) or set(document) - {"fields", "rules"}:
+        raise InvalidArgument(f"schema {path}: give an object with \"fields\" (a list) and \"rules\" (a list of "
+                              "lists of field names)")
+    try:
+        schema = {"fields": tuple(FieldSpec.from_dict(spec) for spec in document["fields"]),
+                  "rules": tuple(tuple(rule) for rule in document.get("rules", []))}
+        SketchConfig(kind=ITEMS, **schema)
+    except (InvalidArgument, TypeError) as error:
+        raise InvalidArgument(f"schema {path}: {error}") from None
+    return schema
+
+
