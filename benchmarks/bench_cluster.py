@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import bench_similar  # noqa: E402
 from neardup.core.sketch_config import SketchConfig
-from neardup.runtime.engine import Deduplicator, Document
+from neardup.runtime.deduplicator import Deduplicator, Document
 from neardup.store import create_store, open_store  # noqa: E402
 
 NEARDUP = [sys.executable, "-m", "neardup.cli"]

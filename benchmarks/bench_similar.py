@@ -67,7 +67,7 @@ from neardup.core.vocabulary import DEFAULT_METRIC, DEFAULT_THRESHOLD
 from neardup.core.vocabulary import JACCARD
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.candidates import HOT_POSTINGS
-from neardup.runtime.engine import Deduplicator, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.store import create_store  # noqa: E402
 from neardup.runtime.view import LiveView
 from neardup_client import NearDupClient  # noqa: E402

@@ -45,7 +45,7 @@ from neardup.core.sketch_config import SketchConfig, stoplist_digest
 from neardup.core.sketcher import ShingleCounts, Sketcher
 from neardup.core.encoding import decode_sketch
 from neardup.core.stoplist import learn_stoplist  # noqa: E402
-from neardup.runtime.engine import Deduplicator
+from neardup.runtime.deduplicator import Deduplicator
 from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402
 

@@ -2,7 +2,7 @@
 
 For each family and split the corpus is written as JSON Lines, indexed with neardup.jobs.index.index_corpus into a
 temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server
-groups it: the store opened, neardup.runtime.engine.Deduplicator.dedup_ids with the store's own defaults
+groups it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults
 (Deduplicator.defaults, so a threshold the store learned applies by itself), or --threshold. neardup is also run at
 every threshold of evaluate.THRESHOLDS (same store, same call) for its best threshold per family (an oracle).
 The baselines of evaluate.py (MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash char
@@ -37,7 +37,7 @@ import families  # noqa: E402
 import report  # noqa: E402
 from evaluate import THRESHOLDS, Counts, Method, ResultSet  # noqa: E402
 from neardup.core import kernel, reference, vocabulary  # noqa: E402
-from neardup.runtime.engine import Deduplicator, DedupParams
+from neardup.runtime.deduplicator import Deduplicator, DedupParams
 from neardup.core.errors import NearDupError
 from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402

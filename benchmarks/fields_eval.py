@@ -40,9 +40,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import jobads  # noqa: E402
 from neardup.jobs import train  # noqa: E402
 from neardup.core.fields import FieldSpec  # noqa: E402
-from neardup.core.items import weighted  # noqa: E402
+from neardup.core.item_scoring import weighted  # noqa: E402
 from neardup.core.kernel import unpack  # noqa: E402
-from neardup.runtime.engine import Deduplicator, DedupParams
+from neardup.runtime.deduplicator import Deduplicator, DedupParams
 from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402
 

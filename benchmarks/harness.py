@@ -235,7 +235,7 @@ def _frame_category(frame: str) -> str | None:
         return "request decode (message, ids to str)"
     if function == "dedup_response" or "SerializeToString" in source:
         return "response encode"
-    if path.endswith("engine.py"):
+    if path.endswith("deduplicator.py"):
         return "engine checks (ids, missing, read set)"
     return "servicer (other)"
 

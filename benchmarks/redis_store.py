@@ -36,7 +36,7 @@ import measure  # noqa: E402
 from bench_store import batches  # noqa: E402
 from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store  # noqa: E402
-from neardup.store.redis import connect  # noqa: E402
+from neardup.store.redis_connection import connect  # noqa: E402
 from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
 from report import latency_cells, table  # noqa: E402
 from serverproc import RedisServer, Server, free_port  # noqa: E402

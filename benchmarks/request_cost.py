@@ -30,7 +30,7 @@ import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
 import measure  # noqa: E402
 from neardup.runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from neardup.core import kernel  # noqa: E402
-from neardup.runtime.engine import DedupParams, Limits
+from neardup.runtime.deduplicator import DedupParams, Limits
 from neardup.service import converters  # noqa: E402
 from neardup.service.servicer import NearDupServicer  # noqa: E402
 from neardup.store import open_store  # noqa: E402

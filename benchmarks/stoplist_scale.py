@@ -33,7 +33,7 @@ from report import save, table  # noqa: E402
 
 from neardup.core import kernel  # noqa: E402
 from neardup.core.sketcher import Sketcher
-from neardup.runtime.engine import Deduplicator
+from neardup.runtime.deduplicator import Deduplicator
 from neardup.jobs.index import index_corpus
 from neardup.store import open_store  # noqa: E402
 

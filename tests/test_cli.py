@@ -18,8 +18,8 @@ import pytest
 
 from neardup.cli import main as neardup_cli
 from neardup.store import open_store
-from neardup_client import cli as client_cli, commandline
-from neardup_client.commandline import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from neardup_client import cli as client_cli, cli_framework
+from neardup_client.cli_framework import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from serverproc import NEARDUP, free_port, run_neardup, serving
 from textgen import article, text
 
@@ -29,7 +29,7 @@ STORIES = {"story-0": text(article(0)), "story-1": text(article(1)), "story-0-co
 #: What a command that prints help or calls a server has no use for: NLTK (which pulls in scipy), tqdm, and the
 #: gRPC server with its health, reflection and metrics services.
 HEAVY = ("nltk", "scipy", "tqdm", "neardup.jobs.index", "neardup.service.server", "neardup.service.servicer",
-         "neardup.runtime.engine", "grpc_health.v1.health", "grpc_reflection.v1alpha.reflection", "prometheus_client")
+         "neardup.runtime.deduplicator", "grpc_health.v1.health", "grpc_reflection.v1alpha.reflection", "prometheus_client")
 
 
 @pytest.fixture(scope="module")
@@ -250,7 +250,7 @@ def test_each_documented_exit_code_comes_from_a_real_case(server, tmp_path, code
 
 
 def test_the_exit_codes_are_one_table_and_the_docs_list_each():
-    codes = {name: value for name, value in vars(commandline).items() if name.startswith("EXIT_")}
+    codes = {name: value for name, value in vars(cli_framework).items() if name.startswith("EXIT_")}
     assert set(codes.values()) == set(CASES) and len(codes) == len(CASES)
     assert (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE) == (0, 1, 2, 130, 141)
     for doc in ("README.md", "docs/OPERATING.md"):

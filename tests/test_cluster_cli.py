@@ -10,7 +10,7 @@ import pytest
 from neardup.core import reference, vocabulary
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.engine import Deduplicator, Document
+from neardup.runtime.deduplicator import Deduplicator, Document
 from neardup.store import create_store, open_store
 from serverproc import run_neardup, sketch_store
 

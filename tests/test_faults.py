@@ -25,7 +25,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
-from neardup_client.commandline import EXIT_FAILED
+from neardup_client.cli_framework import EXIT_FAILED
 from serverproc import Server, free_port, run_neardup, sketch_store
 
 K = SketchConfig().k

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import decode_sketch, encode_sketch
-from neardup.runtime.engine import Limits
+from neardup.runtime.deduplicator import Limits
 from neardup.core.errors import InvalidArgument, NearDupError
 from neardup.jobs.records import parse_record
 from neardup.service.servicer import NearDupServicer

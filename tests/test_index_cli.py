@@ -24,8 +24,8 @@ from neardup.core import kernel
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import decode_sketch
-from neardup.runtime.engine import Deduplicator
-from neardup_client.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
+from neardup.runtime.deduplicator import Deduplicator
+from neardup_client.cli_framework import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.core.errors import StoreUnavailable
 from neardup.store import open_store
 from serverproc import NEARDUP, run_neardup, write_jsonl

@@ -21,7 +21,7 @@ import pytest
 
 from neardup.cli.main import main
 from neardup.jobs.dask_engine import byte_ranges, partition_lines
-from neardup_client.commandline import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
 from serverproc import NEARDUP, free_port, write_jsonl
 from test_index_cli import corpus, malformed_corpus, stored_count

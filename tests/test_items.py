@@ -14,7 +14,7 @@ import pytest
 
 from neardup.core import kernel
 from neardup.core.fields import FieldSpec, geohash, geohash_cells, GeoPoint, normalized
-from neardup.core.items import ItemScorer, pair_features
+from neardup.core.item_scoring import ItemScorer, pair_features
 from neardup.core.vocabulary import COMPLETE, COMPONENTS, GREEDY
 from neardup.core.reference import _group
 from neardup.core.sketcher import ItemSketcher
@@ -273,7 +273,7 @@ def test_index_refuses_a_bad_schema_and_text_records(tmp_path, schema_path):
 @pytest.mark.parametrize("backend", ["lmdb", "redis"])
 def test_every_backend_keeps_items_and_the_pair_model(backend, request, tmp_path):
     """The items store and its model go through the store interface only: Redis carries them as LMDB does."""
-    from neardup.runtime.engine import Deduplicator, DedupParams, SimilarParams
+    from neardup.runtime.deduplicator import Deduplicator, DedupParams, SimilarParams
     from neardup.store import create_store, open_store
 
     location = request.getfixturevalue("redis_url") if backend == "redis" else tmp_path / "store"

@@ -17,7 +17,7 @@ from neardup.core.sketcher import Sketcher
 from neardup.core.errors import ConfigMismatch, InvalidArgument
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
-from neardup_client.commandline import EXIT_OK, EXIT_USAGE
+from neardup_client.cli_framework import EXIT_OK, EXIT_USAGE
 from serverproc import index, serving, write_jsonl
 
 TEXTS = {

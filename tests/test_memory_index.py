@@ -17,7 +17,7 @@ from neardup.core import candidates as similar, memory_index, vocabulary
 from neardup.core.memory_index import MemoryIndex
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.engine import Deduplicator, Document, Limits, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator, Document, Limits, SimilarParams
 from neardup.core.errors import NotFound
 from neardup.store import create_store, open_store
 from neardup.store import lmdb as lmdb_store

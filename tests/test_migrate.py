@@ -6,7 +6,7 @@ import pytest
 
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.engine import Deduplicator, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.store import open_store
 from neardup.store.redis import RedisStore
 from serverproc import sketch_store

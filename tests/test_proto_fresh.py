@@ -30,6 +30,7 @@ def test_the_proto_enums_name_the_cores_metrics_and_groupings():
 
     assert set(enums.METRICS) == set(vocabulary.METRICS)
     assert set(enums.GROUPINGS) == set(vocabulary.GROUPINGS)
+    assert list(enums.METRIC_HELP) == list(enums.METRICS) and list(enums.GROUPING_HELP) == list(enums.GROUPINGS)
     assert all(name.startswith("METRIC_") for name in pb.Metric.keys())
     assert all(name.startswith("GROUPING_") for name in pb.Grouping.keys())
     assert enums.metric_value("jaccard") == pb.METRIC_JACCARD

@@ -14,10 +14,10 @@ from redis.crc import key_slot
 
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.engine import Deduplicator, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
-from neardup.store import redis as redis_store
+from neardup.store import redis as redis_store, redis_connection
 from neardup.runtime.view import LiveView
 from serverproc import RedisServer, free_port, sketch_store
 from test_security import _issue, _write
@@ -182,7 +182,7 @@ class _client:
     """A raw redis-py client on a store URL, and the store's key names."""
 
     def __init__(self, url: str):
-        self._client, self._keys, _ = redis_store.connect(url)
+        self._client, self._keys, _ = redis_connection.connect(url)
 
     def __enter__(self):
         return self._client, self._keys
@@ -202,21 +202,21 @@ def test_a_tls_redis_with_a_password_is_used_through_the_environment_only(tmp_pa
                                   names=(x509.IPAddress(ipaddress.ip_address("127.0.0.1")),)))
     with RedisServer(tmp_path / "redis", password="pa55-word", tls=pki) as server:
         url = server.url()
-        monkeypatch.setenv(redis_store.CA_ENV, str(pki / "ca.pem"))
+        monkeypatch.setenv(redis_connection.CA_ENV, str(pki / "ca.pem"))
         with pytest.raises(StoreUnavailable, match="(?i)auth") as refused:
             create_store(url, SketchConfig(), [])
-        monkeypatch.setenv(redis_store.PASSWORD_ENV, "wrong")
+        monkeypatch.setenv(redis_connection.PASSWORD_ENV, "wrong")
         with pytest.raises(StoreUnavailable, match="(?i)pass|auth"):
             open_store(url)
-        monkeypatch.setenv(redis_store.PASSWORD_ENV, "pa55-word")
+        monkeypatch.setenv(redis_connection.PASSWORD_ENV, "pa55-word")
         sketch_store(url, {"a": encode_sketch([1, 2])})
         with open_store(url) as store:
             assert store.get_many(["a", "b"]) == [encode_sketch([1, 2]), None] and store.generation() == 1
             assert store.location == url and "pa55" not in store.location
-        monkeypatch.delenv(redis_store.CA_ENV)  # the system's CAs do not know this one
+        monkeypatch.delenv(redis_connection.CA_ENV)  # the system's CAs do not know this one
         with pytest.raises(StoreUnavailable, match="(?i)certificate"):
             open_store(url)
-        monkeypatch.setenv(redis_store.CA_ENV, str(pki / "ca.pem"))
+        monkeypatch.setenv(redis_connection.CA_ENV, str(pki / "ca.pem"))
         with pytest.raises(StoreUnavailable):  # plain text to a TLS port
             open_store(url.replace("rediss://", "redis://"))
     assert "pa55" not in str(refused.value)

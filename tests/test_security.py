@@ -20,7 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
 from neardup_client import NearDupClient, NearDupClientError
-from neardup_client.commandline import EXIT_FAILED, EXIT_USAGE
+from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from serverproc import Server, serving

@@ -14,7 +14,7 @@ import pytest
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
 from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupClientError
-from neardup_client.commandline import EXIT_FAILED
+from neardup_client.cli_framework import EXIT_FAILED
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from serverproc import Server, run_neardup, write_jsonl

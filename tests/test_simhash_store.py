@@ -19,7 +19,7 @@ from neardup.core.candidates import index_values, SIMHASH_BLOCKS
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.engine import Deduplicator, DedupParams, Document, Limits, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator, DedupParams, Document, Limits, SimilarParams
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.jobs.index import index_corpus
 from neardup.store import create_store, open_store

@@ -8,7 +8,7 @@ import pytest
 from neardup.core import candidates as similar, kernel, reference, vocabulary
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.engine import Deduplicator, Document, Limits, Match, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator, Document, Limits, Match, SimilarParams
 from neardup.core.errors import InvalidArgument, NotFound, TooLarge
 from neardup.store import create_store
 

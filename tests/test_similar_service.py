@@ -23,7 +23,7 @@ from neardup.core.encoding import decode_sketch, encode_sketch
 from neardup.store import create_store, open_store
 from neardup_client import AsyncNearDupClient, Document, Match, NearDupClient, NearDupClientError, SimilarResult
 from neardup_client import cli as client_cli
-from neardup_client.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from serverproc import NEARDUP, free_port, run_neardup, serving

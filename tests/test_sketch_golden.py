@@ -27,7 +27,7 @@ from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailabl
 from neardup.store import create_store, open_store
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from neardup_client.commandline import EXIT_FAILED
+from neardup_client.cli_framework import EXIT_FAILED
 from serverproc import run_neardup, serving, sketch_store, write_jsonl
 
 #: The sketcher version the literals below were made by.

@@ -18,7 +18,7 @@ import pytest
 
 from neardup.jobs import train
 from neardup.cli.main import main
-from neardup.core.items import ItemScorer, PairModel, model_inputs, pair_features
+from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_features
 from neardup.core.errors import ConfigMismatch
 from neardup.store import open_store
 from neardup_client import NearDupClient
@@ -105,8 +105,8 @@ def test_train_refuses_a_text_store_and_unknown_ids(trained, indexed_store, tmp_
 
 
 def test_model_evaluation_needs_no_scikit_learn(trained):
-    """The server side imports numpy alone: core/items.py never imports scikit-learn."""
-    source = (Path(__file__).resolve().parents[1] / "server" / "neardup" / "core" / "items.py").read_text()
+    """The server side imports numpy alone: core/item_scoring.py never imports scikit-learn."""
+    source = (Path(__file__).resolve().parents[1] / "server" / "neardup" / "core" / "item_scoring.py").read_text()
     assert not re.search(r"^\s*(import|from) (sklearn|pickle)", source, re.MULTILINE)
     root, _, _ = trained
     with open_store(root / "store", readonly=True) as store:

@@ -1,5 +1,5 @@
 """`neardup dedup`, `neardup similar` and `neardup info`: the service from a shell, answers as JSON on stdout.
-`neardup` mounts these commands; the framework both command lines share is commandline.py."""
+`neardup` mounts these commands; the framework both command lines share is cli_framework.py."""
 from __future__ import annotations
 
 import argparse
@@ -13,9 +13,8 @@ from typing import Callable
 import grpc
 
 from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, Document, NearDupClient, NearDupClientError
-from .commandline import (EXIT_OK, AddArguments, CommandFailed, OneLineParser, UsageError, add_command,
-                          run)
-from .enums import GROUPINGS, METRICS
+from .cli_framework import EXIT_OK, AddArguments, CommandFailed, OneLineParser, UsageError, add_command, run
+from .enums import GROUPINGS, GROUPING_HELP, METRICS, METRIC_HELP, described
 
 
 def _require_utf8(*values: str | None) -> None:
@@ -86,16 +85,14 @@ def _add_dedup_arguments(parser: argparse.ArgumentParser) -> None:
     _common(parser)
     parser.add_argument("ids", nargs="*", metavar="ID", help="stored article ids in rank order (or --jsonl)")
     parser.add_argument("--jsonl", metavar="FILE",
-                        help="the result set as JSON Lines (id, optional text and lang), - for stdin; instead of IDs")
+                        help="the result set as JSON Lines (id, and text with optional lang, or fields for an items "
+                             "store), - for stdin; instead of IDs")
     parser.add_argument("--threshold", type=float,
                         help="similarity in [0, 1] from which a result is a duplicate (default: the server's)")
     parser.add_argument("--metric", choices=METRICS,
-                        help="containment: shared shingles over the shorter text's; jaccard: over the union; "
-                             "hamming: 1 - differing bits / 64 of a simhash store's fingerprints, its only metric "
-                             "(default: the server's)")
+                        help=f"{described(METRIC_HELP)} (default: the server's)")
     parser.add_argument("--grouping", choices=GROUPINGS,
-                        help="greedy: drop a result only as a duplicate of a kept one; components: transitive "
-                             "groups, the best-ranked member kept (default: the server's)")
+                        help=f"{described(GROUPING_HELP)} (default: the server's)")
     parser.set_defaults(func=_dedup)
 
 
@@ -111,9 +108,7 @@ def _add_similar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threshold", type=float,
                         help="similarity in [0, 1] a match reaches (default: the server's)")
     parser.add_argument("--metric", choices=METRICS,
-                        help="containment: shared shingles over the shorter text's; jaccard: over the union; "
-                             "hamming: 1 - differing bits / 64 of a simhash store's fingerprints, its only metric "
-                             "(default: the server's)")
+                        help=f"{described(METRIC_HELP)} (default: the server's)")
     parser.set_defaults(func=_similar)
 
 

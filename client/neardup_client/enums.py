@@ -18,6 +18,27 @@ METRIC_NAMES = _names(pb.Metric, "METRIC_")
 GROUPING_NAMES = _names(pb.Grouping, "GROUPING_")
 METRICS = tuple(METRIC_NAMES.values())
 GROUPINGS = tuple(GROUPING_NAMES.values())
+#: What each name means, for every command's help (both command lines take their --metric and --grouping help
+#: from here; a test holds the keys equal to the proto's names).
+METRIC_HELP = {
+    "containment": "shared shingles over the shorter text's",
+    "jaccard": "shared shingles over the union of both texts'",
+    "hamming": "1 - differing bits / 64 of a simhash store's fingerprints, its only metric",
+    "fields": "an items store's weighted mean of its per-field similarities, its only metric",
+}
+GROUPING_HELP = {
+    "greedy": "drop a result only as a duplicate of a kept one",
+    "components": "transitive groups, the best-ranked member kept",
+    "complete": "complete linkage in rank order, every two members of a group near-duplicates; the best-ranked "
+                "member kept",
+}
+
+
+def described(helps: dict[str, str]) -> str:
+    """'name: meaning; name: meaning', for an option's help."""
+    return "; ".join(f"{name}: {meaning}" for name, meaning in helps.items())
+
+
 #: name → proto value
 METRIC_VALUES = {name: value for value, name in METRIC_NAMES.items()}
 GROUPING_VALUES = {name: value for value, name in GROUPING_NAMES.items()}

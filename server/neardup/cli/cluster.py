@@ -5,7 +5,8 @@ import argparse
 import importlib.util
 import sys
 
-from neardup_client.commandline import EXIT_OK, EXIT_PARTIAL, CommandFailed
+from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, CommandFailed
+from neardup_client.enums import METRIC_HELP, described
 
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.reference import max_distance
@@ -29,8 +30,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
                              f"learned or set, else {DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g} ({max_distance(SIMHASH_THRESHOLD)} "
                              "bits) for a simhash store, whose pair search is exact only from 0.953125 = 61/64)")
     parser.add_argument("--metric", choices=METRICS,
-                        help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
-                             "simhash store (default: the store's)")
+                        help=f"{described(METRIC_HELP)} (default: the store's)")
     parser.add_argument("--workers", type=at_least(1), default=1, help="processes finding the pairs")
     parser.add_argument("--pairs", metavar="FILE",
                         help="read the pairs from `neardup pairs` output instead of finding them (pairs below "

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from neardup_client.commandline import EXIT_OK, EXIT_PARTIAL, UsageError
+from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, UsageError
 
 from ..core.language import AUTO, canonical_store_lang
 from ..core.sketch_config import SketchConfig
@@ -33,8 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"shingle unit: sentence, para-sentence or word:N "
                              f"(default: the store's; for a new store {defaults.unit})")
     parser.add_argument("--sketch", choices=KINDS,
-                        help=f"sketch kind: bottomk (the K smallest shingle hashes) or simhash (one 64-bit SimHash "
-                             f"fingerprint of them, 8 bytes; Dedup and search by Hamming distance) "
+                        help=f"sketch kind: bottomk (the K smallest shingle hashes), simhash (one 64-bit SimHash "
+                             f"fingerprint of them, 8 bytes; Dedup and search by Hamming distance), or items (records "
+                             f"with fields, by a --fields schema, which implies it) "
                              f"(default: the store's; for a new store {defaults.kind})")
     parser.add_argument("-k", type=checked(int, lambda k: SketchConfig(k=k)),
                         help=f"sketch size of --sketch bottomk: the K smallest shingle hashes "

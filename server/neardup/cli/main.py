@@ -1,5 +1,5 @@
 """`neardup COMMAND`: dispatches to the command's module and turns its outcome into an exit code (the table is in
-neardup_client.commandline, which both command lines share).
+neardup_client.cli_framework, which both command lines share).
 
 A command's module is imported only when that command runs, and so are NLTK (only sketching text needs it), tqdm
 and the gRPC server: `neardup --help`, `dedup` and `info` start in a fraction of a second."""
@@ -9,7 +9,7 @@ import importlib
 import sys
 
 from neardup_client import cli as client_cli
-from neardup_client.commandline import OneLineParser, add_command, run
+from neardup_client.cli_framework import OneLineParser, add_command, run
 
 from .. import __version__
 from ..core.errors import NearDupError

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from neardup_client.commandline import EXIT_OK, UsageError
+from neardup_client.cli_framework import EXIT_OK, UsageError
 
 from ..jobs.migrate import DEFAULT_BATCH_SIZE, migrate
 from ..store import LOCATION_HELP

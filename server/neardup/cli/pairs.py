@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from neardup_client.commandline import EXIT_OK, EXIT_PARTIAL, CommandFailed
+from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, CommandFailed
+from neardup_client.enums import METRIC_HELP, described
 
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.reference import max_distance
@@ -46,8 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              f"learned or set, else {DEFAULT_THRESHOLD:g}, or {SIMHASH_THRESHOLD:g}, a Hamming distance of "
                              f"{max_distance(SIMHASH_THRESHOLD)} bits, for a simhash store)")
     parser.add_argument("--metric", choices=METRICS,
-                        help="similarity measure: containment or jaccard for a bottom-K store, hamming for a "
-                             "simhash store (default: the store's: containment, or hamming)")
+                        help=f"{described(METRIC_HELP)} (default: the store's)")
     parser.add_argument("--workers", type=at_least(1), default=1,
                         help="search processes, each over a contiguous range of the store's articles")
     parser.add_argument("--output", metavar="FILE",

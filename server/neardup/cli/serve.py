@@ -5,12 +5,12 @@ import argparse
 import dataclasses
 import logging
 
-from neardup_client.commandline import UsageError
+from neardup_client.cli_framework import UsageError
 
 from ..core.errors import InvalidArgument
 from ..core.nltk_text import load_nltk
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from ..runtime.engine import DEFAULT_MAX_RESULT_SET
+from ..runtime.deduplicator import DEFAULT_MAX_RESULT_SET
 from ..service.auth import TOKEN_ENV, load_token
 from ..service.server import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, SEARCH_INDEXES, ServeOptions,
                               TlsConfig, serve)

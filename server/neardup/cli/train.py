@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 
-from neardup_client.commandline import EXIT_OK, CommandFailed
+from neardup_client.cli_framework import EXIT_OK, CommandFailed
 
 from ..jobs.train import DEFAULT_FOLDS, train
 from ..store import STORE_HELP, default_store_path

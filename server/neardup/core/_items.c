@@ -1,4 +1,4 @@
-/* Items with fields (core/items.py): the per-field similarities of the pairs of a result set, in one call with
+/* Items with fields (core/item_scoring.py): the per-field similarities of the pairs of a result set, in one call with
  * the GIL released, so no Python loop runs per pair; and a pair model's boosted trees over those pairs.
  *
  * An item sketch (core/fields.py has the layout) is little-endian uint32 words: the number of sections, one
@@ -370,7 +370,7 @@ PyMODINIT_FUNC PyInit__items(void)
     PyObject *module = PyModule_Create(&items_module);
     if (module == NULL)
         return NULL;
-    /* the field kinds' codes, which core/items.py checks against fields.KIND_CODES at import */
+    /* the field kinds' codes, which core/item_scoring.py checks against vocabulary.FIELD_KIND_CODES at import */
     if (PyModule_AddIntConstant(module, "TEXT", TEXT) < 0 || PyModule_AddIntConstant(module, "EXACT", EXACT) < 0
             || PyModule_AddIntConstant(module, "LOCATION", LOCATION) < 0) {
         Py_DECREF(module);

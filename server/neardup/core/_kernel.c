@@ -1104,7 +1104,7 @@ PyDoc_STRVAR(group_scores_doc,
              "group_scores(scores, n, threshold, grouping_code[, packed]) -> (duplicate_of, similarity, group)\n\n"
              "The three groupings of n results whose pair scores are given: scores holds native float64 values of\n"
              "the pairs i < j at j * (j - 1) / 2 + i, NaN for a pair that is no candidate; a pair is a duplicate when\n"
-             "its score reaches the threshold (items with fields: core/items.py). packed as for dedup.");
+             "its score reaches the threshold (items with fields: core/item_scoring.py). packed as for dedup.");
 
 static PyObject *kernel_group_scores(PyObject *module, PyObject *args)
 {

@@ -100,7 +100,7 @@ def similar_simhash(query: bytes, sketches: Sequence[bytes], threshold: float) -
 def group_scores(scores, n: int, threshold: float, grouping: str = GREEDY, packed: bool = False) -> Grouping | bytes:
     """The groupings of n results from given pair scores (a float64 array or buffer of the pairs i < j at
     j * (j - 1) / 2 + i, NaN for a pair that is no candidate): a pair is a duplicate when its score reaches the
-    threshold. Items with fields score their pairs in core/items.py and group here, as texts do."""
+    threshold. Items with fields score their pairs in core/item_scoring.py and group here, as texts do."""
     answer = _kernel.group_scores(memoryview(scores).cast("B"), n, threshold,
                                   _code(_GROUPING_CODES, grouping, "grouping"), packed)
     return answer if packed else Grouping(*answer)

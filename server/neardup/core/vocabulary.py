@@ -3,7 +3,7 @@ shingle units, weightings, and the defaults a store is served with.
 
 The proto, the client, both command lines and the compiled extensions map to these names in one place each:
 neardup_client.enums derives the metric and grouping names from the proto (a test holds them equal to METRICS and
-GROUPINGS), service/converters.py maps messages to them, and core/items.py checks _items.c's field-kind codes
+GROUPINGS), service/converters.py maps messages to them, and core/item_scoring.py checks _items.c's field-kind codes
 against FIELD_KIND_CODES at import. How the defaults were chosen, with the figures, is in the docs ("Choosing a
 threshold", "SimHash stores", "Items with fields").
 """
@@ -16,7 +16,7 @@ from typing import NamedTuple
 CONTAINMENT = "containment"
 JACCARD = "jaccard"
 HAMMING = "hamming"
-#: An items store's weighted per-field similarity (core/items.py).
+#: An items store's weighted per-field similarity (core/item_scoring.py).
 FIELDS = "fields"
 
 # Sketch kinds (SketchConfig.kind) and the metrics each answers.

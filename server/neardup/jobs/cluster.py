@@ -20,7 +20,7 @@ from ..core import linkage
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.errors import JobFailed
 from ..core.vocabulary import COMPLETE
-from ..runtime.engine import Deduplicator
+from ..runtime.deduplicator import Deduplicator
 from ..store import open_store
 from .progress import progress
 

@@ -41,7 +41,7 @@ from ..core.sketcher import Sketcher
 from ..core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE, Frequencies, Sample, boilerplate,
                              frequent, stoplist_cut)
 from ..core.vocabulary import ITEMS, SIMHASH
-from ..runtime.engine import Deduplicator
+from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore, create_store, open_store, store_exists
 from . import parquet, threshold as store_threshold
 from .progress import progress
@@ -252,6 +252,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                 from None
         learn = False
     else:
+        if requested.get("kind") == ITEMS and schema is None:
+            raise InvalidArgument(f"a new items store needs a schema (--fields SCHEMA): {store_path} holds none yet")
         config, stoplist = SketchConfig(**requested), frozenset()
         learn = learn and config.kind != ITEMS
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),

@@ -23,7 +23,7 @@ from ..core.candidates import DEFAULT_MAX_CANDIDATES, SIMHASH_EXACT_DISTANCE
 from ..core.errors import JobFailed, NearDupError
 from ..core.reference import max_distance
 from ..core.vocabulary import HAMMING
-from ..runtime.engine import Deduplicator, Limits
+from ..runtime.deduplicator import Deduplicator, Limits
 from ..store import SketchStore, open_store
 from .progress import progress
 

@@ -17,7 +17,7 @@ from ..core import calibration, vocabulary
 from ..core.errors import ConfigMismatch
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK
-from ..runtime.engine import Deduplicator
+from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore
 
 #: Articles searched to learn a threshold: enough for a mode of near-duplicates that holds 2 % of the corpus to

@@ -1,7 +1,7 @@
 """`neardup train PAIRS.jsonl --store S`: a pair classifier for an items store (seed 000's second stage).
 
 Labelled pairs ({"a": id, "b": id, "duplicate": true|false}, both ids stored) become feature rows: the per-field
-similarities and exact-field matches the server computes (core/items.py), for the pairs that share a super token
+similarities and exact-field matches the server computes (core/item_scoring.py), for the pairs that share a super token
 (the only ones the server ever scores; a labelled duplicate that shares none is a miss no model can fix, and is
 counted as one). A logistic regression and a gradient boosting (scikit-learn) are compared by cross-validated F1
 (stratified folds); each one's cross-validated scores are calibrated by Platt scaling, and its decision threshold
@@ -19,7 +19,8 @@ import time
 import numpy as np
 
 from ..core.errors import ConfigMismatch, InvalidArgument
-from ..core.items import GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, PairModel, input_names, model_inputs, pair_features
+from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, PairModel, input_names, model_inputs,
+                                 pair_features)
 from ..core.vocabulary import ITEMS
 from ..store import open_store
 

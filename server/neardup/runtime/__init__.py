@@ -1,2 +1,2 @@
-"""The serving runtime: the domain engine (Deduplicator) and what one serving process keeps of the store (its view,
-session cache, change feed and in-memory search index)."""
+"""The serving runtime: the Deduplicator (the service's domain operations) and what one serving process keeps of
+the store (its view, session cache, change feed and in-memory search index)."""

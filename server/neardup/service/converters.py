@@ -9,7 +9,7 @@ from ..core.errors import InvalidArgument
 from ..core.fields import ExactValue, FieldSpec, GeoPoint
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK
-from ..runtime.engine import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
+from ..runtime.deduplicator import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
 from ..store.base import MAX_ID_BYTES
 from . import _wire
 

@@ -30,7 +30,7 @@ from grpc_reflection.v1alpha import reflection
 from ..core.errors import InvalidArgument, NearDupError
 from ..runtime import live_index
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from ..runtime.engine import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
+from ..runtime.deduplicator import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
 from ..store import open_store
 from . import metrics
 from .auth import TokenInterceptor

@@ -20,7 +20,7 @@ from grpc_status import rpc_status
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..core.errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
-from ..runtime.engine import DedupOutcome, DedupParams, Deduplicator, Document, Limits
+from ..runtime.deduplicator import DedupOutcome, DedupParams, Deduplicator, Document, Limits
 from ..runtime.view import LiveView, Reading
 from ..store.base import SketchStore
 from . import converters

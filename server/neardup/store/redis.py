@@ -33,17 +33,13 @@ host); rediss:// checks the server's certificate against the system's CAs or $NE
 from __future__ import annotations
 
 import datetime
-import functools
 import json
 import os
 import struct
 import threading
 from typing import Iterable, Iterator, Sequence
-from urllib.parse import parse_qs, urlsplit
 
 import redis
-from redis.backoff import ExponentialBackoff
-from redis.retry import Retry
 
 from ..core.encoding import decode_sketch, encode_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, StoreChanged, StoreUnavailable
@@ -51,77 +47,19 @@ from ..core.sketch_config import SketchConfig, stoplist_digest
 from . import buckets
 from .base import SketchStore, encode_id
 from .buckets import BucketSnapshot, LargeBuckets
+from .redis_connection import TIMEOUT, Keys, connect, redis_errors
 
 FORMAT_VERSION = 1
-PASSWORD_ENV, CA_ENV = "NEARDUP_REDIS_PASSWORD", "NEARDUP_REDIS_CA"
 #: Change log entries kept, and the most ids one entry lists (a larger batch logs "all": caches drop everything).
 LOG_ENTRIES, LOG_ENTRY_IDS = 1000, 1000
 _CHUNK = 1000  # ids or article numbers per HMGET where a whole store is read
-#: Seconds a request-path read may take, and a write batch (its EXEC runs every write of the batch, one
-#: postings bucket after another; Redis serves no other client meanwhile), before the store counts as unavailable.
-_TIMEOUT, _WRITE_TIMEOUT = 5.0, 120.0
-
-
-def _redis_errors(method):
-    """Redis down, unreachable or refusing (no auth, out of memory): StoreUnavailable, naming the store."""
-    @functools.wraps(method)
-    def reported(self, *args, **kwargs):
-        try:
-            return method(self, *args, **kwargs)
-        except redis.RedisError as error:
-            raise StoreUnavailable(f"store {self.location}: Redis failed ({type(error).__name__}: {error})") \
-                from None
-    return reported
-
-
-class _Keys:
-    def __init__(self, prefix: str):
-        tag = "{" + prefix + "}:"
-        self.meta, self.generation, self.log = tag + "meta", tag + "generation", tag + "log"
-        self.sketches, self.docnos, self.ids = tag + "sketches", tag + "docnos", tag + "ids"
-        self.clusters = tag + "clusters"
-        self._bucket = (tag + "postings:").encode()
-        self.all = (self.meta, self.generation, self.log, self.sketches, self.docnos, self.ids, self.clusters)
-
-    def buckets(self, keys: Iterable[bytes]) -> list[bytes]:
-        """The Redis keys of these postings buckets (store/buckets.py's keys)."""
-        return [self._bucket + key for key in keys]
-
-
-def connect(url: str) -> tuple[redis.Redis, _Keys, str]:
-    """A client for the store at url, its keys, and the url as messages show it."""
-    parts = urlsplit(url)
-    query = parse_qs(parts.query)
-    if parts.password is not None:
-        raise InvalidArgument(f"a password in the store URL is visible to every user of the host: put it in "
-                              f"${PASSWORD_ENV} instead")
-    if set(query) - {"prefix"} or len(query.get("prefix", [""])) != 1:
-        raise InvalidArgument(f"a redis store URL takes one option, ?prefix=NAME; got {parts.query!r}")
-    prefix = query.get("prefix", ["neardup"])[0]
-    try:
-        db = int(parts.path.strip("/") or 0)
-        port = parts.port or 6379
-    except ValueError:
-        raise InvalidArgument(f"a redis store URL is redis://HOST:PORT/DB (DB a number); got {url!r}") from None
-    if not parts.hostname or not prefix or any(char in prefix for char in "{}"):
-        raise InvalidArgument(f"a redis store URL is redis://HOST:PORT/DB[?prefix=NAME] (NAME without braces); "
-                              f"got {url!r}")
-    tls = parts.scheme == "rediss"
-    client = redis.Redis(
-        host=parts.hostname, port=port, db=db, username=parts.username, password=os.environ.get(PASSWORD_ENV),
-        ssl=tls, ssl_ca_certs=os.environ.get(CA_ENV) if tls else None,
-        socket_timeout=_WRITE_TIMEOUT, socket_connect_timeout=_TIMEOUT,
-        # a read after a Redis restart finds its pooled connection closed: a reconnect or two, quickly
-        retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
-    shown = f"{parts.scheme}://{parts.hostname}:{port}/{db}" + (f"?prefix={prefix}" if "prefix" in query else "")
-    return client, _Keys(prefix), shown
 
 
 def _int(value: bytes | None) -> int:
     return int(value) if value else 0
 
 
-def _read(client: redis.Redis, keys: _Keys, queue) -> tuple[int, list]:
+def _read(client: redis.Redis, keys: Keys, queue) -> tuple[int, list]:
     """(the generation, what the commands queue(pipe) queues answer), read in one MULTI/EXEC: one state."""
     with client.pipeline() as pipe:
         generation, *found = queue(pipe.get(keys.generation)).execute()
@@ -140,7 +78,7 @@ class RedisStore(SketchStore):
     backend = "redis"
     remote_reads = True
 
-    def __init__(self, client: redis.Redis, keys: _Keys, location: str, readonly: bool):
+    def __init__(self, client: redis.Redis, keys: Keys, location: str, readonly: bool):
         self._client = client
         self._keys = keys
         self._readonly = readonly
@@ -231,7 +169,7 @@ class RedisStore(SketchStore):
         if connection is None or self._own.pid != os.getpid():
             pool = self._client.connection_pool
             connection = self._own.connection = pool.connection_class(
-                **{**pool.connection_kwargs, "socket_timeout": _TIMEOUT})
+                **{**pool.connection_kwargs, "socket_timeout": TIMEOUT})
             self._own.pid = os.getpid()
             with self._own_lock:
                 self._own_connections.append(connection)
@@ -278,7 +216,7 @@ class RedisStore(SketchStore):
             raise
         return _int(now), sketches
 
-    @_redis_errors
+    @redis_errors
     def changed_since(self, generation: int) -> set[str] | None:
         with self._client.pipeline() as pipe:
             now, entries = pipe.get(self._keys.generation).xrange(self._keys.log, f"0-{generation + 1}").execute()
@@ -294,11 +232,11 @@ class RedisStore(SketchStore):
             changed.update(json.loads(fields[b"ids"]))
         return changed
 
-    @_redis_errors
+    @redis_errors
     def count(self) -> int:
         return self._client.hlen(self._keys.sketches)
 
-    @_redis_errors
+    @redis_errors
     def items(self) -> Iterator[tuple[str, bytes]]:
         """The ids by HSCAN (held in memory, sorted), then their sketches by HMGET, _CHUNK at a time."""
         keys = sorted({key for key, _ in self._client.hscan_iter(self._keys.sketches, count=_CHUNK)})
@@ -308,18 +246,18 @@ class RedisStore(SketchStore):
                 if sketch is not None:  # deleted since the scan
                     yield key.decode(), sketch
 
-    @_redis_errors
+    @redis_errors
     def clusters(self, ids: Sequence[str]) -> list[int]:
         if not self.indexed or not ids:
             return [-1] * len(ids)
         return [int(found) if found is not None else -1 for found in self._client.hmget(self._keys.clusters, ids)]
 
-    @_redis_errors
+    @redis_errors
     def clustering(self) -> dict | None:
         found = self._client.hget(self._keys.meta, "clustering")
         return json.loads(found) if found else None
 
-    @_redis_errors
+    @redis_errors
     def model(self) -> bytes | None:
         return self._client.hget(self._keys.meta, "pair_model")
 
@@ -331,7 +269,7 @@ class RedisStore(SketchStore):
 
         self._write(change, [])
 
-    @_redis_errors
+    @redis_errors
     def threshold(self) -> dict | None:
         found = self._client.hget(self._keys.meta, "threshold")
         return json.loads(found) if found else None
@@ -344,7 +282,7 @@ class RedisStore(SketchStore):
 
         self._write(change, [])
 
-    @_redis_errors
+    @redis_errors
     def snapshot(self) -> "RedisSnapshot":
         self.require_postings()
         return RedisSnapshot(self)
@@ -515,7 +453,7 @@ class RedisSnapshot(BucketSnapshot):
                                            lambda pipe: pipe.hget(self._keys.meta, "next_docno"))
         self._limit = _int(limit)
 
-    @_redis_errors
+    @redis_errors
     def _read(self, queue) -> list:
         """What the commands queue(pipe) queues answer, read in one MULTI/EXEC at this snapshot's generation."""
         generation, found = _read(self._store._client, self._keys, queue)

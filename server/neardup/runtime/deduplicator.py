@@ -13,7 +13,7 @@ from .. import __version__
 from ..core import calibration, candidates, kernel, vocabulary
 from ..core.encoding import check_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
-from ..core.items import ItemScorer, PairModel
+from ..core.item_scoring import ItemScorer, PairModel
 from ..core.sketch_config import SketchConfig
 from ..core.sketcher import ItemSketcher, Sketcher
 from ..core.vocabulary import (DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD, GROUPINGS, ITEMS, KIND_METRICS,
