@@ -186,8 +186,8 @@ def exits_ok(server, tmp_path):
 
 
 def exits_failed(server, tmp_path):
-    done = run_neardup("dedup", "--target", server.target, "--threshold", "2", "story-0")
-    assert done.stderr.startswith("neardup: error: INVALID_ARGUMENT: threshold") and done.stdout == ""
+    done = run_neardup("dedup", "--target", server.target, "--metric", "hamming", "story-0")  # a bottom-K store
+    assert done.stderr.startswith("neardup: error: FAILED_PRECONDITION: ") and done.stdout == ""
     return done.returncode
 
 
@@ -256,3 +256,60 @@ def test_the_exit_codes_are_one_table_and_the_docs_list_each():
     for doc in ("README.md", "docs/OPERATING.md"):
         listed = {int(value) for value in re.findall(r"^\| `?(\d+)`? \|", (ROOT / doc).read_text(), re.M)}
         assert set(CASES) <= listed, doc
+
+
+def _unused_port() -> str:
+    return f"127.0.0.1:{free_port()}"
+
+
+#: (program, argv, exit code): every command with a wrong option, a value out of range, and what fails, as the
+#: exit-code table documents them (usage 2 before anything is read or sent, failure 1).
+WALK = [
+    *[(program, (command, "--no-such-option"), EXIT_USAGE) for program, command in COMMANDS],
+    *[("neardup", (command, "--threshold", "1.5", *rest), EXIT_USAGE)
+      for command, rest in (("dedup", ("a",)), ("similar", ("a",)), ("pairs", ()), ("cluster", ()),
+                            ("configure", ()), ("index", ("corpus.jsonl",)))],
+    *[("neardup", (command, "--timeout", "-1", *rest), EXIT_USAGE)
+      for command, rest in (("dedup", ("a",)), ("similar", ("a",)), ("info", ()))],
+    *[("neardup", (command, "--target", "127.0.0.1:99999", *rest), EXIT_USAGE)
+      for command, rest in (("dedup", ("a",)), ("similar", ("a",)), ("info", ()))],
+    ("neardup", ("serve", "--port", "99999"), EXIT_USAGE),
+    ("neardup", ("similar", "--top-k", "0", "a"), EXIT_USAGE),
+    ("neardup", ("index", "--workers", "0", "corpus.jsonl"), EXIT_USAGE),
+    *[("neardup", (command, "--connect-timeout", "0", "--target", "{unused}", *rest), EXIT_FAILED)
+      for command, rest in (("dedup", ("a",)), ("similar", ("a",)), ("info", ()))],
+    *[("neardup", (command, "--store", "{missing}", *rest), EXIT_FAILED)
+      for command, rest in (("pairs", ()), ("cluster", ()), ("clusters", ()), ("configure", ("--threshold", "0.5")),
+                            ("train", ("pairs.jsonl",)), ("serve", ("--port", "0")))],
+    ("neardup", ("migrate", "{missing}", "{missing}2"), EXIT_FAILED),
+    ("neardup", ("index", "{missing}.jsonl", "--store", "{missing}"), EXIT_FAILED),
+    ("neardup-client", ("info", "--connect-timeout", "0", "--target", "{unused}"), EXIT_FAILED),
+    ("neardup-client", ("dedup", "--threshold", "-0.5", "a"), EXIT_USAGE),
+]
+
+
+@pytest.mark.parametrize("program, argv, code", WALK, ids=[" ".join((p, *a)) for p, a, _ in WALK])
+def test_every_command_exits_with_the_documented_code(neardup, tmp_path, monkeypatch, program, argv, code):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NEARDUP_TARGET", raising=False)
+    argv = [arg.format(unused=_unused_port(), missing=tmp_path / "missing") for arg in argv]
+    done = neardup(*argv, entry=neardup_cli.main if program == "neardup" else client_cli.main)
+    assert done.returncode == code, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("neardup: error: "), done.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_sigterm_while_the_server_starts_stops_it_with_exit_code_0(indexed_store, workers):
+    store = indexed_store("starting", {f"a{i}": text(article(i)) for i in range(5)})
+    process = subprocess.Popen([*NEARDUP, "serve", "--store", str(store), "--port", str(free_port()),
+                                "--workers", workers], stderr=subprocess.PIPE, text=True)
+    try:
+        lines = []
+        for line in process.stderr:  # SIGTERM as soon as it says it is starting: it is loading NLTK then
+            lines.append(line)
+            if "starting" in line:
+                process.send_signal(signal.SIGTERM)
+                break
+        assert process.wait(timeout=60) == EXIT_OK, "".join(lines) + process.stderr.read()
+    finally:
+        process.kill()

@@ -20,7 +20,8 @@ import pyarrow.parquet
 import pytest
 
 from neardup.cli.main import main
-from neardup.jobs.dask_engine import byte_ranges, partition_lines
+from neardup.jobs.dask_engine import byte_ranges, partition_bytes_for, partition_lines
+from neardup.jobs.index import MAX_PARTITION_BYTES, MIN_PARTITION_BYTES
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
 from serverproc import NEARDUP, free_port, write_jsonl
@@ -281,3 +282,11 @@ def test_a_worker_killed_during_index_is_replaced_and_the_store_ends_complete_an
         assert time.monotonic() < deadline
         time.sleep(0.1)
     assert pids[victim] not in worker_pids(client).values()
+
+
+def test_a_small_corpus_is_cut_so_every_worker_has_partitions():
+    for size, workers in ((100_000, 2), (3 * 2**20, 4), (10**9, 8), (0, 3)):
+        partitions = len(byte_ranges(size, partition_bytes_for(size, workers)))
+        assert partitions >= min(workers, max(1, size // MIN_PARTITION_BYTES)), (size, workers)
+        assert partition_bytes_for(size, workers) <= MAX_PARTITION_BYTES
+    assert len(byte_ranges(10**9, partition_bytes_for(10**9, 8))) == 32  # PARTITIONS_PER_WORKER a worker

@@ -484,7 +484,7 @@ def test_similar_exit_codes(neardup, server, tmp_path):
     done = neardup("similar", *target, "--text", str(latin1))
     assert (done.returncode, done.stderr) == (EXIT_FAILED, f"neardup: error: {latin1}: invalid UTF-8 at byte 3\n")
     for argv, message in ([(), "give either ID or --text FILE"], [("a", "--text", str(latin1)), "give either ID"],
-                          [("--top-k", "0", "a"), "--top-k must be at least 1"],
+                          [("--top-k", "0", "a"), "argument --top-k: must be at least 1"],
                           [("--lang", "german", "a"), "--lang goes with --text"],
                           [("--metric", "cosine", "a"), "invalid choice: 'cosine'"],
                           [("--top-k", "many", "a"), "invalid int value: 'many'"]):

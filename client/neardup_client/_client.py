@@ -102,7 +102,7 @@ class DedupResult:
     def to_dict(self) -> dict:
         return {
             "keep": self.keep,
-            "duplicates": [{"id": d.id, "duplicate_of": d.duplicate_of, "similarity": round(d.similarity, 6)}
+            "duplicates": [{"id": d.id, "duplicate_of": d.duplicate_of, "similarity": d.similarity}
                            for d in self.duplicates],
             "groups": self.groups,
             "missing": self.missing,
@@ -156,7 +156,7 @@ class SimilarResult:
 
     def to_dict(self) -> dict:
         return {
-            "matches": [{"id": m.id, "similarity": round(m.similarity, 6), "cluster": m.cluster}
+            "matches": [{"id": m.id, "similarity": m.similarity, "cluster": m.cluster}
                         for m in self.matches],
             "exact": self.exact,
             "threshold": self.threshold,
@@ -562,6 +562,15 @@ class NearDupClient(_Settings):
         """
         return _info(self._call(self._stub.Info, pb.InfoRequest(), timeout))
 
+    def wait_until_ready(self, timeout: float) -> bool:
+        """Waits up to `timeout` seconds for the channel to connect (a server that is still starting), and says
+        whether it did. Calls need not wait: an unreachable server then shows at the call, with its cause."""
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=timeout)
+            return True
+        except grpc.FutureTimeoutError:
+            return False
+
     def close(self) -> None:
         """Closes the channel; calls and streams still running are cancelled. Raises nothing."""
         self._channel.close()
@@ -674,6 +683,14 @@ class AsyncNearDupClient(_Settings):
             as NearDupClient.info: the same exceptions, for the same causes.
         """
         return _info(await self._call(self._stub.Info, pb.InfoRequest(), timeout))
+
+    async def wait_until_ready(self, timeout: float) -> bool:
+        """As NearDupClient.wait_until_ready."""
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
 
     async def close(self) -> None:
         """Closes the channel; calls and streams still running are cancelled. Raises nothing."""

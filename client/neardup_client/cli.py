@@ -12,8 +12,10 @@ from typing import Callable
 
 import grpc
 
+from . import __version__
 from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, Document, NearDupClient, NearDupClientError
-from .cli_framework import EXIT_OK, AddArguments, CommandFailed, OneLineParser, UsageError, add_command, run
+from .cli_framework import (EXIT_OK, AddArguments, CommandFailed, OneLineParser, UsageError, add_command, at_least,
+                            checked, fraction, not_negative, positive, run, target)
 from .enums import GROUPINGS, GROUPING_HELP, METRICS, METRIC_HELP, described
 
 
@@ -64,12 +66,16 @@ def _read_documents(path: str) -> list[Document]:
 
 
 TOKEN_ENV, TARGET_ENV = "NEARDUP_TOKEN", "NEARDUP_TARGET"
+#: Seconds a command waits for a server that is still starting (`neardup serve &` followed by a call).
+DEFAULT_CONNECT_TIMEOUT = 10.0
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--target", default=os.environ.get(TARGET_ENV, DEFAULT_TARGET),
+    parser.add_argument("--target", type=target, default=os.environ.get(TARGET_ENV, DEFAULT_TARGET),
                         help=f"HOST:PORT of the server; ${TARGET_ENV} overrides the default")
-    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per call")
+    parser.add_argument("--timeout", type=checked(float, positive), default=DEFAULT_TIMEOUT, help="seconds per call")
+    parser.add_argument("--connect-timeout", type=checked(float, not_negative), default=DEFAULT_CONNECT_TIMEOUT,
+                        metavar="SECONDS", help="how long to wait for a server that is still starting (0: not at all)")
     parser.add_argument("--token", help=f"bearer token, if the server asks for one (default: ${TOKEN_ENV}, if set; "
                                         f"the environment keeps it out of `ps` and shell history)")
     parser.add_argument("--tls-ca", metavar="FILE",
@@ -87,7 +93,7 @@ def _add_dedup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jsonl", metavar="FILE",
                         help="the result set as JSON Lines (id, and text with optional lang, or fields for an items "
                              "store), - for stdin; instead of IDs")
-    parser.add_argument("--threshold", type=float,
+    parser.add_argument("--threshold", type=checked(float, fraction),
                         help="similarity in [0, 1] from which a result is a duplicate (default: the server's)")
     parser.add_argument("--metric", choices=METRICS,
                         help=f"{described(METRIC_HELP)} (default: the server's)")
@@ -104,8 +110,8 @@ def _add_similar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("id", nargs="?", metavar="ID", help="a stored article's id (or --text)")
     parser.add_argument("--text", metavar="FILE", help="search with this file's UTF-8 text, - for stdin; instead of ID")
     parser.add_argument("--lang", help="stemming language of --text (default: the store's)")
-    parser.add_argument("--top-k", type=int, metavar="N", help="the most matches to print (default: the server's, 10)")
-    parser.add_argument("--threshold", type=float,
+    parser.add_argument("--top-k", type=at_least(1), metavar="N", help="the most matches to print (default: the server's, 10)")
+    parser.add_argument("--threshold", type=checked(float, fraction),
                         help="similarity in [0, 1] a match reaches (default: the server's)")
     parser.add_argument("--metric", choices=METRICS,
                         help=f"{described(METRIC_HELP)} (default: the server's)")
@@ -149,6 +155,7 @@ def _call(args, method: Callable[[NearDupClient], object]):
     token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
         with NearDupClient(args.target, timeout=args.timeout, token=token, credentials=_credentials(args)) as client:
+            client.wait_until_ready(args.connect_timeout)  # a server just started (`serve &`) is waited for
             return method(client)
     except NearDupClientError as error:
         if error.code == grpc.StatusCode.UNAVAILABLE:
@@ -189,8 +196,6 @@ def _read_text(path: str) -> str:
 def _similar(args) -> int:
     if (args.id is None) == (args.text is None):
         raise UsageError("give either ID or --text FILE")
-    if args.top_k is not None and args.top_k < 1:
-        raise UsageError(f"--top-k must be at least 1, got {args.top_k}")
     if args.lang is not None and args.text is None:
         raise UsageError("--lang goes with --text")
     for name, value in (("ID", args.id), ("--lang", args.lang)):
@@ -213,6 +218,7 @@ def _info(args) -> int:
 
 def build_parser(prog: str = "neardup-client") -> OneLineParser:
     parser = OneLineParser(prog=prog, description="Ask a neardup server (`neardup serve`) from a shell.")
+    parser.add_argument("--version", action="version", version=f"{prog} {__version__}")
     subparsers = parser.add_subparsers(metavar="COMMAND", required=True)
     for name, (summary, add_arguments) in COMMANDS.items():
         add_command(subparsers, name, summary, add_arguments)

@@ -102,3 +102,52 @@ def _discard_stdout() -> None:
         os.close(devnull)
     except (OSError, ValueError):  # stdout is no file (an in-process capture): nothing to flush at exit
         pass
+
+
+def checked(convert, check, refused: tuple[type[Exception], ...] = (ValueError,)):
+    """An argparse type: convert(text), then check(value) raises one of `refused` when the value is refused, so a
+    bad option is a usage error (EXIT_USAGE) before anything is read or sent."""
+    def parse(text: str):
+        value = convert(text)
+        try:
+            check(value)
+        except refused as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+        return value
+    parse.__name__ = convert.__name__  # argparse names it in "invalid int value"
+    return parse
+
+
+def at_least(minimum: int):
+    """An argparse type: an integer of at least `minimum`."""
+    def check(value: int) -> None:
+        if value < minimum:
+            raise ValueError(f"must be at least {minimum}, got {value}")
+    return checked(int, check)
+
+
+def positive(value: float) -> None:
+    if not value > 0:  # NaN too
+        raise ValueError(f"must be more than 0, got {value}")
+
+
+def not_negative(value: float) -> None:
+    if not value >= 0:  # NaN too
+        raise ValueError(f"must be at least 0, got {value}")
+
+
+def fraction(value: float) -> None:
+    if not 0.0 <= value <= 1.0:  # NaN too
+        raise ValueError(f"must be in [0, 1], got {value}")
+
+
+def target(text: str) -> str:
+    """An argparse type: a server address. HOST:PORT must have a port in 1..65535; other gRPC targets (unix:PATH,
+    dns:///NAME) pass as they are."""
+    host, colon, port = text.rpartition(":")
+    if colon and host and port.isdigit() and not 1 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be in 1..65535, got {port}")
+    if not text or (colon and host and not port):
+        raise argparse.ArgumentTypeError(f"give HOST:PORT, got {text!r}")
+    return text
+

@@ -5,7 +5,7 @@ import argparse
 import importlib.util
 import sys
 
-from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, CommandFailed
+from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, CommandFailed, at_least, fraction
 from neardup_client.enums import METRIC_HELP, described
 
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
@@ -13,7 +13,7 @@ from ..core.reference import max_distance
 from ..core.vocabulary import CLUSTER_METHODS, DEFAULT_THRESHOLD, METRICS, SIMHASH_THRESHOLD
 from ..jobs.cluster import DEFAULT_METHOD, cluster_store, export_clusters
 from ..store import STORE_HELP, default_store_path
-from .options import at_least, checked, fraction
+from .options import checked
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:

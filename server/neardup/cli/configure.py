@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import argparse
 
+from neardup_client.cli_framework import at_least, fraction
+
 from ..core import calibration
 from ..core.errors import InvalidArgument
 from ..jobs.threshold import FIXED, LEARN, SAMPLE_DOCUMENTS, Choice, record
 from ..store import STORE_HELP, default_store_path, open_store
-from .options import at_least, fraction
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

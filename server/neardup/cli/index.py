@@ -3,17 +3,17 @@ from __future__ import annotations
 
 import argparse
 
-from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, UsageError
+from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, UsageError, at_least, fraction, positive
 
 from ..core.language import AUTO, canonical_store_lang
 from ..core.sketch_config import SketchConfig
 from ..core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE
 from ..core.vocabulary import KINDS, SIMHASH
-from ..jobs.index import (DASK, DEFAULT_BATCH_SIZE, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PARTITION_BYTES, ENGINES,
-                          index_corpus, load_schema)
+from ..jobs.index import (DASK, DEFAULT_BATCH_SIZE, DEFAULT_CONNECT_TIMEOUT, ENGINES, MAX_PARTITION_BYTES,
+                          MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER, index_corpus, load_schema)
 from ..store import STORE_HELP, default_store_path
 from .configure import add_threshold_argument
-from .options import at_least, checked, fraction, positive
+from .options import checked
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,9 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scheduler", metavar="ADDRESS",
                         help="the Dask scheduler of --engine dask, e.g. tcp://HOST:8786 (default: none; required "
                              "with --engine dask)")
-    parser.add_argument("--partition-bytes", type=at_least(1), default=DEFAULT_PARTITION_BYTES,
-                        help="corpus bytes per Dask task of --engine dask (a partition holds the lines that start in "
-                             "its byte range)")
+    parser.add_argument("--partition-bytes", type=at_least(1),
+                        help=f"corpus bytes per Dask task of --engine dask (a partition holds the lines that start in "
+                             f"its byte range) (default: about {PARTITIONS_PER_WORKER} partitions per worker, each of "
+                             f"{MIN_PARTITION_BYTES // 2**10} KiB to {MAX_PARTITION_BYTES // 2**20} MiB)")
     parser.add_argument("--connect-timeout", type=checked(float, positive), default=DEFAULT_CONNECT_TIMEOUT,
                         metavar="SECONDS", help="how long --engine dask tries to reach the scheduler")
     parser.add_argument("--strict", action="store_true",

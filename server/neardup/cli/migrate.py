@@ -4,11 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from neardup_client.cli_framework import EXIT_OK, UsageError
+from neardup_client.cli_framework import EXIT_OK, UsageError, at_least
 
 from ..jobs.migrate import DEFAULT_BATCH_SIZE, migrate
 from ..store import LOCATION_HELP
-from .options import at_least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

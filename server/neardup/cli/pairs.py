@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, CommandFailed
+from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, CommandFailed, at_least, fraction
 from neardup_client.enums import METRIC_HELP, described
 
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
@@ -16,7 +16,7 @@ from ..core.reference import max_distance
 from ..core.vocabulary import DEFAULT_THRESHOLD, METRICS, SIMHASH_THRESHOLD
 from ..jobs.pairs import find_pairs
 from ..store import STORE_HELP, default_store_path
-from .options import at_least, checked, fraction
+from .options import checked
 
 
 def _open_output(path: str | None) -> tuple[BinaryIO, Path | None]:

@@ -8,12 +8,11 @@ import logging
 from neardup_client.cli_framework import UsageError
 
 from ..core.errors import InvalidArgument
-from ..core.nltk_text import load_nltk
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..runtime.deduplicator import DEFAULT_MAX_RESULT_SET
 from ..service.auth import TOKEN_ENV, load_token
 from ..service.server import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, SEARCH_INDEXES, ServeOptions,
-                              TlsConfig, serve)
+                              TlsConfig, serve, stop_on_signals)
 from ..service.servicer import DEFAULT_MAX_STREAMS
 from ..store import STORE_HELP, default_store_path
 
@@ -47,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--search-index", choices=SEARCH_INDEXES, default=SEARCH_INDEXES[0],
                         help="where FindSimilar searches: `store` reads the store's postings for each call; `memory` "
                              "keeps a copy of the sketches and postings in each worker, built at start and kept "
-                             "current by the change feed (~1.5 KB per article per worker; bottom-K stores) "
+                             "current by the change feed (memory per article and worker: the docs' Performance page; bottom-K stores) "
                              "(default: %(default)s)")
     parser.add_argument("--metrics-port", type=int, metavar="PORT",
                         help="serve Prometheus metrics of all workers at http://HOST:PORT/metrics (plain HTTP, "
@@ -64,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args) -> int:
+    stop_on_signals()  # from now on SIGTERM/SIGINT stop the server cleanly, even while it starts
     # option values that do not go together are usage errors (exit code 2); files that cannot be used are not
     if (args.tls_cert or args.tls_key or args.tls_client_ca) and not (args.tls_cert and args.tls_key):
         raise UsageError("TLS needs both --tls-cert and --tls-key; --tls-client-ca only adds client certificates "
@@ -80,5 +80,4 @@ def _run(args) -> int:
     options = dataclasses.replace(options, tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca),
                                   token=load_token(args.token_file))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    load_nltk()  # before the workers fork, rather than in each at the first text a request sends
     return serve(options)

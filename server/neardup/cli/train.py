@@ -4,11 +4,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 
-from neardup_client.cli_framework import EXIT_OK, CommandFailed
+from neardup_client.cli_framework import EXIT_OK, CommandFailed, at_least
 
 from ..jobs.train import DEFAULT_FOLDS, train
 from ..store import STORE_HELP, default_store_path
-from .options import at_least
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -29,10 +29,17 @@ from ..core.errors import EngineUnavailable, InvalidArgument
 from ..core.sketcher import Sketcher
 from ..core.stoplist import Frequencies, Sample, frequent, merged, split, summed
 from . import parquet
-from .index import DEFAULT_CONNECT_TIMEOUT, DEFAULT_PARTITION_BYTES
+from .index import DEFAULT_CONNECT_TIMEOUT, MAX_PARTITION_BYTES, MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER
 from .progress import progress
 from .records import (LineSketcher, RecordCollector, final_sketch, kept_payloads, located, numbered_lines,
                       partition_frequencies, partition_sample)
+
+
+def partition_bytes_for(size: int, workers: int) -> int:
+    """The bytes of a corpus partition when none are asked for: about PARTITIONS_PER_WORKER partitions per worker,
+    within [MIN_PARTITION_BYTES, MAX_PARTITION_BYTES]."""
+    wanted = -(-size // (PARTITIONS_PER_WORKER * max(1, workers)))
+    return min(MAX_PARTITION_BYTES, max(MIN_PARTITION_BYTES, wanted))
 
 
 def byte_ranges(size: int, partition_bytes: int) -> list[tuple[int, int]]:
@@ -124,8 +131,9 @@ def _first_line(error: Exception) -> str:
 class DaskEngine:
     """Pass 1, the stop-list's counts and pass 2 on the Dask cluster whose scheduler is at `scheduler`."""
 
-    def __init__(self, scheduler: str, partition_bytes: int = DEFAULT_PARTITION_BYTES,
+    def __init__(self, scheduler: str, partition_bytes: int | None = None,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
+        """partition_bytes: corpus bytes per task; None sizes them by the corpus and the cluster (partition_bytes_for)."""
         self._scheduler, self._partition_bytes, self._connect_timeout = scheduler, partition_bytes, connect_timeout
         self._client = None
         self._pass1: list = []
@@ -185,7 +193,8 @@ class DaskEngine:
         if parquet.is_parquet(corpus):  # a row group a task
             tasks = [(sketch_row_group, url, group) for group in range(len(parquet.row_groups(url)))]
         else:
-            tasks = [(sketch_partition, url, start, end) for start, end in byte_ranges(size, self._partition_bytes)]
+            partition_bytes = self._partition_bytes or partition_bytes_for(size, len(self._client.nthreads()))
+            tasks = [(sketch_partition, url, start, end) for start, end in byte_ranges(size, partition_bytes)]
         client = self._client
         # line_sketcher goes with each task rather than scattered: a task made again on a new worker needs it
         self._pass1 = [client.submit(*task, line_sketcher, pure=False) for task in tasks]

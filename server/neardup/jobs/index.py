@@ -50,8 +50,11 @@ from .records import (LineSketcher, RecordCollector, Sketched, final_sketch, loc
 
 DEFAULT_BATCH_SIZE = 1000
 LOCAL, DASK = ENGINES = ("local", "dask")
-#: --engine dask's defaults (dask_engine.DaskEngine's), here so that `neardup index --help` imports no Dask
-DEFAULT_PARTITION_BYTES = 64 * 2**20
+#: --engine dask's defaults (dask_engine.DaskEngine's), here so that `neardup index --help` imports no Dask: a
+#: corpus is cut into about PARTITIONS_PER_WORKER byte ranges per worker (so every worker has work, and a slow
+#: one holds up less of it), each of at least MIN_PARTITION_BYTES and at most MAX_PARTITION_BYTES.
+PARTITIONS_PER_WORKER = 4
+MIN_PARTITION_BYTES, MAX_PARTITION_BYTES = 64 * 2**10, 64 * 2**20
 DEFAULT_CONNECT_TIMEOUT = 10.0
 _LINES_PER_TASK = 8      # lines sent to a worker at once: large enough to amortize pickling, small for 10 MB lines
 _TASKS_IN_FLIGHT = 64    # per worker; bounds how much of the corpus is buffered ahead of the workers

@@ -28,6 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from ..core.errors import InvalidArgument, NearDupError
+from ..core.nltk_text import load_nltk
 from ..runtime import live_index
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..runtime.deduplicator import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
@@ -198,14 +199,27 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
     return server, health_servicer, port
 
 
+#: Set by SIGTERM/SIGINT from the moment `neardup serve` starts (stop_on_signals), so a stop asked for while the
+#: server is still starting (loading NLTK, opening the store) ends it as cleanly as one asked for while it serves.
+_STOP = threading.Event()
+
+
+def stop_on_signals() -> None:
+    """SIGTERM and SIGINT ask the server to stop (exit code 0) instead of killing it; the first thing `serve` does."""
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: _STOP.set())
+
+
 def run_worker(options: ServeOptions, worker: int = 0) -> int:
     """Serves until SIGTERM/SIGINT; then health says NOT_SERVING while calls are still served for --drain s
     (a balancer watching health moves traffic away), then it stops taking calls and lets in-flight ones finish
     (up to --grace s). gRPC cancels calls that reached the process but not yet Python when it stops taking calls,
-    so without a drain a busy server fails the calls of its last few milliseconds."""
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+    so without a drain a busy server fails the calls of its last few milliseconds. Asked to stop before it
+    listens, it returns at once."""
+    stop = _STOP
+    stop_on_signals()
+    if stop.is_set():
+        return 0
     store = open_store(options.store)
     try:
         server, health_servicer, port = _build_server(options, store)
@@ -275,6 +289,8 @@ def serve(options: ServeOptions) -> int:
         if options.search_index == "memory":
             live_index.check_store(store)
     _check_address(options)
+    log.info("neardup serve: pid %d starting (store %s)", os.getpid(), options.store)
+    load_nltk()  # before the workers fork, rather than in each at the first text a request sends
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",
                     options.host, " and the token" if options.token else "")
@@ -323,6 +339,8 @@ def _supervise(options: ServeOptions, exporter: "metrics.Exporter | None" = None
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
+    if _STOP.is_set():  # asked to stop while starting: no worker to start
+        return 0
     for worker in range(options.workers):
         spawn(worker)
     quick_deaths = 0
