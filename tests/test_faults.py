@@ -25,7 +25,7 @@ from neardup.core.sketch import SketchConfig, encode_sketch
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.cli import EXIT_FAILED
-from serverproc import Server, free_port, run_neardup, sketch_store
+from benchmarks.lib.server_process import Server, free_port, run_neardup, sketch_store
 
 K = SketchConfig().k
 BATCH, WRITERS, ACKED_BEFORE_KILL = 8, 4, 60

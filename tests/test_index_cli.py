@@ -26,7 +26,7 @@ from neardup.engine import Deduplicator
 from neardup_client.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.errors import StoreUnavailable
 from neardup.store import open_store
-from serverproc import NEARDUP, run_neardup, write_jsonl
+from benchmarks.lib.server_process import NEARDUP, run_neardup, write_jsonl
 from textgen import article, text
 
 BOILERPLATE = "Share this article with your friends and follow us for more local news."

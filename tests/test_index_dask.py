@@ -23,7 +23,7 @@ from neardup.cli import main
 from neardup.distributed import byte_ranges, partition_lines
 from neardup_client.cli import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
-from serverproc import NEARDUP, free_port, write_jsonl
+from benchmarks.lib.server_process import NEARDUP, free_port, write_jsonl
 from test_index_cli import corpus, malformed_corpus, stored_count
 from test_items import ITEMS, SCHEMA
 from textgen import article, text

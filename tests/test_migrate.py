@@ -8,7 +8,7 @@ from neardup.core.sketch import SketchConfig, encode_sketch
 from neardup.engine import Deduplicator, SimilarParams
 from neardup.store import open_store
 from neardup.store.redis import RedisStore
-from serverproc import sketch_store
+from benchmarks.lib.server_process import sketch_store
 from test_service import corpus
 
 

@@ -21,7 +21,7 @@ from neardup.engine import DedupParams, Deduplicator, Document, Limits, SimilarP
 from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.indexer import index_corpus
 from neardup.store import create_store, open_store
-from serverproc import run_neardup, sketch_store, write_jsonl
+from benchmarks.lib.server_process import run_neardup, sketch_store, write_jsonl
 from test_store_postings import read_index
 import textgen
 

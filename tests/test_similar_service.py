@@ -24,7 +24,7 @@ from neardup_client import cli as client_cli
 from neardup_client.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import NEARDUP, free_port, run_neardup, serving
+from benchmarks.lib.server_process import NEARDUP, free_port, run_neardup, serving
 from test_cli import HEAVY, imported_by
 from textgen import article, text
 

@@ -19,7 +19,7 @@ from neardup.core.sketch import SketchConfig, encode_sketch, stoplist_digest
 from neardup.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import MAX_ID_BYTES, create_store, open_store
 from neardup.store.lmdb import CHANGE_LOG_IDS, FORMAT_VERSION
-from serverproc import sketch_store
+from benchmarks.lib.server_process import sketch_store
 
 K = SketchConfig().k
 

@@ -14,7 +14,7 @@ from neardup.changefeed import ChangeFeed
 from neardup.core.sketch import SketchConfig, encode_sketch
 from neardup.store import create_store, open_store
 from neardup.view import LiveView
-from serverproc import sketch_store
+from benchmarks.lib.server_process import sketch_store
 
 
 def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: list[str] = ()) -> None:
