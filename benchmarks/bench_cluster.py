@@ -1,9 +1,9 @@
 """`neardup cluster` at scale, as a user runs it: time, peak memory and the stability of cluster ids.
 
-    python benchmarks/bench_cluster.py [--articles 1000000] [--workers 2] [--method complete] [--dir DIR]
+    python -m benchmarks.bench_cluster [--articles 1000000] [--workers 2] [--method complete] [--dir DIR]
 
-Builds a store of bench_similar.py's generated corpus (groups of edited copies, singletons, short texts, hot values),
-then runs the real commands under /usr/bin/time -v:
+Builds a store of the corpus-search benchmarks' generated corpus (lib/similar_corpus.py: groups of edited copies,
+singletons, short texts, hot values), then runs the real commands under /usr/bin/time -v:
   1. `neardup pairs --workers N --output pairs.jsonl`;
   2. `neardup cluster --method M --pairs pairs.jsonl`, twice: the second run must change no id;
   3. 1 % new articles through Deduplicator.upsert (each gets a cluster at once);
@@ -15,19 +15,16 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import bench_similar  # noqa: E402
+from benchmarks.lib import similar_corpus
+from benchmarks.lib.server_process import NEARDUP
 from neardup.core.sketch_config import SketchConfig
 from neardup.runtime.deduplicator import Deduplicator, Document
-from neardup.store import create_store, open_store  # noqa: E402
+from neardup.store import create_store, open_store
 
-NEARDUP = [sys.executable, "-m", "neardup.cli"]
 
 
 def timed(step: str, *args: str) -> None:
@@ -47,21 +44,21 @@ def exported(store: Path) -> dict[str, int]:
     return {record["id"]: record["cluster"] for record in map(json.loads, out.splitlines())}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--articles", type=int, default=1_000_000, help="a multiple of 50,000")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--method", default="complete", choices=("components", "complete", "communities"))
     parser.add_argument("--dir", type=Path, help="where the store is built (default: a temporary directory)")
-    args = parser.parse_args()
-    hot = bench_similar.hot_values()
+    args = parser.parse_args(argv)
+    hot = similar_corpus.hot_values()
     with tempfile.TemporaryDirectory(prefix="neardup-bench-cluster-", dir=args.dir) as scratch:
         store, pairs = Path(scratch) / "store", Path(scratch) / "pairs.jsonl"
         started = time.perf_counter()
         with create_store(store, SketchConfig(), []) as opened:
-            for chunk in range(args.articles // bench_similar.CHUNK):
-                sketches = bench_similar.bottom_k(bench_similar.generate_chunk(bench_similar.SEED, chunk,
-                                                                               bench_similar.CHUNK, hot))
+            for chunk in range(args.articles // similar_corpus.CHUNK):
+                sketches = similar_corpus.bottom_k(similar_corpus.generate_chunk(similar_corpus.SEED, chunk,
+                                                                                 similar_corpus.CHUNK, hot))
                 opened.put_many([(f"c{chunk}-{n}", sketch) for n, sketch in enumerate(sketches)])
         print(f"store of {args.articles:,} articles built in {time.perf_counter() - started:.0f} s", flush=True)
         timed("pairs", "pairs", "--store", str(store), "--workers", str(args.workers), "--output", str(pairs))
@@ -70,8 +67,8 @@ def main() -> None:
         timed("cluster again", "cluster", "--store", str(store), "--method", args.method, "--pairs", str(pairs))
         second = exported(store)
         print(f"    ids changed by the second run: {sum(first[k] != second[k] for k in first):,}", flush=True)
-        new = bench_similar.bottom_k(bench_similar.generate_chunk(bench_similar.SEED, 10_000, bench_similar.CHUNK,
-                                                                  hot))[:args.articles // 100]
+        new = similar_corpus.bottom_k(similar_corpus.generate_chunk(similar_corpus.SEED, 10_000, similar_corpus.CHUNK,
+                                                                    hot))[:args.articles // 100]
         started = time.perf_counter()
         with open_store(store) as opened:
             engine = Deduplicator(opened)

@@ -10,7 +10,7 @@ turns round by round and each keeps its best round. A cluster's workers are star
 imports NLTK) before the timing, as long-lived workers of a real cluster would be. On a 2-core machine 2 workers
 can at best double one.
 
-    python benchmarks/bench_index_dask.py [--quick] [--copies N] [--rounds N] [--partition-bytes N]
+    python -m benchmarks.bench_index_dask [--quick] [--copies N] [--rounds N] [--partition-bytes N]
 
 writes benchmarks/out/index_dask.json and prints a markdown table.
 """
@@ -22,22 +22,19 @@ import os
 import platform
 import re
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from distributed import Client, LocalCluster
 
-import devcorpus  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
+from benchmarks.lib import devcorpus
+from benchmarks.lib.paths import OUT as OUT_DIR, ROOT
+from benchmarks.lib.report import table
+from benchmarks.lib.server_process import NEARDUP
+from neardup.store import open_store
 
-from neardup.store import open_store  # noqa: E402
-from report import table  # noqa: E402
-
-OUT = HERE / "out" / "index_dask.json"
-NEARDUP = [sys.executable, "-m", "neardup.cli"]
+OUT = OUT_DIR / "index_dask.json"
 
 
 def write_corpus(path: Path, copies: int, size: int) -> tuple[int, int]:
@@ -115,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     baseline = best["local, 1 process"]["docs_per_s"]
     rows = [{"configuration": name, **run, "ratio_to_local": run["docs_per_s"] / baseline}
             for name, run in best.items()]
-    report = {"command": "python benchmarks/bench_index_dask.py" + (" --quick" if args.quick else ""),
+    report = {"command": "python -m benchmarks.bench_index_dask" + (" --quick" if args.quick else ""),
               "documents": documents, "bytes": corpus_bytes, "partition_bytes": args.partition_bytes,
               "rounds": rounds, "cores": os.cpu_count(), "load_average_1min": {"before": load[0], "after": load[1]},
               "stores_equal": equal,
@@ -130,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
                           [[row["configuration"], f"{row['docs_per_s']:,.0f}", f"{row['ratio_to_local']:.2f}",
                             f"{row['sketching_s']:.1f}", f"{row['stoplist_s']:.1f}", f"{row['writing_s']:.1f}"]
                            for row in rows])))
-    print(f"\nwrote {OUT.relative_to(HERE.parent)}")
+    print(f"\nwrote {OUT.relative_to(ROOT)}")
     if not equal:
         raise SystemExit("the stores differ")
 

@@ -10,7 +10,7 @@ of the text's known language; a Portuguese page identified as Galician is wrong 
 Speed is documents per second on one core over the long texts and over the 50-300-word snippets, each identifier
 timed in turns with the others, best of `--rounds`.
 
-    python benchmarks/bench_langid.py [--per-language N] [--rounds N] [--only NAME ...] [--corpus FILE]
+    python -m benchmarks.bench_langid [--per-language N] [--rounds N] [--only NAME ...] [--corpus FILE]
 
 --corpus: also the share of a labelled JSON Lines corpus (devcorpus.py --sample) whose texts neardup's identifier
 stems as their lang says.
@@ -25,20 +25,16 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import sys
 import time
 from collections import defaultdict
 from importlib import metadata
 from pathlib import Path
 from typing import Callable
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import sources  # noqa: E402
-from report import save, table  # noqa: E402
-
-from neardup.core import language  # noqa: E402
+from benchmarks.lib import sources
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.report import save, table
+from neardup.core import language
 
 #: man's language directory → the text's ISO 639-1 code (not ja: man hangs rendering some of its pages).
 MAN_DIRECTORIES = {"": "en", "cs": "cs", "da": "da", "de": "de", "es": "es", "fi": "fi", "fr": "fr", "hr": "hr",
@@ -177,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     count = defaultdict(int)
     for text in loaded:
         count[f"{text['collection']}:{text['iso']}"] += 1
-    results = {"command": "python benchmarks/bench_langid.py" + "".join(
+    results = {"command": "python -m benchmarks.bench_langid" + "".join(
                    f" {flag} {value}" for flag, value in (("--per-language", args.per_language),
                                                           ("--rounds", args.rounds))),
                "python": platform.python_version(), "machine": platform.machine(), "texts": dict(count),
@@ -205,7 +201,7 @@ def main(argv: list[str] | None = None) -> None:
                                                         for lang, row in agreement.items()])]
     if missing:
         lines += ["", "Not measured: " + "; ".join(f"{name}: {why}" for name, why in missing.items())]
-    save(HERE / "out", "langid", results, "\n".join(lines) + "\n")
+    save(OUT, "langid", results, "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -1,12 +1,12 @@
 """Sketching throughput, documents per second on one core: neardup's Sketcher against datasketch MinHash.
 
 Same texts, same process, same run (the machine may be noisy, so the ratio is the figure to compare): the
-development corpus (devcorpus.py, fixed seed; English news and job ads from Python's own prose, plus Dutch,
-Russian and German). The sketchers take turns round by round and each keeps its best round. MinHash is the
-usual baseline: 128 permutations over lowercased word 5-grams (evaluate.word_ngrams), `update_batch`, the
-tokenizing counted as neardup's is. Goal (issue 2): neardup >= 2x MinHash.
+development corpus (lib/devcorpus.py, fixed seed; English news and job ads from Python's own prose, plus Dutch,
+Russian and German). The sketchers take turns round by round and each keeps its best round (lib/sketching.py).
+MinHash is the usual baseline: 128 permutations over lowercased word 5-grams (quality_methods.word_ngrams),
+`update_batch`, the tokenizing counted as neardup's is. Goal (issue 2): neardup >= 2x MinHash.
 
-    python benchmarks/bench_sketch.py [--quick] [--docs N] [--profile]
+    python -m benchmarks.bench_sketch [--quick] [--docs N] [--profile]
 
 writes benchmarks/out/sketch.json and prints a markdown table; --profile adds cProfile's top functions for each
 neardup unit.
@@ -19,56 +19,15 @@ import io
 import json
 import platform
 import pstats
-import sys
-import time
-from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from benchmarks.lib import devcorpus
+from benchmarks.lib.paths import OUT as OUT_DIR, ROOT
+from benchmarks.lib.report import table
+from benchmarks.lib.sketching import sketchers, throughput
+from neardup.core.sketcher import CRC32_IS_COMPILED
 
-import devcorpus  # noqa: E402
-import evaluate  # noqa: E402
-from datasketch import MinHash  # noqa: E402
-
-from neardup.core.sketcher import CRC32_IS_COMPILED, Sketcher
-from neardup.core.sketch_config import SketchConfig
-from neardup.core.nltk_text import forget_memos
-from report import table  # noqa: E402
-
-OUT = HERE / "out" / "sketch.json"
-MINHASH_PERMUTATIONS = 128
+OUT = OUT_DIR / "sketch.json"
 GOAL_RATIO = 2.0
-
-
-def sketchers() -> dict[str, callable]:
-    """Name → function of one document; neardup's per-document language as `neardup index` passes it."""
-    units = [SketchConfig().unit] + [unit for unit in ("sentence", "word:5") if unit != SketchConfig().unit]
-    chosen = {}
-    for unit in units:
-        sketcher = Sketcher(SketchConfig(unit=unit))
-        chosen[f"neardup {unit}"] = lambda doc, sketcher=sketcher: sketcher.sketch(doc.text, doc.lang)
-
-    def minhash(doc: devcorpus.Doc) -> None:
-        MinHash(num_perm=MINHASH_PERMUTATIONS, seed=1).update_batch(
-            [shingle.encode("utf-8") for shingle in evaluate.word_ngrams(doc.text)])
-
-    chosen[f"datasketch MinHash {MINHASH_PERMUTATIONS} perms, word 5-grams"] = minhash
-    return chosen
-
-
-def throughput(functions: dict, docs: list, rounds: int) -> dict[str, float]:
-    """Best docs/s of each function over `rounds` turns, the functions interleaved within every round."""
-    for function in functions.values():
-        function(docs[0])  # imports and numpy warm up outside the timing
-    best = {name: 0.0 for name in functions}
-    for _ in range(rounds):
-        for name, function in functions.items():
-            forget_memos()  # every round a cold pass, as `neardup index` makes over a new corpus
-            started = time.perf_counter()
-            for doc in docs:
-                function(doc)
-            best[name] = max(best[name], len(docs) / (time.perf_counter() - started))
-    return best
 
 
 def profile(function, docs: list, top: int = 12) -> str:
@@ -98,7 +57,7 @@ def main(argv: list[str] | None = None) -> None:
     megabytes = sum(len(doc.text.encode("utf-8")) for doc in docs) / 1e6
     rows = [{"sketcher": name, "docs_per_s": rate, "mb_per_s": rate * megabytes / len(docs),
              "ratio_to_minhash": rate / baseline} for name, rate in rates.items()]
-    report = {"command": "python benchmarks/bench_sketch.py" + (" --quick" if args.quick else ""),
+    report = {"command": "python -m benchmarks.bench_sketch" + (" --quick" if args.quick else ""),
               "documents": len(docs), "megabytes": megabytes, "split": devcorpus.DEFAULT_SPLIT, "rounds": rounds,
               "crc32_compiled": CRC32_IS_COMPILED, "python": platform.python_version(),
               "machine": platform.machine(), "goal_ratio": GOAL_RATIO, "rows": rows}
@@ -114,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         for name, function in functions.items():
             if name.startswith("neardup"):
                 print(f"\n### cProfile: {name}\n\n```\n{profile(function, docs)}```")
-    print(f"\nwrote {OUT.relative_to(HERE.parent)}")
+    print(f"\nwrote {OUT.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

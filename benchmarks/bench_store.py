@@ -1,15 +1,15 @@
 """The embedded store on the request path: get_many latency for 100 random ids, open time, write throughput.
 
 Stores of 100K and 1M articles are filled with random sketches shaped like real ones (10..64 values, ids like
-article URLs) in batches of 10,000, which measures put throughput on the way. get_many asks for 100 ids drawn
-at random from the whole store, 10 % of them missing, after a warm-up pass over the store's pages (a serving
-process keeps them in the page cache); every call opens a fresh read transaction, as the server does. The
-machine may be noisy: medians and p99 over many calls, and the same lookups in a Python dict as a same-run
-yardstick of the machine's speed (and of what an in-memory view costs), and in SQLite, the other embedded
-candidate, with one prepared IN query per result set.
+article URLs; lib/store_content.py) in batches of 10,000, which measures put throughput on the way. get_many asks
+for 100 ids drawn at random from the whole store, 10 % of them missing, after a warm-up pass over the store's pages
+(a serving process keeps them in the page cache); every call opens a fresh read transaction, as the server does. The
+machine may be noisy: medians and p99 over many calls, and the same lookups in a Python dict as a same-run yardstick
+of the machine's speed (and of what an in-memory view costs), and in SQLite, the other embedded candidate, with one
+prepared IN query per result set.
 Goals (issue 2): get_many median <= 50 µs; open <= 1 s at 1M articles.
 
-    python benchmarks/bench_store.py [--quick] [--sizes 100000 1000000] [--dir DIR]
+    python -m benchmarks.bench_store [--quick] [--sizes 100000 1000000] [--dir DIR]
 
 writes benchmarks/out/store.json and prints a markdown table.
 """
@@ -20,44 +20,18 @@ import json
 import platform
 import random
 import sqlite3
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import numpy as np  # noqa: E402
-
-from measure import latency_us  # noqa: E402
+from benchmarks.lib.measure import latency_us
+from benchmarks.lib.paths import OUT as OUT_DIR, ROOT
+from benchmarks.lib.store_content import MISSING_SHARE, RESULT_SET, SEED, article_id, batches, result_sets
 from neardup.core.sketch_config import SketchConfig
-from neardup.store import create_store, open_store  # noqa: E402
+from neardup.store import create_store, open_store
 
-OUT = HERE / "out" / "store.json"
-SEED = 20240611
-BATCH = 10_000
-RESULT_SET = 100
-MISSING_SHARE = 0.1
+OUT = OUT_DIR / "store.json"
 GOAL_GET_MANY_US, GOAL_OPEN_S = 50.0, 1.0
-
-
-def article_id(number: int) -> str:
-    return f"https://news.example.org/{2000 + number % 25}/{number % 12 + 1:02d}/article-{number:09d}"
-
-
-def sketches(rng: np.random.Generator, count: int) -> list[bytes]:
-    """Random sorted unique uint32 values, 10..64 per sketch, as little-endian bytes."""
-    lengths = rng.integers(10, 65, count)
-    return [np.unique(rng.integers(0, 2**32, length, dtype=np.uint32)).astype("<u4").tobytes() for length in lengths]
-
-
-def batches(size: int):
-    """The store's content in write batches, the same on every call."""
-    rng = np.random.default_rng(SEED)
-    for start in range(0, size, BATCH):
-        numbers = range(start, min(size, start + BATCH))
-        yield list(zip(map(article_id, numbers), sketches(rng, len(numbers))))
 
 
 def fill(store, size: int) -> dict:
@@ -95,16 +69,6 @@ def sqlite_baseline(path: Path, size: int, sets: list[list[str]]) -> dict:
         return {"open_ms": open_ms, "get_many_100": latency_us(get_many, [(ids,) for ids in sets])}
     finally:
         reader.close()
-
-
-def result_sets(size: int, count: int, rng: random.Random) -> list[list[str]]:
-    sets = []
-    for _ in range(count):
-        ids = [article_id(n) for n in rng.sample(range(size), RESULT_SET)]
-        for position in rng.sample(range(RESULT_SET), int(RESULT_SET * MISSING_SHARE)):
-            ids[position] += "-missing"
-        sets.append(ids)
-    return sets
 
 
 def measure(directory: Path, size: int, calls: int) -> dict:
@@ -148,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     calls = args.calls or (2_000 if args.quick else 20_000)
     with tempfile.TemporaryDirectory(prefix="neardup-bench-store-", dir=args.dir) as scratch:
         rows = [measure(Path(scratch), size, calls) for size in sizes]
-    report = {"command": "python benchmarks/bench_store.py" + (" --quick" if args.quick else ""),
+    report = {"command": "python -m benchmarks.bench_store" + (" --quick" if args.quick else ""),
               "backend": "lmdb", "result_set": RESULT_SET, "missing_share": MISSING_SHARE, "seed": SEED,
               "python": platform.python_version(), "machine": platform.machine(),
               "goals": {"get_many_median_us": GOAL_GET_MANY_US, "open_s_at_1M": GOAL_OPEN_S}, "rows": rows}
@@ -166,7 +130,7 @@ def main(argv: list[str] | None = None) -> None:
               f"| {row['generation']['median_us']:.1f} | {row['open_ms']:.1f} | {row['sqlite']['open_ms']:.1f} "
               f"| {row['first_get_many_ms']:.2f} | {row['put_docs_per_s']:,.0f} "
               f"| {row['disk_bytes_per_article']:.0f} |")
-    print(f"\nwrote {OUT.relative_to(HERE.parent)}")
+    print(f"\nwrote {OUT.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

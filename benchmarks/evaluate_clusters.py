@@ -10,10 +10,10 @@ duplicate when both articles got one cluster id, and is one when both have one d
 variants of one template (near-duplicates as text, separable only by fields) are left out of precision, recall
 and F1, as evaluate.py leaves them out; the share of each kind of hard-negative pair put in one cluster is
 reported apart: pages of one site, sections of one article (topic), a text and one quoting a passage of it,
-and the template variants. The hard-negative kinds are evaluate.py's (ResultSet.label), computed here over
-every pair at once.
+and the template variants. The hard-negative kinds are evaluate.py's (quality_counts.ResultSet.label),
+computed here over every pair at once.
 
-    python benchmarks/evaluate_clusters.py [--split test|tune] [--quick] [--thresholds 0.4,0.52,...]
+    python -m benchmarks.evaluate_clusters [--split test|tune] [--quick] [--thresholds 0.4,0.52,...]
 writes benchmarks/out/clusters-SPLIT.md (also printed) and clusters-SPLIT.json. `--quick`: a smoke run on the
 first 600 documents of the split, at the default threshold only (about 30 s; written to clusters-SPLIT-quick.*).
 `--keep DIR` keeps the corpus and the store there. Needs the `bench` extra (devcorpus's texts) and the `cluster`
@@ -34,13 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import devcorpus  # noqa: E402
+from benchmarks.lib import devcorpus
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.server_process import NEARDUP
+from benchmarks.lib.sources import SourceMissing
 from neardup.core import linkage as clusters, vocabulary
 
-OUT = Path(__file__).resolve().parent / "out"
-NEARDUP = [sys.executable, "-m", "neardup.cli"]
 METHODS = clusters.METHODS  # components (the baseline that chains), complete, communities
 THRESHOLDS = sorted({0.4, 0.45, vocabulary.DEFAULT_THRESHOLD, 0.6, 0.7})
 QUICK_SIZE = 600
@@ -219,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     try:
         docs = devcorpus.generate(args.split, QUICK_SIZE if args.quick else devcorpus.DEFAULT_SIZE)
-    except devcorpus.SourceMissing as missing:
+    except SourceMissing as missing:
         parser.exit(2, f"evaluate_clusters: {missing}\n")
     corpus_seconds = time.perf_counter() - started
     labels = PairLabels(docs)
@@ -243,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
-    command = f"python benchmarks/evaluate_clusters.py --split {args.split}" + (" --quick" if args.quick else "") \
+    command = f"python -m benchmarks.evaluate_clusters --split {args.split}" + (" --quick" if args.quick else "") \
         + (" --thresholds " + ",".join(f"{t:g}" for t in thresholds) if args.thresholds else "")
     corpus_note = (f"{args.split} split, seed {devcorpus.SPLIT_SEEDS[args.split]}: {len(docs):,} documents in "
                    f"{len({d.group for d in docs}):,} groups, Python {sys.version.split()[0]}")

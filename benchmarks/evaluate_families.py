@@ -1,17 +1,17 @@
-"""Detection quality on the issue-25 families (benchmarks/families.py), through the product's own path.
+"""Detection quality on the issue-25 families (lib/families.py), through the product's own path.
 
 For each family and split the corpus is written as JSON Lines, indexed with neardup.jobs.index.index_corpus into a
-temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server
-groups it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults
-(Deduplicator.defaults, so a threshold the store learned applies by itself), or --threshold. neardup is also run at
-every threshold of evaluate.THRESHOLDS (same store, same call) for its best threshold per family (an oracle).
-The baselines of evaluate.py (MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash char
-4-gram) group each set with the same greedy rule at each family's own best threshold (a per-family oracle).
-Pairwise precision, recall and F1 are micro-averaged over the sets: per family, per scope within a family
-(popular: copies per story; shared: licences, manual pages, sites; short: rewrite rate; multilingual: language;
-length of the original), and over all families (each baseline at its one best threshold over all of them).
+temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server groups
+it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults (Deduplicator.defaults, so
+a threshold the store learned applies by itself), or --threshold. neardup is also run at every threshold of
+quality_counts.THRESHOLDS (same store, same call) for its best threshold per family (an oracle). The baselines of
+evaluate.py (lib/quality_methods.py: MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash
+char 4-gram) group each set with the same greedy rule at each family's own best threshold (a per-family oracle).
+Pairwise precision, recall and F1 are micro-averaged over the sets: per family, per scope within a family (popular:
+copies per story; shared: licences, manual pages, sites; short: rewrite rate; multilingual: language; length of the
+original), and over all families (each baseline at its one best threshold over all of them).
 
-    python benchmarks/evaluate_families.py [--split tune test] [--family NAME ...] [--threshold T]
+    python -m benchmarks.evaluate_families [--split tune test] [--family NAME ...] [--threshold T]
         [--index-arg NAME=VALUE ...] [--label TEXT]
 writes benchmarks/out/families-SPLIT[-LABEL].json and .md (also printed).
 """
@@ -30,18 +30,16 @@ from typing import Callable
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import evaluate  # noqa: E402
-import families  # noqa: E402
-import report  # noqa: E402
-from evaluate import THRESHOLDS, Counts, Method, ResultSet  # noqa: E402
-from neardup.core import kernel, reference, vocabulary  # noqa: E402
+from benchmarks.lib import devcorpus, families, report
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_grouping, greedy_groups
+from benchmarks.lib.quality_methods import Method, exact_method, minhash_method, simhash_method
+from benchmarks.lib.sources import SourceMissing
+from neardup.core import kernel, vocabulary
 from neardup.runtime.deduplicator import Deduplicator, DedupParams
 from neardup.core.errors import NearDupError
 from neardup.jobs.index import index_corpus
-from neardup.store import open_store  # noqa: E402
-from sources import SourceMissing  # noqa: E402
+from neardup.store import open_store
 
 #: index_corpus parameters the run sets itself.
 _FIXED_INDEX_ARGS = ("corpus", "store_path")
@@ -95,7 +93,7 @@ def counts_by_scope(sets: dict[str, list[ResultSet]], group: Callable[[list[int]
     for scope, scope_sets in sets.items():
         counts = Counts.empty(size)
         for result_set in scope_sets:
-            evaluate.add_grouping(counts, result_set, group(result_set.indexes))
+            add_grouping(counts, result_set, group(result_set.indexes))
         result[scope] = counts
     return result
 
@@ -136,15 +134,15 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
                        "served": dataclasses.asdict(served), "index_seconds": round(run.summary.elapsed, 2)}
     finally:
         run.close()
-    baselines = {method.name: counts_by_scope(sets, lambda indexes, m=method: evaluate.greedy_groups(
+    baselines = {method.name: counts_by_scope(sets, lambda indexes, m=method: greedy_groups(
         m.pair_matrix(indexes), THRESHOLDS), len(THRESHOLDS)) for method in baseline_methods(docs)}
     return {"store": store_facts, "documents": len(docs), "result_sets": {s: len(v) for s, v in sets.items()},
             "counts": {"neardup default": default_counts, "neardup sweep": sweep_counts, **baselines}}
 
 
 def baseline_methods(docs) -> list[Method]:
-    return [evaluate.minhash_method(docs), evaluate.exact_method(docs, vocabulary.JACCARD),
-            evaluate.exact_method(docs, vocabulary.CONTAINMENT), evaluate.simhash_method(docs)]
+    return [minhash_method(docs), exact_method(docs, vocabulary.JACCARD), exact_method(docs, vocabulary.CONTAINMENT),
+            simhash_method(docs)]
 
 
 def scope_rows(counts: dict[str, dict[str, Counts]]) -> dict[str, dict]:
@@ -223,13 +221,13 @@ def markdown(results: dict, command: str, note: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=families.devcorpus.SPLITS, nargs="+", default=["tune", "test"])
+    parser.add_argument("--split", choices=devcorpus.SPLITS, nargs="+", default=["tune", "test"])
     parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(families.FAMILIES))
     parser.add_argument("--threshold", type=float, help="serve at this threshold instead of the store's default")
     parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
                         help="a keyword argument of neardup.jobs.index.index_corpus (repeatable), e.g. learn=False")
     parser.add_argument("--label", default="", help="added to the output files' names (e.g. no-stoplist)")
-    parser.add_argument("--out", type=Path, default=evaluate.OUT)
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
         parser.error("--threshold must be in [0, 1]")
@@ -237,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
         options = index_options(args.index_arg)
     except ValueError as error:
         parser.error(str(error))
-    command = "python benchmarks/evaluate_families.py" + " ".join(
+    command = "python -m benchmarks.evaluate_families" + " ".join(
         [""] + [f"--split {' '.join(args.split)}"] + [f"--index-arg {a}" for a in args.index_arg]
         + ([f"--threshold {args.threshold:g}"] if args.threshold is not None else []))
     for split in args.split:

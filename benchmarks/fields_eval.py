@@ -1,22 +1,21 @@
-"""Items with fields against text alone on the labelled job-ad set (issue 13; benchmarks/jobads.py).
+"""Items with fields against text alone on the labelled job-ad set (issue 13; lib/jobads).
 
 Three detectors decide every labelled pair of a split by the engine's own Dedup of the two items (a result set of
 two stored ids, Deduplicator.dedup_ids; the similarity it reports is what a pair is judged by):
   text-only         the items' `text` in a default bottom-K store (word 3-grams, K = 128, stop-list learned),
                     containment, at its best threshold on the judged split itself (its best case);
-  fields + rules    an items store of the fields (SCHEMA), the weighted per-field similarity of pairs that share a
-                    super token (a rule), at the threshold chosen on the tune split (core/vocabulary.ITEMS_THRESHOLD);
+  fields + rules    an items store of the fields (jobads.fields.SCHEMA), the weighted per-field similarity of pairs
+                    that share a super token (a rule), at the threshold chosen on the tune split
+                    (core/defaults.ITEMS_THRESHOLD);
   fields + model    the same store with the pair model `neardup train` fits on the tune split's labelled pairs
                     (train.train, then the model copied to the test store through the store interface), deciding
                     by its calibrated probability at its own threshold.
 Weights, rules and thresholds are chosen on `tune` only; figures are reported on `test`.
 
-The loader (items_with_fields) maps a job ad to the schema's fields, as jobads.md leaves to a loader: the URL only
-when it is not the job board's own listing page (its host is the ad's site: another site's copy of the ad has
-another one), else the vacancy's page named in the body (a URL of another host whose path holds its number), and
-the vacancy's reference number (`VAC-56527`, `REF012121`, `SA/25/6852`) from the body as an exact field.
+The loader (jobads.fields.items_with_fields) maps a job ad to the schema's fields, as jobads.md leaves to a loader
+(its docstring gives the rules).
 
-    python benchmarks/fields_eval.py [--split test] [--size 2000] [--tune-weights]
+    python -m benchmarks.fields_eval [--split test] [--size 2000] [--tune-weights]
 
 Also times the engine's Dedup of 100 stored results on the three stores, in the same run. Writes
 out/fields_eval.json and out/fields_eval.md.
@@ -27,77 +26,23 @@ import argparse
 import dataclasses
 import json
 import random
-import re
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import jobads  # noqa: E402
-from neardup.jobs import train  # noqa: E402
-from neardup.core.fields import FieldSpec  # noqa: E402
-from neardup.core.item_scoring import weighted  # noqa: E402
-from neardup.core.kernel import unpack  # noqa: E402
+from benchmarks.lib import jobads
+from benchmarks.lib.devcorpus import SPLITS
+from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
+from benchmarks.lib.paths import OUT
+from neardup.jobs import train
+from neardup.core.fields import FieldSpec
+from neardup.core.item_scoring import weighted
+from neardup.core.kernel import unpack
 from neardup.runtime.deduplicator import Deduplicator, DedupParams
 from neardup.jobs.index import index_corpus
-from neardup.store import open_store  # noqa: E402
-
-OUT = Path(__file__).resolve().parent / "out"
-#: The job-ad schema; weights chosen on the tune split (--tune-weights), rules by what reposts share: their title
-#: with their body, their place or their contact, or their URL or reference (a teaser or a two-line ad shares little
-#: body). Eight title and eight body match tokens: with three, a title padded with city and salary ("Transport
-#: Planner - Oxford - £27,000 - £30,000 per annum") shares none with the bare one; a rule of the body alone made
-#: ten times the candidate pairs (shared phrases), for the same recall, on tune.
-SCHEMA = {
-    "fields": [
-        {"name": "title", "unit": "word:1", "k": 16, "metric": "jaccard", "rule_tokens": 8, "weight": 2.0},
-        {"name": "body", "k": 128, "rule_tokens": 8, "weight": 0.0},
-        {"name": "organisation", "kind": "exact", "drop_words": ["ltd", "limited", "bv", "b", "v"], "weight": 1.0},
-        {"name": "phone", "kind": "exact", "normalize": "digits", "weight": 0.0},
-        {"name": "email", "kind": "exact", "weight": 1.0},
-        {"name": "url", "kind": "exact", "normalize": "url", "weight": 8.0},
-        {"name": "reference", "kind": "exact", "weight": 8.0},
-        {"name": "category", "kind": "exact", "weight": 0.0},
-        {"name": "location", "kind": "location", "precision": 5, "weight": 2.0},
-    ],
-    "rules": [["title", "body"], ["title", "location"], ["title", "phone"], ["title", "email"], ["url"],
-              ["reference"]],
-}
-#: A vacancy reference: one to four capitals, then digits (at least four, maybe cut by / or -): VAC-56527,
-#: REF012121, V2554989, SA/25/6852; not a postcode (LS1, D02) nor a salary.
-_REFERENCE = re.compile(r"\b[A-Z]{1,4}[-/]?\d[\d/-]*\d\b")
-_URL = re.compile(r"https?://[^\s<>\"')]+")
-_HOST = re.compile(r"^(?:[a-z]+:)?//(?:www\.)?([^/?#]+)", re.IGNORECASE)
-
-
-def _own_url(url: str, site: str) -> bool:
-    """Whether a URL is the job board's own page (its host is the ad's site): no other site's copy has it."""
-    host = _HOST.match(url)
-    return bool(host) and host.group(1).lower().endswith(site.lower())
-
-
-def items_with_fields(items: list[dict]) -> list[dict]:
-    """Index records {"id", "lang", "fields"} of job ads (see the module docstring for the loader's rules)."""
-    records = []
-    for item in items:
-        fields = dict(item["fields"])
-        body = fields.get("body", "")
-        if fields.get("url") and _own_url(fields["url"], item["site"]):
-            del fields["url"]
-        if not fields.get("url"):  # the vacancy's own page named in the text (a path with its number)
-            found = [url for url in _URL.findall(body) if not _own_url(url, item["site"])
-                     and sum(map(str.isdigit, url.split("//", 1)[-1].partition("/")[2])) >= 4]
-            if found:
-                fields["url"] = found[0].rstrip(".,;")
-        references = [r for r in _REFERENCE.findall(body) if sum(map(str.isdigit, r)) >= 4]
-        if references:
-            fields["reference"] = re.sub(r"[-/]", "", references[0])
-        records.append({"id": item["id"], "lang": item["lang"], "fields": fields})
-    return records
+from neardup.store import open_store
 
 
 def write_jsonl(path: Path, rows) -> Path:
@@ -198,7 +143,7 @@ def tune_weights(store_path: Path, pairs: list[dict], rounds: int = 3) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", default="test", choices=jobads.SPLITS, help="the split to report on (default test)")
+    parser.add_argument("--split", default="test", choices=SPLITS, help="the split to report on (default test)")
     parser.add_argument("--size", type=int, default=jobads.DEFAULT_SIZE, help="items per split (default 2000)")
     parser.add_argument("--without", metavar="FIELD", action="append", default=[],
                         help="leave this field out of every item (repeatable; e.g. reference, to see what the "

@@ -1,10 +1,10 @@
-"""The fuzz properties of tests/test_fuzz.py at length, outside CI.
+"""The fuzz properties of tests/test_fuzz.py at length, outside CI (their inputs and checks: lib/fuzz.py).
 
 Hypothesis draws the inputs (no example database, so every run is fresh) and each one goes through the same
 check the CI test uses; a failure stops that property with hypothesis's shrunk example. The tally of outcomes
 (answered, or which error) shows the inputs reached past the decoder rather than all failing at its door.
 
-    python benchmarks/fuzz_long.py [--inputs 20000] [--server-inputs 10000] [--out benchmarks/out]
+    python -m benchmarks.fuzz_long [--inputs 20000] [--server-inputs 10000] [--out benchmarks/out]
 
 --inputs is per in-process property (request bytes of Dedup, Upsert, Delete and Info; the sketcher; corpus lines
 of `neardup index`; result-set lines of `neardup dedup --jsonl`); --server-inputs go to a real `neardup serve`
@@ -20,17 +20,14 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
+import grpc
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
 
-import grpc  # noqa: E402
-from hypothesis import Phase, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-import test_fuzz as fuzz  # noqa: E402
-from load import stop_server  # noqa: E402
-from serverproc import Server  # noqa: E402
+from benchmarks.lib import fuzz
+from benchmarks.lib.load import stop_server
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.server_process import Server
 
 
 def run(name: str, strategy: st.SearchStrategy, check, inputs: int) -> dict:
@@ -62,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--inputs", type=int, default=20_000, help="inputs per in-process property (7 of them)")
     parser.add_argument("--server-inputs", type=int, default=10_000, help="inputs sent to a real server")
-    parser.add_argument("--out", type=Path, default=HERE / "out")
+    parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="neardup-fuzz-") as scratch:
@@ -86,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             stopped = stop_server(server, timeout=30)
         exit_code, internal = stopped["exit_code"], stopped["internal_errors_logged"]
-    summary = {"command": f"python benchmarks/fuzz_long.py --inputs {args.inputs} --server-inputs {args.server_inputs}",
+    summary = {"command": f"python -m benchmarks.fuzz_long --inputs {args.inputs} --server-inputs {args.server_inputs}",
                "total_inputs": sum(row["inputs"] for row in rows), "failures": sum(bool(r["failure"]) for r in rows),
                "server_exit_code": exit_code, "server_internal_errors_logged": internal, "properties": rows}
     args.out.mkdir(parents=True, exist_ok=True)

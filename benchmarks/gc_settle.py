@@ -1,6 +1,6 @@
 """What the worker's heap settling (server.settle_heap) buys under load: the same server with and without it.
 
-    python benchmarks/gc_settle.py [--rounds 3] [--seconds 6] [--out benchmarks/out]
+    python -m benchmarks.gc_settle [--rounds 3] [--seconds 6] [--out benchmarks/out]
 
 Before it serves, each `neardup serve` worker freezes its start-up heap and raises the young generation's
 collection threshold (server.YOUNG_COLLECTION_THRESHOLD). Here one worker (session cache off, the development
@@ -19,11 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-
-import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
-import report  # noqa: E402
-from serverproc import Server, free_port  # noqa: E402
+from benchmarks.lib import load, report
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.server_process import Server, free_port
 
 MODES = ("settled", "default")
 ENDPOINTS = ("health", "dedup")
@@ -40,7 +38,8 @@ def serve(mode: str, argv: list[str]) -> int:
 
 
 def run_mode(store: Path, mode: str, body: bytes, work: Path, seconds: int) -> dict:
-    server = Server(store, *load.CACHE_OFF, port=free_port(), command=[sys.executable, __file__, "--serve", mode])
+    server = Server(store, *load.CACHE_OFF, port=free_port(),
+                    command=[sys.executable, "-m", "benchmarks.gc_settle", "--serve", mode])
     try:
         server.wait_ready(60)
         endpoints = load.endpoints(server.target, work, body)
@@ -79,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3, help="rounds of both modes, in turns")
     parser.add_argument("--seconds", type=int, default=6, help="h2load's measured seconds per run")
-    parser.add_argument("--out", type=Path, default=HERE / "out", help="where the results are written")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the results are written")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:

@@ -1,6 +1,6 @@
 """The ceiling of issue 10's ratios on this machine: a bare Python gRPC server, no neardup around the work.
 
-    python benchmarks/grpc_ceiling.py [--sizes 0 25 50 100] [--seconds 4] [--out benchmarks/out]
+    python -m benchmarks.grpc_ceiling [--sizes 0 25 50 100] [--seconds 4] [--out benchmarks/out]
 
 request_cost.py compares a real Dedup with the empty health Check of the same server. This script asks what any
 Python gRPC server reaches when a call does a given amount of work: one process serves the health Check
@@ -31,15 +31,14 @@ from pathlib import Path
 
 import grpc
 
-import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
-from neardup.core import kernel  # noqa: E402
+from benchmarks.lib import load, report
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.server_process import Server
+from neardup.core import kernel
 from neardup.core.vocabulary import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
-from neardup.store import open_store  # noqa: E402
+from neardup.store import open_store
 from neardup.runtime.view import LiveView
-import report  # noqa: E402
-from serverproc import Server  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
 SERVICE = "ceiling.Bare"
 WORK_PATH, STREAM_PATH = f"/{SERVICE}/Work", f"/{SERVICE}/WorkStream"
 ANSWER = bytes(1024)
@@ -116,8 +115,8 @@ def kernel_us(sketches: list, k: int, rounds: int = 400) -> float:
 
 
 def measure(kind: str, size: int, sets_file: Path, work: Path, seconds: int, rounds_count: int) -> dict:
-    server = Server(work, command=[sys.executable, __file__, "--serve", kind, str(size), str(sets_file)],
-                    log_dir=work)
+    server = Server(work, command=[sys.executable, "-m", "benchmarks.grpc_ceiling", "--serve", kind, str(size),
+                                   str(sets_file)], log_dir=work)
     server.wait_ready()
     try:
         endpoints = {"check": load.endpoint(server.target, work, "check", load.HEALTH_PATH, load.HEALTH_REQUEST),
@@ -151,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="results per set the handler's kernel groups (0: no work)")
     parser.add_argument("--seconds", type=int, default=4, help="seconds per h2load run")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of Check, Work and WorkStream runs in turns")
-    parser.add_argument("--out", type=Path, default=HERE / "out", help="where the results are written")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the results are written")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,13 +1,13 @@
 """Dedup over the Redis store against the LMDB store in the same run, and what an article costs in Redis' memory.
 
-    python benchmarks/redis_store.py [--quick] [--articles N] [--out benchmarks/out]
+    python -m benchmarks.redis_store [--quick] [--articles N] [--out benchmarks/out]
 
 One redis-server (Debian's, started here on a free loopback port, no persistence) and one LMDB directory hold the
-same N synthetic articles (bench_store's: random sketches of 10..64 values, ids like article URLs, written in
-batches of 10,000, postings kept as `neardup index` keeps them). Two `neardup serve` processes, one per store,
-one worker each, session cache off, take the same result sets of 100 stored ids as pre-serialized Dedup bytes,
-one call at a time, the two servers in alternating blocks; every answer of one is checked byte-equal to the
-other's.
+same N synthetic articles (lib/store_content.py's, as bench_store's: random sketches of 10..64 values, ids like
+article URLs, written in batches of 10,000, postings kept as `neardup index` keeps them). Two `neardup serve`
+processes, one per store, one worker each, session cache off, take the same result sets of 100 stored ids as
+pre-serialized Dedup bytes, one call at a time, the two servers in alternating blocks; every answer of one is
+checked byte-equal to the other's.
 
   * cold: each result set's ids are asked for the first time, so the server reads their sketches from the store
     (Redis: the generation GET, then one HMGET of the 100 ids);
@@ -31,17 +31,16 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
-import measure  # noqa: E402
-from bench_store import batches  # noqa: E402
+from benchmarks.lib import load, measure
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.report import latency_cells, table
+from benchmarks.lib.server_process import RedisServer, Server, free_port
+from benchmarks.lib.store_content import batches
 from neardup.core.sketch_config import SketchConfig
-from neardup.store import create_store, open_store  # noqa: E402
-from neardup.store.redis_connection import connect  # noqa: E402
-from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
-from report import latency_cells, table  # noqa: E402
-from serverproc import RedisServer, Server, free_port  # noqa: E402
+from neardup.store import create_store, open_store
+from neardup.store.redis import connect
+from neardup_client.v1 import neardup_pb2 as pb
 
-HERE = Path(__file__).resolve().parent
 RESULT_SET = 100
 BLOCK = 50
 GOAL_P50 = 1.3  # Redis p50 at most this times LMDB's
@@ -158,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="20,000 articles instead of --articles")
     parser.add_argument("--articles", type=int, default=100_000, help="articles in each store (default: 100000)")
-    parser.add_argument("--out", type=Path, default=HERE / "out", help="where the JSON and markdown go")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the JSON and markdown go")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="neardup-redis-bench-") as work:

@@ -1,16 +1,16 @@
 """What a Dedup costs over an empty call: the request path against the health Check on the same server, one run.
 
-    python benchmarks/request_cost.py [--quick] [--out benchmarks/out]
+    python -m benchmarks.request_cost [--quick] [--out benchmarks/out]
 
 One `neardup serve` worker, session cache off, the development corpus (real text: news, manual pages, job ads;
-benchmarks/devcorpus.py) indexed by the CLI, result sets of 100 stored ids with 20-40 % near-duplicates. In the
+lib/devcorpus.py) indexed by the CLI, result sets of 100 stored ids with 20-40 % near-duplicates. In the
 same run, against the same server:
   * sequential: one caller, one call at a time (NearDupClient.dedup; the generated stub with the request built per
     call and built once; pre-serialized Dedup bytes; the empty health Check), p50 and p99;
   * closed loop (h2load): Check/s and Dedup/s (16 connections x 8 streams), and Dedup messages/s over DedupStream
     (4 x 2 concurrent streams, each h2load request one stream carrying STREAM_MESSAGES requests answered in order);
   * open loop at 1,000 requests/s offered: Dedup's p99 against Check's;
-  * in process, without gRPC: the Dedup handler stage by stage, built as `serve` builds it.
+  * in process, without gRPC: the Dedup handler stage by stage, built as `serve` builds it (lib/request_path.py).
 Writes request_cost.json and request_cost.md (also printed). The goals are issue 10's, reported, never asserted.
 """
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
-import statistics
 import sys
 import tempfile
 import time
@@ -26,22 +25,15 @@ from pathlib import Path
 
 import grpc
 
-import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
-import measure  # noqa: E402
-from neardup.runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from neardup.core import kernel  # noqa: E402
-from neardup.runtime.deduplicator import DedupParams, Limits
-from neardup.service import converters  # noqa: E402
-from neardup.service.servicer import NearDupServicer  # noqa: E402
-from neardup.store import open_store  # noqa: E402
-from neardup.runtime.view import LiveView
-from neardup_client import NearDupClient  # noqa: E402
-from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
-from neardup_client.v1 import neardup_pb2_grpc  # noqa: E402
-from report import save, table  # noqa: E402
-from serverproc import Server, free_port  # noqa: E402
+from benchmarks.lib import load, measure
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.report import save, table
+from benchmarks.lib.request_path import representative, request_path
+from benchmarks.lib.server_process import Server, free_port
+from neardup_client import NearDupClient
+from neardup_client.v1 import neardup_pb2 as pb
+from neardup_client.v1 import neardup_pb2_grpc
 
-HERE = Path(__file__).resolve().parent
 STREAM_MESSAGES = 32
 # Closed loop as h2load connections x concurrent streams: unary calls as the harness runs them; DedupStreams
 # within the server's default --max-streams (8), each carrying STREAM_MESSAGES requests.
@@ -54,50 +46,6 @@ GOAL_SEQUENTIAL_P50 = 1.2      # Dedup p50 at most this times Check's
 GOAL_CLOSED_RATE = 0.8         # Dedup/s at least this times Check/s
 GOAL_OPEN_P99 = 1.5            # Dedup p99 at 1,000 rps at most this times Check's
 GOAL_STREAM_RATE = 2.0         # DedupStream messages/s at least this times Check/s
-
-
-def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
-    """The server's Dedup handler without gRPC, whole and stage by stage, built as `serve` builds it
-    (NearDupServicer.for_store); the in-memory view and the cache are warm, as in a serving worker."""
-    with open_store(store_path, readonly=True) as store:
-        uncached = NearDupServicer.for_store(store, Limits(), 0, 0)
-        cached = NearDupServicer.for_store(store, Limits(), DEFAULT_MAXSIZE, DEFAULT_TTL)
-        reading = LiveView(store).read()
-        params = DedupParams()
-
-        def decode(body: bytes) -> list[str]:
-            """The servicer's read of a plain request: the compiled wire reader, else the protobuf runtime."""
-            plain = converters.plain_dedup_request(body)
-            return plain[0] if plain is not None else list(pb.DedupRequest.FromString(body).ids)
-
-        ids = [decode(body) for body in bodies]
-        sketches = [reading.get_many(i) for i in ids]
-        outcomes = [uncached.engine.dedup_ids(i, params) for i in ids]
-        for body in bodies:
-            cached.Dedup(body, None)
-        stages = {
-            "handler, uncached (servicer.Dedup)": (lambda b: uncached.Dedup(b, None), [(b,) for b in bodies]),
-            "handler, cache hit": (lambda b: cached.Dedup(b, None), [(b,) for b in bodies]),
-            "view catch-up (LiveView.read: store.generation)": (uncached.view.read, [()] * len(bodies)),
-            "request decode (wire reader: ids, tag, key)": (decode, [(b,) for b in bodies]),
-            "sketch gather, in-memory view (warm)": (reading.get_many, [(i,) for i in ids]),
-            "sketch gather, store.get_many (LMDB: a view miss)": (store.get_many, [(i,) for i in ids]),
-            "kernel.dedup": (lambda s: kernel.dedup(s, store.config.k, params.threshold), [(s,) for s in sketches]),
-            "engine.dedup_ids (checks, gather, kernel)": (lambda i: uncached.engine.dedup_ids(i, params, reading),
-                                                          [(i,) for i in ids]),
-            "response encode (converters.dedup_response: wire bytes)":
-                (lambda o: converters.dedup_response(o, params), [(o,) for o in outcomes]),
-        }
-        return {"stages": measure.interleaved_us(stages, rounds)}
-
-
-def representative(store_path: Path, bodies: list[bytes]) -> int:
-    """The result set whose in-process handler cost is the median: h2load posts one body per run."""
-    with open_store(store_path, readonly=True) as store:
-        servicer = NearDupServicer.for_store(store, Limits(), 0, 0)
-        samples = measure.time_calls(lambda b: servicer.Dedup(b, None), [(b,) for b in bodies], 9)
-    costs = [statistics.median(times) for times in samples]
-    return sorted(range(len(bodies)), key=costs.__getitem__)[len(bodies) // 2]
 
 
 def sequential(server: Server, id_sets: list[list[str]], bodies: list[bytes], calls: int) -> dict:
@@ -196,13 +144,13 @@ def markdown(results: dict) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="shorter runs (about a minute)")
-    parser.add_argument("--out", type=Path, default=HERE / "out", help="where the results are written")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the results are written")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     if shutil.which("h2load") is None:
         raise SystemExit("h2load not found: apt-get install nghttp2-client")
     started = time.perf_counter()
-    results = {"command": "python benchmarks/request_cost.py" + (" --quick" if args.quick else ""),
+    results = {"command": "python -m benchmarks.request_cost" + (" --quick" if args.quick else ""),
                "machine": measure.machine()}
     with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch:
         work = Path(scratch)

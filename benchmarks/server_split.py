@@ -1,7 +1,7 @@
 """Where a Dedup's time over the empty call goes inside a real server: the same server with its Dedup handler cut
 down, each against its own empty health Check in the same run.
 
-    python benchmarks/server_split.py [--calls 3000] [--out benchmarks/out]
+    python -m benchmarks.server_split [--calls 3000] [--out benchmarks/out]
 
 request_cost.py times the handler in process (~70 µs uncached) and the whole call over gRPC; the gap between
 them is what a server adds around the handler (gRPC, thread hand-offs, cold caches). Here one `neardup serve`
@@ -21,11 +21,9 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-import load  # noqa: E402  (puts benchmarks/ and tests/ on sys.path)
-import measure  # noqa: E402
-import report  # noqa: E402
-from serverproc import Server  # noqa: E402
+from benchmarks.lib import load, measure, report
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.server_process import Server
 
 MODES = ("floor", "kernel", "full")
 BLOCK = 100
@@ -58,7 +56,8 @@ def serve(mode: str, argv: list[str]) -> int:
 
 def run_mode(store: Path, mode: str, bodies: list[bytes], calls: int) -> dict:
     import grpc
-    server = Server(store, "--cache-size", "0", command=[sys.executable, __file__, "--serve", mode]).wait_ready()
+    server = Server(store, "--cache-size", "0",
+                    command=[sys.executable, "-m", "benchmarks.server_split", "--serve", mode]).wait_ready()
     try:
         with grpc.insecure_channel(server.target) as channel:
             kinds = {"Check": (channel.unary_unary("/grpc.health.v1.Health/Check"), [b""]),
@@ -87,7 +86,7 @@ def run_mode(store: Path, mode: str, bodies: list[bytes], calls: int) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=3000, help="timed calls of each kind per mode")
-    parser.add_argument("--out", type=Path, default=HERE / "out", help="where the results are written")
+    parser.add_argument("--out", type=Path, default=OUT, help="where the results are written")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as work:

@@ -1,8 +1,8 @@
 """Boilerplate by diversity at scale: a popular story is never stop-listed, a site's header is.
 
-Two corpora of real text (benchmarks/sources.py), each indexed by the product (`index_corpus`, default options):
+Two corpora of real text (lib/sources.py), each indexed by the product (`index_corpus`, default options):
 
-* popular — one news story republished COPIES times (devcorpus.republish: edits over the whole text, new headlines,
+* popular — one news story republished COPIES times (edits.republish: edits over the whole text, new headlines,
   site boilerplate, truncation, lost punctuation...) among OTHERS other real articles. A result set of 100 of its
   copies is grouped as the server groups it (Deduplicator, the store's defaults): how many are marked duplicate.
   The same corpus under the count rule (every holder of a shingle counted as a distinct text: --stop-own-share 0,
@@ -10,7 +10,7 @@ Two corpora of real text (benchmarks/sources.py), each indexed by the product (`
 * header — ARTICLES distinct articles (each a mix of real sentences), PAGES of which carry one site's header and
   footer: are all of the header's shingles stop-listed, and none of a page's own sentences?
 
-    python benchmarks/stoplist_scale.py [--copies 500] [--others 2000] [--articles 200000] [--pages 1000]
+    python -m benchmarks.stoplist_scale [--copies 500] [--others 2000] [--articles 200000] [--pages 1000]
 
 writes benchmarks/out/stoplist_scale.json and .md.
 """
@@ -19,25 +19,19 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-import devcorpus  # noqa: E402
-import sources  # noqa: E402
-from report import save, table  # noqa: E402
-
-from neardup.core import kernel  # noqa: E402
+from benchmarks.lib import devcorpus, edits, sources
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.report import save, table
+from neardup.core import kernel
 from neardup.core.sketcher import Sketcher
 from neardup.runtime.deduplicator import Deduplicator
 from neardup.jobs.index import index_corpus
-from neardup.store import open_store  # noqa: E402
+from neardup.store import open_store
 
-OUT = HERE / "out"
 COUNT_RULE = {"stop_own_share": 0.0, "stop_fraction": 0.01, "stop_min_docs": 50}
 FAMILIES = ("edit", "headline", "truncate", "boilerplate", "unpunctuated", "combined", "format")
 
@@ -54,8 +48,8 @@ def popular(copies: int, others: int, seed: int, workdir: Path) -> dict:
     stories = [s for s in english if s.collection == "news"]
     story = rng.choice(stories)
     pool = [s for s in english if s.key != story.key]
-    sites = devcorpus._sites(rng)
-    records = [{"id": f"copy-{n}", "text": devcorpus.republish(
+    sites = edits.news_sites(rng)
+    records = [{"id": f"copy-{n}", "text": edits.republish(
         story.text, "en", rng.choice(FAMILIES), rng.choice([s for s in sites if s.lang == "en"]), rng)[0]}
         for n in range(copies)]
     records += [{"id": f"other-{n}", "text": rng.choice(pool).text if n < len(pool) else
@@ -82,8 +76,8 @@ def popular(copies: int, others: int, seed: int, workdir: Path) -> dict:
 def header(articles: int, pages: int, seed: int, workdir: Path) -> dict:
     rng = random.Random(seed)
     sentences = [sentence for s in devcorpus.load_sources("test") if s.lang == "en"
-                 for sentence in devcorpus._sentences(s.text) if 8 <= len(sentence.split()) <= 40]
-    site = next(s for s in devcorpus._sites(rng) if s.lang == "en")
+                 for sentence in edits.split_sentences(s.text) if 8 <= len(sentence.split()) <= 40]
+    site = next(s for s in edits.news_sites(rng) if s.lang == "en")
     on_site = set(rng.sample(range(articles), pages))
     started = time.monotonic()
     corpus = workdir / "header.jsonl"
@@ -107,7 +101,7 @@ def header(articles: int, pages: int, seed: int, workdir: Path) -> dict:
 def report(results: dict) -> str:
     p, h = results["popular"], results["header"]
     lines = ["## Boilerplate by diversity at scale", "",
-             f"*`python benchmarks/stoplist_scale.py --copies {p['copies']} --others {p['others']} --articles "
+             f"*`python -m benchmarks.stoplist_scale --copies {p['copies']} --others {p['others']} --articles "
              f"{h['articles']} --pages {h['pages']}`*", "",
              f"**A popular story**: one news story republished {p['copies']} times among {p['others']} other "
              f"articles; a result set of {p['result_set']} of its copies, grouped at the store's default.", "",
@@ -123,14 +117,14 @@ def report(results: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--copies", type=int, default=500)
     parser.add_argument("--others", type=int, default=2000)
     parser.add_argument("--articles", type=int, default=200_000)
     parser.add_argument("--pages", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=25)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as workdir:
         results = {"popular": popular(args.copies, args.others, args.seed, Path(workdir)),
                    "header": header(args.articles, args.pages, args.seed, Path(workdir))}

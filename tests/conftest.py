@@ -1,6 +1,6 @@
 """Fixtures shared by the test modules: the command line run in this process, stores indexed from a corpus, and a
 server (with a client) on the module's own `store` fixture. Plain helpers (real server processes, stores of given
-sketches) are in serverproc.py."""
+sketches) are in benchmarks/lib/server_process.py."""
 from __future__ import annotations
 
 import itertools
@@ -15,7 +15,7 @@ import pytest
 
 from neardup.cli.main import main
 from neardup_client import NearDupClient
-from serverproc import RedisServer, serving, write_jsonl
+from benchmarks.lib.server_process import RedisServer, serving, write_jsonl
 
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`, nohup) inherits SIGINT ignored,
 # and so would every command it starts: Python then installs no Ctrl-C handler, and the tests of Ctrl-C (exit 130)

@@ -20,7 +20,7 @@ from neardup.cli import main as neardup_cli
 from neardup.store import open_store
 from neardup_client import cli as client_cli, cli_framework
 from neardup_client.cli_framework import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from serverproc import NEARDUP, free_port, run_neardup, serving
+from benchmarks.lib.server_process import NEARDUP, free_port, run_neardup, serving
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,17 +6,14 @@ from __future__ import annotations
 import itertools
 import random
 import re
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import devcorpus  # noqa: E402
-import evaluate  # noqa: E402
-from neardup.core import reference  # noqa: E402
+from benchmarks.lib import devcorpus, devcorpus_sets, edits
+from benchmarks.lib.quality_counts import greedy_groups
+from benchmarks.lib.quality_methods import DEFAULT_CONFIG, NeardupMethods, pairwise
+from neardup.core import reference
 from neardup.core.vocabulary import DEFAULT_METRIC, DEFAULT_THRESHOLD
 from neardup.core.encoding import decode_sketch
 
@@ -36,12 +33,12 @@ def test_docs() -> list[devcorpus.Doc]:
 @pytest.fixture(scope="module")
 def sketch_of(docs):
     """Sketches under the default configuration, stop-list learned over the whole corpus as `neardup index` does."""
-    sketcher = evaluate.NeardupMethods(docs).sketcher(evaluate.DEFAULT_CONFIG)
+    sketcher = NeardupMethods(docs).sketcher(DEFAULT_CONFIG)
     return lambda doc: decode_sketch(sketcher.sketch(doc.text, doc.lang))
 
 
 def similarity(sketch_of, a: devcorpus.Doc, b: devcorpus.Doc) -> float:
-    return reference.similarity(sketch_of(a), sketch_of(b), evaluate.DEFAULT_CONFIG.k, DEFAULT_METRIC)
+    return reference.similarity(sketch_of(a), sketch_of(b), DEFAULT_CONFIG.k, DEFAULT_METRIC)
 
 
 def test_same_split_same_bytes(tmp_path, docs):
@@ -65,7 +62,7 @@ def test_splits_share_no_text_and_test_has_more_languages(docs, test_docs):
 
 
 def test_groups_families_and_buckets_are_labelled(docs):
-    assert {d.family for d in docs} == {"original", *devcorpus.EDIT_FAMILIES, *devcorpus.NEGATIVE_FAMILIES}
+    assert {d.family for d in docs} == {"original", *edits.EDIT_FAMILIES, *devcorpus.NEGATIVE_FAMILIES}
     assert {d.length for d in docs} == set(devcorpus.LENGTHS)
     assert len({d.id for d in docs}) == len(docs)
     groups: dict[str, list[devcorpus.Doc]] = {}
@@ -73,17 +70,17 @@ def test_groups_families_and_buckets_are_labelled(docs):
         groups.setdefault(doc.group, []).append(doc)
     for members in groups.values():
         # one first publication per group; everything else is a copy of it, of the same length bucket
-        assert [m.family for m in members if m.family not in devcorpus.EDIT_FAMILIES] in (
+        assert [m.family for m in members if m.family not in edits.EDIT_FAMILIES] in (
             ["original"], ["template"], ["shared_boilerplate"], ["quoting"])
         assert len({m.length for m in members}) == 1
-    rates = {devcorpus.nominal_rate(d) for d in docs if d.family == "edit"}
-    assert rates == set(devcorpus.EDIT_RATES)
+    rates = {devcorpus_sets.nominal_rate(d) for d in docs if d.family == "edit"}
+    assert rates == set(edits.EDIT_RATES)
 
 
 def test_word_edits_are_spread_at_the_rate():
     text = " ".join(f"word{i}." if i % 12 == 11 else f"word{i}" for i in range(1000))
-    for rate in devcorpus.EDIT_RATES:
-        copy, actual = devcorpus.edited(text, "en", rate, random.Random(1))
+    for rate in edits.EDIT_RATES:
+        copy, actual = edits.edited(text, "en", rate, random.Random(1))
         assert actual == pytest.approx(rate, abs=0.002)
         before, after = text.split(), copy.split()
         changed = len(set(before) - set(after))
@@ -97,10 +94,10 @@ def test_word_edits_are_spread_at_the_rate():
 def test_rewording_touches_most_sentences_and_unpunctuated_has_no_stops():
     sentences = [f"Sentence number {i} tells about a town, its river and its people." for i in range(20)]
     text = " ".join(sentences)
-    copy, rate = devcorpus.reworded(text, "en", random.Random(2))
+    copy, rate = edits.reworded(text, "en", random.Random(2))
     kept = sum(s in copy for s in sentences)
     assert kept <= 8 and 0.05 <= rate <= 0.12
-    flat = devcorpus.unpunctuated(text, random.Random(3))
+    flat = edits.unpunctuated(text, random.Random(3))
     assert not re.search(r"[.!?](\s|$)", flat)
     assert flat.split() != text.split() and len(re.findall(r"\w+", flat)) == len(re.findall(r"\w+", text))
 
@@ -124,16 +121,16 @@ def test_hard_negatives_share_text_but_not_groups(docs):
 
 
 def test_result_sets_hold_duplicates_and_hard_negatives(docs):
-    for indexes in devcorpus.draw_result_sets(docs, 5, seed=1):
+    for indexes in devcorpus_sets.draw_result_sets(docs, 5, seed=1):
         assert len(indexes) == 100 == len(set(indexes))
         groups = [docs[i].group for i in indexes]
         assert 20 <= len(groups) - len(set(groups)) <= 41
         families = [docs[i].family for i in indexes]
         assert families.count("template") >= 2 and families.count("quoting") >= 1
-    scope = devcorpus.scopes()["rate 10%"]
-    for indexes in devcorpus.draw_result_sets(docs, 3, seed=1, scope=scope):
-        copies = [docs[i] for i in indexes if docs[i].family in devcorpus.EDIT_FAMILIES]
-        assert copies and all(devcorpus.nominal_rate(d) == 0.10 for d in copies)
+    scope = devcorpus_sets.scopes()["rate 10%"]
+    for indexes in devcorpus_sets.draw_result_sets(docs, 3, seed=1, scope=scope):
+        copies = [docs[i] for i in indexes if docs[i].family in edits.EDIT_FAMILIES]
+        assert copies and all(devcorpus_sets.nominal_rate(d) == 0.10 for d in copies)
 
 
 def test_default_separates_duplicates_from_hard_negatives(docs, sketch_of):
@@ -142,7 +139,8 @@ def test_default_separates_duplicates_from_hard_negatives(docs, sketch_of):
               and d.length != "short"]
     scores = [similarity(sketch_of, originals[c.group], c) for c in copies[:60]]
     assert min(scores) >= DEFAULT_THRESHOLD
-    edited = [d for d in docs if d.family == "edit" and devcorpus.nominal_rate(d) <= 0.02 and d.group in originals]
+    edited = [d for d in docs
+              if d.family == "edit" and devcorpus_sets.nominal_rate(d) <= 0.02 and d.group in originals]
     scores = [similarity(sketch_of, originals[c.group], c) for c in edited[:40]]
     assert np.mean(np.array(scores) >= DEFAULT_THRESHOLD) >= 0.95
     site = next(d.site for d in docs if d.family == "shared_boilerplate")
@@ -156,9 +154,9 @@ def test_default_separates_duplicates_from_hard_negatives(docs, sketch_of):
 
 
 def test_matrix_greedy_grouping_is_the_services_rule(docs, sketch_of):
-    indexes = devcorpus.draw_result_sets(docs, 1, seed=3)[0]
+    indexes = devcorpus_sets.draw_result_sets(docs, 1, seed=3)[0]
     sketches = [sketch_of(docs[i]) for i in indexes]
-    k, metric = evaluate.DEFAULT_CONFIG.k, DEFAULT_METRIC
-    matrix = evaluate._pairwise(sketches, lambda a, b: reference.similarity(a, b, k, metric))
-    groups = evaluate.greedy_groups(matrix, np.array([DEFAULT_THRESHOLD]))[0]
+    k, metric = DEFAULT_CONFIG.k, DEFAULT_METRIC
+    matrix = pairwise(sketches, lambda a, b: reference.similarity(a, b, k, metric))
+    groups = greedy_groups(matrix, np.array([DEFAULT_THRESHOLD]))[0]
     assert groups.tolist() == reference.dedup(sketches, k, DEFAULT_THRESHOLD, metric).group

@@ -1,16 +1,11 @@
-"""The contracts of the issue-25 development families (benchmarks/families.py): splits from different texts,
+"""The contracts of the issue-25 development families (benchmarks/lib/families.py): splits from different texts,
 the popular stories' copy counts, rewrite rates, unlabelled languages, and determinism by seed."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import families  # noqa: E402
-import sources  # noqa: E402
+from benchmarks.lib import families, family_sets, sources
+from benchmarks.lib.rewrites import changed_share
 
 
 @pytest.fixture
@@ -54,7 +49,7 @@ def test_popular_stories_have_the_asked_copies():
     # the copies-only result sets hold 100 copies of the story
     docs = corpus.docs
     for result_set in corpus.result_sets["copies 500"]:
-        assert len(result_set) == families.RESULT_SET_SIZE
+        assert len(result_set) == family_sets.RESULT_SET_SIZE
     assert max(sum(docs[i].group == "test-popular500" for i in s) for s in corpus.result_sets["copies 500"]) == 100
 
 
@@ -63,7 +58,7 @@ def test_rewrites_change_a_fifth_to_a_half_of_the_words(few_short_sources):
     originals = {d.group: d.text for d in docs if d.family == "original"}
     rewrites = [d for d in docs if d.family == "rewrite"]
     assert len(rewrites) >= 30
-    shares = [families.changed_share(originals[d.group], d.text) for d in rewrites]
+    shares = [changed_share(originals[d.group], d.text) for d in rewrites]
     assert all(0.2 <= share <= 0.5 for share in shares)
     assert min(shares) < 0.3 and max(shares) > 0.4  # spread over the range, not one rate
     assert all(100 <= len(text.split()) <= 300 for text in originals.values())

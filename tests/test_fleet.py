@@ -11,7 +11,7 @@ import grpc
 
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
-from serverproc import RedisServer, run_neardup, serving, sketch_store, write_jsonl
+from benchmarks.lib.server_process import RedisServer, run_neardup, serving, sketch_store, write_jsonl
 from test_service import THRESHOLD, corpus
 from test_store_postings import assert_index_matches_sketches, random_sketch
 

@@ -28,7 +28,7 @@ from neardup.runtime.deduplicator import Deduplicator
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.core.errors import StoreUnavailable
 from neardup.store import open_store
-from serverproc import NEARDUP, run_neardup, write_jsonl
+from benchmarks.lib.server_process import NEARDUP, run_neardup, write_jsonl
 from textgen import article, text
 
 BOILERPLATE = "Share this article with your friends and follow us for more local news."

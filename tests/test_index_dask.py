@@ -24,7 +24,7 @@ from neardup.jobs.dask_engine import byte_ranges, partition_bytes_for, partition
 from neardup.jobs.index import MAX_PARTITION_BYTES, MIN_PARTITION_BYTES
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
-from serverproc import NEARDUP, free_port, write_jsonl
+from benchmarks.lib.server_process import NEARDUP, free_port, write_jsonl
 from test_index_cli import corpus, malformed_corpus, stored_count
 from test_items import ITEMS, SCHEMA
 from textgen import article, text

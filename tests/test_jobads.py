@@ -1,20 +1,18 @@
-"""The job-ad development set (benchmarks/jobads.py) is reproducible, its splits share no company and no text
+"""The job-ad development set (benchmarks/lib/jobads) is reproducible, its splits share no company and no text
 template, its pairs are labelled consistently with their kinds, and it holds what it claims: every kind in both
 languages, template variants in other cities and reposts in the same place, hard positives (reposts with little
 text in common) and hard negatives (variants with much)."""
 from __future__ import annotations
 
+import datetime as dt
 import re
 import string
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import jobads  # noqa: E402
+from benchmarks import jobads as jobads_script
+from benchmarks.lib import jobads
 
 SIZE = 600
 FIELDS = {"title", "body", "organisation", "phone", "email", "url", "category", "location"}
@@ -44,7 +42,7 @@ def test_same_arguments_same_bytes(tmp_path, capsys):
     data = jobads.generate("tune", small)
     jobads.write(data, tmp_path / "api")
     jobads.write(jobads.generate("tune", small), tmp_path / "again")
-    jobads.main(["--split", "tune", "--size", str(small), "--out", str(tmp_path / "cli")])
+    jobads_script.main(["--split", "tune", "--size", str(small), "--out", str(tmp_path / "cli")])
     assert "repost" in capsys.readouterr().out
     for name in ("items.jsonl", "pairs.jsonl"):
         first = (tmp_path / "api" / name).read_bytes()
@@ -132,7 +130,7 @@ def test_pairs_refer_to_items_and_labels_follow_kinds(both):
             assert pair["duplicate"] == (a["group"] == b["group"])
             assert a["lang"] == b["lang"]
             assert (a["company"] == b["company"]) == (pair["kind"] != "unrelated")
-            days = abs((jobads.dt.date.fromisoformat(a["posted"]) - jobads.dt.date.fromisoformat(b["posted"])).days)
+            days = abs((dt.date.fromisoformat(a["posted"]) - dt.date.fromisoformat(b["posted"])).days)
             if pair["kind"] == "repost":
                 assert days <= jobads.REPOST_DAYS
             elif pair["kind"] == "readvert":

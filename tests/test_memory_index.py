@@ -24,7 +24,7 @@ from neardup.store import lmdb as lmdb_store
 from neardup.runtime.view import LiveView
 from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
-from serverproc import run_neardup, serving, sketch_store
+from benchmarks.lib.server_process import run_neardup, serving, sketch_store
 from test_similar_core import HOT, K, METRICS, exhaustive, make_corpus
 from test_view import commands_sent
 

@@ -20,7 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, free_port, run_neardup
+from benchmarks.lib.server_process import Server, free_port, run_neardup
 from textgen import article, text
 
 NEARDUP = "neardup.v1.NearDup"

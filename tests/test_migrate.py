@@ -9,7 +9,7 @@ from neardup.core.encoding import encode_sketch
 from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.store import open_store
 from neardup.store.redis import RedisStore
-from serverproc import sketch_store
+from benchmarks.lib.server_process import sketch_store
 from test_service import corpus
 
 

@@ -23,7 +23,7 @@ from neardup.core.encoding import decode_sketch, encode_sketch
 from neardup.core.candidates import HOT_POSTINGS
 from neardup.store import create_store, open_store
 from neardup_client.cli_framework import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
-from serverproc import NEARDUP, run_neardup, sketch_store, write_jsonl
+from benchmarks.lib.server_process import NEARDUP, run_neardup, sketch_store, write_jsonl
 from textgen import article, text
 
 K = SketchConfig().k

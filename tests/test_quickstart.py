@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from serverproc import free_port
+from benchmarks.lib.server_process import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

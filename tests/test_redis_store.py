@@ -19,7 +19,7 @@ from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store, redis_connection
 from neardup.runtime.view import LiveView
-from serverproc import RedisServer, free_port, sketch_store
+from benchmarks.lib.server_process import RedisServer, free_port, sketch_store
 from test_security import _issue, _write
 from test_store_postings import K, assert_index_matches_sketches, random_sketch
 

@@ -23,7 +23,7 @@ from neardup_client import NearDupClient, NearDupClientError
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, serving
+from benchmarks.lib.server_process import Server, serving
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,7 +17,7 @@ from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupC
 from neardup_client.cli_framework import EXIT_FAILED
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, run_neardup, write_jsonl
+from benchmarks.lib.server_process import Server, run_neardup, write_jsonl
 from textgen import article, text
 
 THRESHOLD = 0.5
@@ -229,8 +229,8 @@ def test_dedup_cli_prints_json(server, tmp_path):
     docs = write_jsonl(tmp_path / "set.jsonl", [{"id": "x", "text": corpus()["c"]}, {"id": "c"}])
     done = run_neardup("dedup", "--target", server.target, "--jsonl", str(docs))
     assert done.returncode == 0 and json.loads(done.stdout)["keep"] == ["x"]
-    bad = run_neardup("dedup", "--target", server.target, "--threshold", "2", "a")
-    assert bad.returncode == EXIT_FAILED and "INVALID_ARGUMENT" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
+    bad = run_neardup("dedup", "--target", server.target, "--metric", "hamming", "a")  # refused by the server
+    assert bad.returncode == EXIT_FAILED and "FAILED_PRECONDITION" in bad.stderr and len(bad.stderr.strip().splitlines()) == 1
 
 
 def test_serve_refuses_a_missing_store_with_one_line(tmp_path):

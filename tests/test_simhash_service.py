@@ -18,7 +18,7 @@ from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import serving
+from benchmarks.lib.server_process import serving
 from textgen import article, text
 
 

@@ -23,7 +23,7 @@ from neardup.runtime.deduplicator import Deduplicator, DedupParams, Document, Li
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.jobs.index import index_corpus
 from neardup.store import create_store, open_store
-from serverproc import run_neardup, sketch_store, write_jsonl
+from benchmarks.lib.server_process import run_neardup, sketch_store, write_jsonl
 from test_store_postings import read_index
 import textgen
 

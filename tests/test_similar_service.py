@@ -26,7 +26,7 @@ from neardup_client import cli as client_cli
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import NEARDUP, free_port, run_neardup, serving
+from benchmarks.lib.server_process import NEARDUP, free_port, run_neardup, serving
 from test_cli import HEAVY, imported_by
 from textgen import article, text
 
@@ -473,8 +473,8 @@ def test_similar_exit_codes(neardup, server, tmp_path):
     not_found = neardup("similar", *target, "never-stored")
     assert not_found.returncode == EXIT_FAILED and not_found.stdout == ""
     assert not_found.stderr.startswith("neardup: error: NOT_FOUND: ") and not_found.stderr.count("\n") == 1
-    bad = neardup("similar", *target, "--threshold", "2", "a")
-    assert bad.returncode == EXIT_FAILED and bad.stderr.startswith("neardup: error: INVALID_ARGUMENT: threshold")
+    bad = neardup("similar", *target, "--metric", "hamming", "a")  # refused by the server: a bottom-K store
+    assert bad.returncode == EXIT_FAILED and bad.stderr.startswith("neardup: error: FAILED_PRECONDITION: ")
     over = neardup("similar", *target, "--top-k", "5000", "a")
     assert over.returncode == EXIT_FAILED and "RESOURCE_EXHAUSTED" in over.stderr
     assert neardup("similar", *target, "--text", str(tmp_path / "nowhere.txt")).stderr == (
@@ -485,6 +485,7 @@ def test_similar_exit_codes(neardup, server, tmp_path):
     assert (done.returncode, done.stderr) == (EXIT_FAILED, f"neardup: error: {latin1}: invalid UTF-8 at byte 3\n")
     for argv, message in ([(), "give either ID or --text FILE"], [("a", "--text", str(latin1)), "give either ID"],
                           [("--top-k", "0", "a"), "argument --top-k: must be at least 1"],
+                          [("--threshold", "2", "a"), "argument --threshold: must be in [0, 1]"],
                           [("--lang", "german", "a"), "--lang goes with --text"],
                           [("--metric", "cosine", "a"), "invalid choice: 'cosine'"],
                           [("--top-k", "many", "a"), "invalid int value: 'many'"]):

@@ -143,9 +143,8 @@ def test_a_format_1_store_opens_and_writes_without_postings(tmp_path):
 WRITER = """
     import random, sys
     from neardup.store import open_store
-    sys.path.insert(0, sys.argv[2])
     from test_store_postings import random_sketch
-    rng = random.Random(int(sys.argv[3]))
+    rng = random.Random(int(sys.argv[2]))
     with open_store(sys.argv[1]) as store:
         while True:
             batch = [(f"d{rng.randrange(3000)}", random_sketch(rng)) for _ in range(rng.randint(200, 2000))]
@@ -158,8 +157,8 @@ WRITER = """
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(path, seed):
     create_store(path, SketchConfig(k=K), []).close()
-    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), os.path.dirname(__file__),
-                               str(seed)], stdout=subprocess.PIPE, text=True)
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), str(seed)],
+                              cwd=os.path.dirname(__file__), stdout=subprocess.PIPE, text=True)  # imports this module
     try:
         for _ in range(3 + seed):  # let several batches commit, then kill it in the middle of another
             assert writer.stdout.readline(), "the writer died"

@@ -20,7 +20,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from neardup_client import AsyncNearDupClient, DedupResult, Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from serverproc import Server, free_port, serving
+from benchmarks.lib.server_process import Server, free_port, serving
 from test_metrics import rpc_counts, scrape, value
 from textgen import article, text
 

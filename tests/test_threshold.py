@@ -11,7 +11,7 @@ from neardup.core.calibration import FIXED, LEARNED, SET
 from neardup.core.vocabulary import DEFAULT_THRESHOLD
 from neardup.store import open_store
 from neardup_client import NearDupClient
-from serverproc import serving, write_jsonl
+from benchmarks.lib.server_process import serving, write_jsonl
 from textgen import _VOCABULARY, article, text
 
 FAMILIES, SINGLES = 70, 80

@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +21,9 @@ from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_
 from neardup.core.errors import ConfigMismatch
 from neardup.store import open_store
 from neardup_client import NearDupClient
-from serverproc import Server, serving, write_jsonl
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-
-import fields_eval  # noqa: E402
-import jobads  # noqa: E402
+from benchmarks.lib import jobads
+from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
+from benchmarks.lib.server_process import Server, serving, write_jsonl
 
 pytest.importorskip("sklearn")
 
@@ -37,9 +33,9 @@ def trained(tmp_path_factory):
     """A small tune split indexed into an items store by the CLI, and `neardup train` run on it."""
     root = tmp_path_factory.mktemp("train")
     data = jobads.generate("tune", 300)
-    corpus = write_jsonl(root / "items.jsonl", fields_eval.items_with_fields(data.items))
+    corpus = write_jsonl(root / "items.jsonl", items_with_fields(data.items))
     pairs = write_jsonl(root / "pairs.jsonl", data.pairs)
-    (root / "schema.json").write_text(json.dumps(fields_eval.SCHEMA))
+    (root / "schema.json").write_text(json.dumps(SCHEMA))
     assert main(["index", str(corpus), "--store", str(root / "store"), "--fields", str(root / "schema.json")]) == 0
     out, err = io.StringIO(), io.StringIO()  # `neardup train` in this process: no interpreter to start
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

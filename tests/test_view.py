@@ -15,7 +15,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
 from neardup.store import create_store, open_store
 from neardup.runtime.view import LiveView
-from serverproc import sketch_store
+from benchmarks.lib.server_process import sketch_store
 
 
 def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: list[str] = ()) -> None:

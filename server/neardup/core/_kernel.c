@@ -18,7 +18,7 @@
  *    are already in one component.
  *
  * Where a call's time goes, on real result sets (100 results, thousands of values, many of them repeats; perf,
- * cachegrind and a cycle count per phase; benchmarks/bench_kernel.py --real times it against the kernel
+ * cachegrind and a cycle count per phase; benchmarks/bench_kernel_real.py times it against the kernel
  * before these choices):
  *  - inserting the values: two-byte slots and records (sets under 65,535 values and results; four-byte
  *    ones above), 4 slots a value, so 128 KB; a value goes first in its home slot's chain without a branch at

@@ -36,7 +36,7 @@ from .reference import MIN_EVIDENCE, max_distance
 from .vocabulary import ITEMS, SIMHASH
 
 #: A posting longer than this is hot: left unread whenever that provably loses no match. Reading and counting a
-#: posting entry costs a small fraction of verifying an article (benchmarks/bench_similar.py): a posting of a few
+#: posting entry costs a small fraction of verifying an article (benchmarks/bench_similar_engine.py): a posting of a few
 #: thousand articles is cheap, one of a tenth of the corpus is not.
 HOT_POSTINGS = 2_048
 DEFAULT_TOP_K = 10

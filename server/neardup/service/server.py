@@ -289,8 +289,6 @@ def serve(options: ServeOptions) -> int:
         if options.search_index == "memory":
             live_index.check_store(store)
     _check_address(options)
-    log.info("neardup serve: pid %d starting (store %s)", os.getpid(), options.store)
-    load_nltk()  # before the workers fork, rather than in each at the first text a request sends
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",
                     options.host, " and the token" if options.token else "")
@@ -299,7 +297,9 @@ def serve(options: ServeOptions) -> int:
         exporter = metrics.Exporter.start(options.host, options.metrics_port)  # before any worker: they inherit it
         log.info("neardup serve: pid %d serving Prometheus metrics of %d worker(s) on %s (plain HTTP, no token; "
                  "multiprocess files in %s)", os.getpid(), options.workers, exporter.url, exporter.directory)
+    log.info("neardup serve: pid %d starting (store %s)", os.getpid(), options.store)
     try:
+        load_nltk()  # before the workers fork, rather than in each at the first text a request sends
         if options.workers == 1:
             return run_worker(options)
         return _supervise(options, exporter)

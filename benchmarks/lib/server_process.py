@@ -1,5 +1,6 @@
-"""Real neardup processes for tests, started the way a user starts them (`neardup index`, `neardup serve`), and
-stores to run them on. Fixtures shared by the test modules are in conftest.py."""
+"""Real neardup processes, started the way a user starts them (`neardup index`, `neardup serve`, Debian's
+redis-server), and stores to run them on: the launcher the tests and the benchmark scripts share. The tests' fixtures
+are in tests/conftest.py."""
 from __future__ import annotations
 
 import contextlib

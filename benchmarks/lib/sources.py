@@ -1,4 +1,4 @@
-"""Real source texts for the development corpus, from packages the registries carry, each as `Source`s.
+"""Real source texts for the development corpora, from packages the registries carry, each as `Source`s.
 
 Collections (kind of writing, language, where it comes from):
 
@@ -29,6 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
+
+from benchmarks.lib.paths import OUT
 
 
 @dataclass(frozen=True)
@@ -137,7 +139,7 @@ def bgwiki() -> Iterator[Source]:
 #: man's language directory → the sketcher's language ("none" where Snowball has no stemmer).
 MAN_LANGUAGES = {"": "en", "de": "de", "fr": "fr", "nl": "nl", "ru": "ru", "pl": "none", "it": "it",
                  "es": "es", "uk": "none"}
-_MAN_CACHE = Path(__file__).resolve().parent / "out" / "man-cache"
+_MAN_CACHE = OUT / "man-cache"
 
 
 def _render_man(path: Path) -> str:

@@ -21,8 +21,8 @@ import grpc
 import numpy as np
 
 import neardup
+from benchmarks.lib.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PERCENTILES = {"p50": 50, "p90": 90, "p99": 99, "p99.9": 99.9}
 
 

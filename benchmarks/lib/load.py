@@ -1,7 +1,7 @@
 """A neardup server under load, as the harness and the soak test drive it.
 
 The store is the seeded development corpus indexed by the real CLI (build_store); requests are result sets of
-100 stored ids (dedup_bodies). Two ways to load a running server (tests/serverproc.Server):
+100 stored ids (dedup_bodies). Two ways to load a running server (server_process.Server):
 
   * h2load (nghttp2-client), open or closed loop, posting one prebuilt gRPC frame per Endpoint. h2load sees
     HTTP status only, so OK answers are counted by their bytes (check_answers);
@@ -17,23 +17,18 @@ import dataclasses
 import re
 import resource
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Callable
 
 import grpc
 import numpy as np
+from grpc_health.v1 import health_pb2
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
-
-import devcorpus  # noqa: E402
-from grpc_health.v1 import health_pb2  # noqa: E402
-from measure import CpuMeter, connections_per_worker, percentiles_ms  # noqa: E402
-from neardup_client.v1 import neardup_pb2 as pb  # noqa: E402
-from serverproc import NEARDUP, Server  # noqa: E402
+from benchmarks.lib import devcorpus, devcorpus_sets
+from benchmarks.lib.measure import CpuMeter, connections_per_worker, percentiles_ms
+from benchmarks.lib.server_process import NEARDUP, Server
+from neardup_client.v1 import neardup_pb2 as pb
 
 SEED = devcorpus.SPLIT_SEEDS[devcorpus.DEFAULT_SPLIT]
 DEDUP_PATH = "/neardup.v1.NearDup/Dedup"
@@ -68,13 +63,14 @@ def build_store(work: Path) -> tuple[list[devcorpus.Doc], Path, dict]:
 
 
 def dedup_bodies(docs: list[devcorpus.Doc], count: int) -> tuple[list[list[str]], list[bytes]]:
-    """Result sets of 100 stored ids, 20-40 % near-duplicates (devcorpus.draw_result_sets), and their requests."""
-    id_sets = [[docs[i].id for i in indexes] for indexes in devcorpus.draw_result_sets(docs, count, SEED)]
+    """Result sets of 100 stored ids, 20-40 % near-duplicates (devcorpus_sets.draw_result_sets), and their
+    requests."""
+    id_sets = [[docs[i].id for i in indexes] for indexes in devcorpus_sets.draw_result_sets(docs, count, SEED)]
     return id_sets, [pb.DedupRequest(ids=ids).SerializeToString() for ids in id_sets]
 
 
 def stop_server(server: Server, timeout: float = 20) -> dict:
-    """SIGTERM (then SIGKILL, by serverproc) and what the server logged as internal errors."""
+    """SIGTERM (then SIGKILL, by Server.stop) and what the server logged as internal errors."""
     try:
         code = server.stop(timeout=timeout)
     finally:

@@ -1,0 +1,399 @@
+"""Development-corpus families for issue 25: the kinds of text one stop-list rule and one threshold get wrong.
+
+Four families, each a corpus of its own (one store each) with a `tune` and a `test` split built from different
+real texts (devcorpus.in_split: a stable hash of the source key or topic; licences by a stable hash of their
+family) and with different seeds:
+
+  popular       stories republished POPULAR_COPIES times (50 to 500) among 1,000-2,000 other articles; each copy
+                gets another site's header and footer or a headline, a shortened ending, 1-5 % of its words
+                edited, and a fifth lose their punctuation. Other stories have 1-5 copies (ordinary duplication).
+  shared        distinct documents that share long clauses or sections: licences with the same disclaimer
+                appended (variants of one licence, another holder or year, a clause added, light edits, ARE
+                duplicates; different licences are not), the manual pages of one package (the same REPORTING
+                BUGS / COPYRIGHT / SEE ALSO sections: distinct pages are not duplicates; copies are re-rendered at
+                another width and lightly edited), and the pages of sites with a long header, navigation and
+                footer (distinct articles are not duplicates; the same article again is).
+  short         texts of 100-300 words with 1-4 hand-like rewrites each (rewrites.py): synonyms, clauses and
+                sentences reordered, words dropped, 20-50 % of the words changed; sections of one Wikipedia article
+                are the negatives on the same topic.
+  multilingual  manual pages in de, fr, nl, ru (and pl, it, es, uk in the test split) and English news and
+                encyclopedia texts (Bulgarian Wikipedia in the test split) with devcorpus's edited copies; the
+                records written for the store carry no `lang` (Corpus.records).
+
+Documents are devcorpus.Doc: `group` names the near-duplicates, `family` what a document is within its family
+(original, copy, rewrite), `site` what it shares with documents that are not its duplicates (a site, a package,
+a licence disclaimer), `topic` a subject it shares. Each corpus comes with its labelled result sets of ~100 ids
+in rank order, per scope (see Corpus.result_sets; family_sets.py draws them). The sites' towns, menus and headlines
+and the licences' disclaimer, clauses and holders are in benchmarks/data/families.json.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import random
+import re
+import subprocess
+from pathlib import Path
+from typing import Callable, Iterator
+
+from benchmarks.lib import devcorpus, edits, sources
+from benchmarks.lib.data import load_json
+from benchmarks.lib.devcorpus import Doc, length_bucket
+from benchmarks.lib.edits import Site
+from benchmarks.lib.family_sets import RESULT_SET_SIZE, draw_set, filled, length_scopes, shuffle_numbered
+from benchmarks.lib.rewrites import rewritten, synonym_table
+from benchmarks.lib.sources import Source, stable_hash, words
+
+FAMILIES = ("popular", "shared", "short", "multilingual")
+#: Other seeds than devcorpus.SPLIT_SEEDS, so no edit here repeats one drawn there.
+SPLIT_SEEDS = {"tune": 2501, "test": 2599}
+#: How often each popular story of a split is republished (one story per count).
+POPULAR_COPIES = (50, 120, 300, 500)
+#: The other articles a popular corpus holds, at most (all the split has when fewer).
+POPULAR_OTHERS = 1200
+POPULAR_EDIT_RATES = (0.01, 0.02, 0.03, 0.05)
+SHORT_WORDS = (100, 300)
+SHORT_SOURCES = 600
+#: Pages of one package sharing more than this of their word 5-grams with another are left out (a page that is
+#: all boilerplate, as `true` and `false` are, is neither a duplicate of the other nor distinct from it).
+SHARED_PAGE_CONTAINMENT = 0.5
+#: Packages whose English manual pages share their closing sections.
+PACKAGES = ("coreutils", "util-linux", "e2fsprogs", "procps", "man-db", "dpkg", "apt")
+#: Licences whose texts share passages go to one split together.
+LICENSE_FAMILIES = {"GPL-2": "gpl2", "LGPL-2.1": "gpl2", "GPL-3": "gpl3", "LGPL-3": "gpl3", "MPL-1.1": "mpl",
+                    "MPL-2.0": "mpl"}
+MULTILINGUAL_MAN = {lang: sources.MAN_LANGUAGES[lang] for lang in ("de", "fr", "nl", "ru", "pl", "it", "es", "uk")}
+
+_DATA = load_json("families.json")
+#: What every page of a long-navigation site carries: a menu of these, and a few of the headlines.
+_NAVIGATION: list[str] = _DATA["navigation"]
+_HEADLINES: list[str] = _DATA["headlines"]
+
+
+@dataclasses.dataclass
+class Corpus:
+    """One family's documents of one split, and its result sets (document indexes in rank order) per scope."""
+
+    family: str
+    split: str
+    docs: list[Doc]
+    result_sets: dict[str, list[list[int]]] = dataclasses.field(default_factory=dict)
+    #: Whether the records written for the store carry each document's language.
+    labels_language: bool = True
+
+    def records(self) -> Iterator[dict]:
+        """What `neardup index` reads: id and text, and lang only where the family labels languages."""
+        for doc in self.docs:
+            yield {"id": doc.id, "text": doc.text, **({"lang": doc.lang} if self.labels_language else {})}
+
+
+# --- the split's real texts --------------------------------------------------------------------------------
+
+def in_split(source: Source, split: str) -> bool:
+    """devcorpus's rule (a stable hash of topic or key), with licences split by the family of texts they share
+    passages with, so GPL-2 and LGPL-2.1 never sit on both sides."""
+    if source.collection == "licenses":
+        key = LICENSE_FAMILIES.get(source.key, source.key)
+        return devcorpus.SPLITS[stable_hash("licence:" + key) % 2] == split
+    return devcorpus.in_split(source, split)
+
+
+def _chunks(source: Source, low: int) -> Iterator[Source]:
+    """Consecutive paragraphs of a text gathered into pieces of at least `low` words (the rest dropped)."""
+    current: list[str] = []
+    number = 0
+    for para in edits.split_paragraphs(source.text):
+        current.append(para)
+        if words("\n\n".join(current)) >= low:
+            yield Source(source.collection, f"{source.key}/{number}", source.lang, "\n\n".join(current),
+                         source.topic)
+            current, number = [], number + 1
+
+
+@functools.lru_cache(maxsize=1)
+def _all_articles() -> tuple[Source, ...]:
+    """Every English news story and piece of a Wikipedia article, texts that repeat another (the Lee corpus holds
+    a few stories twice, under two keys) dropped before the split, so no text is on both sides."""
+    wiki = sources._wiki("encyclopedia", "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2",
+                         "en", 100)
+    texts = list(sources.news()) + [piece for s in wiki for piece in _chunks(s, 80)]
+    return tuple(devcorpus.distinct(texts))
+
+
+def articles(split: str) -> list[Source]:
+    """The split's news stories and pieces of Wikipedia articles (80+ words; pieces of one article share a
+    topic)."""
+    return [s for s in _all_articles() if in_split(s, split)]
+
+
+def _sites(rng: random.Random, count: int, long_navigation: bool = False) -> list[Site]:
+    """English news sites: devcorpus's header and footer with each site's name and sections; with
+    long_navigation a menu, a list of the site's most read headlines and a longer footer (150+ words of text
+    every page of the site carries)."""
+    towns, kinds = _DATA["towns"], _DATA["paper_kinds"]
+    names = sorted({f"The {town} {kind}" for town in towns for kind in kinds})
+    header, footer = edits.BOILERPLATE["en"]
+    sites = []
+    for name in rng.sample(names, count):
+        sections = " | ".join(rng.sample(edits.SECTIONS["en"], 6))
+        fill = lambda line: line.format(name=name, sections=sections)  # noqa: E731
+        head, foot = list(map(fill, header)), list(map(fill, footer))
+        if long_navigation:
+            topics = rng.sample(_NAVIGATION, 14)
+            head.insert(1, "Menu: " + " | ".join(topics))
+            head.insert(2, "Trending: " + " · ".join(rng.sample(_HEADLINES, 4)))
+            foot[1:1] = ["Most read on " + name + ":", *(f"{i + 1}. {h}" for i, h in
+                                                          enumerate(rng.sample(_HEADLINES, 6)))]
+            foot.append(f"About {name} | Contact us | Advertise with us | Careers | Terms of use | Privacy policy | "
+                        f"Cookie settings | Accessibility | Corrections | Newsletters | Archive | Sitemap")
+            foot.append(f"{name} is published by {rng.choice(towns)} Media Group Ltd, registered in England and "
+                        f"Wales, company number {rng.randint(1000000, 9999999)}. Registered office: "
+                        f"{rng.randint(1, 99)} {rng.choice(towns)} Road.")
+        sites.append(Site(name, "en", tuple(head), tuple(foot)))
+    return sites
+
+
+# --- popular -----------------------------------------------------------------------------------------------
+
+def _republished(text: str, site: Site, rng: random.Random) -> tuple[str, float]:
+    """A popular story's copy: a shortened ending, 1-5 % of its words edited, a fifth without punctuation, under
+    another site's header and footer or a new headline."""
+    text = edits.cut_text(text, rng.uniform(0.7, 1.0)) if rng.random() < 0.7 else text
+    text, rate = edits.edited(text, "en", rng.choice(POPULAR_EDIT_RATES), rng)
+    if rng.random() < 0.2:
+        text = edits.unpunctuated(text, rng)
+    if rng.random() < 0.75:
+        return edits.with_boilerplate(text, site, rng), rate
+    return edits.with_headline(text, "en", rng), rate
+
+
+def popular(split: str, rng: random.Random) -> Corpus:
+    texts = articles(split)
+    stories = [s for s in texts if s.collection == "news" and 120 <= words(s.text) <= 400]
+    chosen = rng.sample(stories, len(POPULAR_COPIES))
+    others = [s for s in texts if s not in chosen]
+    others = rng.sample(others, min(POPULAR_OTHERS, len(others)))
+    sites = _sites(rng, 40)
+    docs: list[Doc] = []
+    for story, copies in zip(chosen, POPULAR_COPIES):
+        group = f"{split}-popular{copies}"
+        docs.append(_doc(story.text, story, group, "original"))
+        for _ in range(copies):
+            site = rng.choice(sites)
+            text, rate = _republished(story.text, site, rng)
+            docs.append(_doc(text, story, group, "copy", rate=rate, site=site.name))
+    for number, other in enumerate(others):
+        group = f"{split}-p{number:05d}"
+        home = rng.choice(sites) if other.collection == "news" and rng.random() < 0.5 else None
+        text = edits.with_boilerplate(other.text, home, rng) if home else other.text
+        docs.append(_doc(text, other, group, "original", site=home.name if home else ""))
+        for _ in range(rng.randint(1, 4) if rng.random() < 0.2 else 0):
+            site = rng.choice(sites)
+            copy, rate = _republished(other.text, site, rng)
+            docs.append(_doc(copy, other, group, "copy", rate=rate, site=site.name))
+    groups = shuffle_numbered(docs, split, rng)
+    corpus = Corpus("popular", split, docs)
+    popular_groups = {copies: f"{split}-popular{copies}" for copies in POPULAR_COPIES}
+    ordinary = [members for name, members in groups.items() if len(members) > 1 and name not in
+                popular_groups.values()]
+    fill = [members[0] for name, members in groups.items() if name not in popular_groups.values()]
+    sets: dict[str, list[list[int]]] = {}
+    for copies, name in popular_groups.items():
+        members = groups[name]
+        only = [filled(rng.sample(members, min(RESULT_SET_SIZE, len(members))), fill, rng) for _ in range(4)]
+        mixed = [draw_set(rng, docs, ordinary, fill, first=rng.sample(members, min(len(members), rng.randint(30, 70))))
+                 for _ in range(4)]
+        sets[f"copies {copies}"] = only + mixed
+    sets["ordinary"] = [draw_set(rng, docs, ordinary, fill) for _ in range(8)]
+    sets |= length_scopes(docs, rng, ordinary, fill)
+    sets["overall"] = [s for scope in [f"copies {c}" for c in POPULAR_COPIES] + ["ordinary"] for s in sets[scope]]
+    corpus.result_sets = sets
+    return corpus
+
+
+# --- shared --------------------------------------------------------------------------------------------------
+
+#: The disclaimer every licence of the `shared` family carries at its end (as a project's LICENSE file adds one).
+_DISCLAIMER: str = _DATA["disclaimer"]
+#: Clauses a project adds to a licence (its variant stays a duplicate of the licence).
+_ADDED_CLAUSES: list[str] = _DATA["added_clauses"]
+_HOLDERS: list[str] = _DATA["holders"]
+
+
+def _licence_copy(text: str, rng: random.Random) -> str:
+    """A project's licence file: a copyright line of its own holder and years, sometimes a clause added, some
+    re-wrapped or lightly edited; the disclaimer at the end."""
+    years = f"{rng.randint(1995, 2020)}" + (f"-{rng.randint(2021, 2026)}" if rng.random() < 0.5 else "")
+    body = text
+    if rng.random() < 0.3:
+        paragraphs = edits.split_paragraphs(body)
+        paragraphs.insert(rng.randint(len(paragraphs) // 2, len(paragraphs)), rng.choice(_ADDED_CLAUSES))
+        body = "\n\n".join(paragraphs)
+    if rng.random() < 0.3:
+        body = "\n\n".join(edits.wrap_text(" ".join(p.split()), rng.randint(60, 78))
+                           for p in edits.split_paragraphs(body))
+    if rng.random() < 0.4:
+        body, _ = edits.edited(body, "en", rng.choice((0.01, 0.02)), rng)
+    return f"Copyright (C) {years} {rng.choice(_HOLDERS)}\n\n{body}\n\n{_DISCLAIMER}"
+
+
+def _package_pages(split: str) -> list[tuple[str, Source]]:
+    """(package, page) for the English manual pages of PACKAGES in the split, pages sharing more than
+    SHARED_PAGE_CONTAINMENT of their text with another page of their package left out."""
+    pages = []
+    for package in PACKAGES:
+        listing = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True).stdout.split()
+        paths = sorted(Path(p) for p in listing if re.match(r"/usr/share/man/man[158]/[^/]+\.gz$", p))
+        texts = [Source("manpages", f"en/{path.name}", "en", sources._render_man(path), topic="")
+                 for path in paths if path.is_file() and not path.is_symlink()]
+        texts = [s for s in texts if 80 <= words(s.text) <= 6000 and in_split(s, split)]
+        pages += [(package, s) for s in devcorpus.distinct(texts, SHARED_PAGE_CONTAINMENT)]
+    return pages
+
+
+def shared(split: str, rng: random.Random) -> Corpus:
+    docs: list[Doc] = []
+    groups_of: dict[str, str] = {}  # a result-set kind per group: licenses, manpages, site
+    licences = [s for s in sources.licenses() if in_split(s, split)]
+    for licence in licences:
+        group = f"{split}-lic-{licence.key}"
+        for number in range(rng.randint(3, 6)):
+            docs.append(_doc(_licence_copy(licence.text, rng), licence, group,
+                             "original" if number == 0 else "copy", site="disclaimer"))
+        groups_of[group] = "licenses"
+    for package, page in _package_pages(split):
+        group = f"{split}-man-{page.key}"
+        docs.append(_doc(page.text, page, group, "original", site=f"package {package}"))
+        for _ in range(rng.choice([0, 0, 1, 1, 2])):
+            copy = edits.cut_text(page.text, rng.uniform(0.8, 1.0)) if rng.random() < 0.3 else page.text
+            copy, rate = edits.edited(copy, "en", rng.choice((0.01, 0.02, 0.05)), rng)
+            if rng.random() < 0.5:  # as another terminal renders it
+                copy = "\n\n".join(edits.wrap_text(" ".join(p.split()), rng.randint(60, 100))
+                                   for p in edits.split_paragraphs(copy))
+            docs.append(_doc(copy, page, group, "copy", rate=rate, site=f"package {package}"))
+        groups_of[group] = "manpages"
+    texts = articles(split)
+    rng.shuffle(texts)
+    sites = _sites(rng, 3, long_navigation=True)
+    for number, article in enumerate(texts[:360]):
+        group = f"{split}-site{number:04d}"
+        site = sites[number % len(sites)] if number < 180 else None
+        text = edits.with_boilerplate(article.text, site, rng) if site else article.text
+        docs.append(_doc(text, article, group, "original", site=site.name if site else ""))
+        for _ in range(rng.choice([0, 0, 1, 2]) if site else 0):
+            copy, rate = edits.edited(article.text, "en", rng.choice((0.01, 0.02, 0.05)), rng)
+            copy = (edits.with_boilerplate(copy, site, rng) if rng.random() < 0.6
+                    else edits.with_headline(copy, "en", rng))
+            docs.append(_doc(copy, article, group, "copy", rate=rate, site=site.name))
+        groups_of[group] = "site" if site else "other"
+    groups = shuffle_numbered(docs, split, rng)
+    fill = [members[0] for members in groups.values()]
+    sets: dict[str, list[list[int]]] = {}
+    for kind in ("licenses", "manpages", "site"):
+        duplicates = [m for name, m in groups.items() if groups_of[name] == kind and len(m) > 1]
+        holders: dict[str, list[int]] = {}  # the originals of the kind by what they share
+        for name, members in groups.items():
+            if groups_of[name] == kind:
+                holders.setdefault(docs[members[0]].site, []).append(members[0])
+        sets[kind] = [draw_set(rng, docs, duplicates, fill, list(holders.values()), clusters=3,
+                               negatives_per_cluster=(8, 20), per_group=(2, 6)) for _ in range(10)]
+    all_duplicates = [m for m in groups.values() if len(m) > 1]
+    sets |= length_scopes(docs, rng, all_duplicates, fill)
+    sets["overall"] = sets["licenses"] + sets["manpages"] + sets["site"]
+    return Corpus("shared", split, docs, sets)
+
+
+# --- short -----------------------------------------------------------------------------------------------------
+
+
+def _shortened(source: Source) -> Source | None:
+    """The first sentences of a text up to SHORT_WORDS (None when it has fewer words)."""
+    kept: list[str] = []
+    for sentence in edits.split_sentences(source.text):
+        if words(" ".join(kept + [sentence])) > SHORT_WORDS[1]:
+            break
+        kept.append(sentence)
+    text = " ".join(kept)
+    return Source(source.collection, source.key, source.lang, text, source.topic) \
+        if words(text) >= SHORT_WORDS[0] else None
+
+
+def short(split: str, rng: random.Random) -> Corpus:
+    synonyms = synonym_table()
+    texts = [s for s in map(_shortened, articles(split)) if s is not None]
+    texts = rng.sample(texts, min(SHORT_SOURCES, len(texts)))
+    docs: list[Doc] = []
+    for number, source in enumerate(texts):
+        group = f"{split}-s{number:05d}"
+        docs.append(_doc(source.text, source, group, "original"))
+        for _ in range(rng.choice([0, 1, 1, 2, 3, 4])):
+            text, rate = rewritten(source.text, synonyms, rng)
+            docs.append(_doc(text, source, group, "rewrite", rate=rate))
+    groups = shuffle_numbered(docs, split, rng)
+    duplicates = [m for m in groups.values() if len(m) > 1]
+    fill = [m[0] for m in groups.values()]
+    topics: dict[str, list[int]] = {}
+    for members in groups.values():
+        if docs[members[0]].topic:
+            topics.setdefault(docs[members[0]].topic, []).append(members[0])
+    negatives = [m for m in topics.values() if len(m) > 1]
+    sets = {"overall": [draw_set(rng, docs, duplicates, fill, negatives, clusters=6) for _ in range(24)]}
+    for low, high in ((0.2, 0.35), (0.35, 0.5)):
+        scoped = [[m[0]] + [i for i in m[1:] if low <= docs[i].rate < high] for m in duplicates]
+        sets[f"rewrite {low:.0%}-{high:.0%}"] = [draw_set(rng, docs, [m for m in scoped if len(m) > 1], fill,
+                                                          negatives, clusters=6) for _ in range(8)]
+    return Corpus("short", split, docs, sets)
+
+
+# --- multilingual ------------------------------------------------------------------------------------------------
+
+def multilingual(split: str, rng: random.Random) -> Corpus:
+    # labelled by language (the manual page's directory), not by the stemmer the sketcher would pick
+    pages = [dataclasses.replace(s, lang=s.key.split("/")[0])
+             for s in sources.manpages(MULTILINGUAL_MAN, per_language=140) if in_split(s, split)]
+    english = rng.sample(articles(split), 60)
+    bulgarian = [dataclasses.replace(s, lang="bg") for s in sources.bgwiki() if in_split(s, split)][:80]
+    bases = devcorpus.distinct(pages + english + bulgarian)
+    sites = edits.news_sites(rng)
+    by_lang = {lang: [s for s in sites if s.lang == lang] or [s for s in sites if s.lang == "en"]
+               for lang in {s.lang for s in bases}}
+    docs: list[Doc] = []
+    for number, base in enumerate(bases):
+        group = f"{split}-m{number:05d}"
+        docs.append(_doc(base.text, base, group, "original"))
+        for _ in range(rng.choice([0, 1, 1, 2, 3])):
+            family = rng.choice(edits.EDIT_FAMILIES)
+            site = rng.choice(by_lang[base.lang])
+            text, rate = edits.republish(base.text, base.lang, family, site, rng)
+            docs.append(_doc(text, base, group, "copy", rate=rate))
+    groups = shuffle_numbered(docs, split, rng)
+    duplicates = [m for m in groups.values() if len(m) > 1]
+    fill = [m[0] for m in groups.values()]
+    sets = {"overall": [draw_set(rng, docs, duplicates, fill) for _ in range(16)]}
+    for lang in sorted({d.lang for d in docs}):
+        scoped = [m for m in duplicates if docs[m[0]].lang == lang]
+        sets[f"lang {lang}"] = [draw_set(rng, docs, scoped, fill) for _ in range(4)]
+    sets |= length_scopes(docs, rng, duplicates, fill)
+    return Corpus("multilingual", split, docs, sets, labels_language=False)
+
+
+# --- documents and result sets ---------------------------------------------------------------------------------
+
+def _doc(text: str, source: Source, group: str, kind: str, rate: float = 0.0, site: str = "") -> Doc:
+    """A document of the family (its id set by shuffle_numbered); `length` is the bucket of its original."""
+    return Doc("", text, source.lang, group, kind, source.collection, length_bucket(source.text), round(rate, 4),
+               site, "", source.topic)
+
+
+BUILDERS: dict[str, Callable[[str, random.Random], Corpus]] = {
+    "popular": popular, "shared": shared, "short": short, "multilingual": multilingual}
+
+
+def build(family: str, split: str, seed: int | None = None) -> Corpus:
+    """One family's corpus and result sets for a split; the split's own seed unless `seed` is given."""
+    if family not in BUILDERS:
+        raise ValueError(f"unknown family {family!r}; use one of {', '.join(FAMILIES)}")
+    if split not in devcorpus.SPLITS:
+        raise ValueError(f"unknown split {split!r}; use one of {', '.join(devcorpus.SPLITS)}")
+    base = SPLIT_SEEDS[split] if seed is None else seed
+    return BUILDERS[family](split, random.Random(f"{family}:{base}"))

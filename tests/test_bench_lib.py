@@ -1,0 +1,206 @@
+"""The benchmarks' shared helpers (benchmarks/lib) do what their reports rest on: markdown tables line up, timing
+summaries pick the right samples, h2load's byte count gives the gRPC errors, the quality scoring is the service's
+greedy rule and counts pairs as labelled, and the launcher's helpers write what a test or a script needs."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmarks.lib import data, load, measure, paths, report
+from benchmarks.lib.devcorpus import Doc
+from benchmarks.lib.fuzz import check_corpus_line, check_result_set_line, check_sketcher
+from benchmarks.lib.harness_report import floor_of
+from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_grouping, greedy_groups
+from benchmarks.lib.quality_methods import Method, exact_method, pairwise, simhash, word_ngrams
+from benchmarks.lib.quality_report import margins
+from benchmarks.lib.server_process import free_port, sketch_store, write_jsonl
+from benchmarks.lib.soak import load_lines, server_line
+from neardup.core import reference, vocabulary
+from neardup.core.encoding import encode_sketch
+from neardup.store import open_store
+
+
+# --- report -------------------------------------------------------------------------------------------------------
+
+def test_table_right_aligns_the_number_columns_after_the_first():
+    lines = report.table(["size", "count", "note", "ms"], [["7", "1,200", "ok", "—"], ["8", "3.5 %", "—", "0.25"]])
+    assert lines == ["| size | count | note | ms |", "|---|---:|---|---:|", "| 7 | 1,200 | ok | — |",
+                     "| 8 | 3.5 % | — | 0.25 |"]
+
+
+def test_latency_cells_and_a_missing_latency():
+    latency = {"p50": 0.5, "p90": 1.234, "p99": 2.0, "p99.9": None}
+    assert report.latency_cells(latency) == ["0.50", "1.23", "2.00", "—"]
+    assert report.latency_cells(latency, ("p99",)) == ["2.00"]
+
+
+def test_save_writes_the_results_and_the_report(tmp_path):
+    report.save(tmp_path / "out", "run", {"a": [1, 2]}, "# run\n")
+    assert json.loads((tmp_path / "out" / "run.json").read_text()) == {"a": [1, 2]}
+    assert (tmp_path / "out" / "run.md").read_text() == "# run\n"
+
+
+# --- measure ------------------------------------------------------------------------------------------------------
+
+def test_summary_takes_the_median_and_the_99th_sample_of_all_calls():
+    samples = [list(range(1, 101)), list(range(101, 201))]  # 200 calls: 1 .. 200 µs
+    assert measure.summary_us(samples) == {"median_us": 100.5, "p99_us": 199, "calls": 200}
+
+
+def test_time_calls_calls_every_input_once_per_round():
+    seen = []
+    samples = measure.time_calls(lambda x, y: seen.append((x, y)), [(1, 2), (3, 4)], rounds=3)
+    assert seen == [(1, 2), (3, 4)] * 3
+    assert [len(times) for times in samples] == [3, 3] and all(t >= 0 for times in samples for t in times)
+
+
+def test_interleaved_functions_take_turns_round_by_round():
+    order = []
+    timed = measure.interleaved_us({"a": (lambda: order.append("a"), [(), ()]), "b": (lambda: order.append("b"), [()])},
+                                   rounds=2)
+    assert order == ["a", "a", "b", "a", "a", "b"]
+    assert timed["a"]["calls"] == 4 and timed["b"]["calls"] == 2
+
+
+def test_percentiles_are_observed_values_in_ms():
+    figures = measure.percentiles_ms(np.arange(1, 101) * 1000.0)  # 1 .. 100 ms, in µs
+    assert figures == {"p50": 51.0, "p90": 91.0, "p99": 100.0, "p99.9": 100.0, "mean": 50.5, "max": 100.0}
+    assert measure.percentiles_ms(np.array([])) == dict.fromkeys(["p50", "p90", "p99", "p99.9", "mean", "max"])
+
+
+def test_other_load_is_what_the_machine_spent_beyond_server_and_load_generator():
+    meter = measure.CpuMeter(server_pid=0)
+    meter.wall, meter.busy, meter.server_seconds, meter.load_seconds = 10.0, 9.0, 4.0, 2.0
+    assert meter.other_load_cores() == pytest.approx(0.3)
+    assert meter.other_load_cores(wall=3.0) == pytest.approx(1.0)
+    meter.busy = 5.0  # less than server and load together (accounting noise): never negative
+    assert meter.other_load_cores() == 0.0
+
+
+# --- load (h2load) ------------------------------------------------------------------------------------------------
+
+def test_a_grpc_frame_is_flag_length_message():
+    assert load.grpc_frame(b"abc") == b"\0\0\0\0\x03abc"
+
+
+def test_the_data_bytes_of_h2load_say_how_many_answers_were_ok():
+    # 10 requests succeeded over HTTP, each OK answer a 20-byte message in a 5-byte frame: 8 answers' bytes
+    assert load.check_answers(8 * 25, 10, 20) == 2
+    assert load.check_answers(10 * 25, 10, 20) == 0
+
+
+def test_h2load_offers_the_rate_over_all_connections_only_in_open_loop(tmp_path):
+    endpoint = load.Endpoint("dedup", load.DEDUP_PATH, tmp_path / "dedup.grpc", 20)
+    opened = load.h2load_command("127.0.0.1:5", endpoint, 3, connections=8, streams=16, rate=1000)
+    closed = load.h2load_command("127.0.0.1:5", endpoint, 3, connections=8, streams=16)
+    assert "--rps=125" in opened and not any(arg.startswith("--rps") for arg in closed)
+    assert opened[-1] == closed[-1] == "http://127.0.0.1:5/neardup.v1.NearDup/Dedup"
+    assert "--header=content-type: application/grpc" in closed and f"--data={endpoint.body}" in closed
+
+
+# --- quality scoring ----------------------------------------------------------------------------------------------
+
+def test_greedy_groups_follow_the_reference_rule_at_every_threshold():
+    rng = np.random.default_rng(4)
+    sketches = [sorted(set(rng.integers(0, 300, 40).tolist())) for _ in range(12)]
+    sketches += [s[:30] + [1000 + i] for i, s in enumerate(sketches[:6])]  # near-duplicates of the first six
+    matrix = pairwise(sketches, lambda a, b: reference.similarity(a, b, 64, vocabulary.CONTAINMENT))
+    thresholds = np.unique(matrix[matrix > 0])[::7]  # similarities that occur: a pair right at the threshold groups
+    groups = greedy_groups(matrix, thresholds)
+    for row, threshold in zip(groups, thresholds):
+        assert row.tolist() == reference.dedup(sketches, 64, float(threshold), vocabulary.CONTAINMENT).group
+
+
+def doc(doc_id: str, group: str, **labels) -> Doc:
+    return Doc(doc_id, "text", "en", group, labels.pop("family", "original"), **labels)
+
+
+def test_result_set_labels_duplicates_hard_negatives_and_left_out_templates():
+    docs = [doc("a", "g1"), doc("b", "g1", family="edit"), doc("c", "g2", site="news"), doc("d", "g3", site="news"),
+            doc("e", "g4", template="t0", family="template"), doc("f", "g5", template="t0", family="template"),
+            doc("g", "g6", quotes="g2", family="quoting")]
+    labelled = ResultSet.label(docs, list(range(len(docs))))
+    pairs = list(zip(*np.triu_indices(len(docs), 1)))
+    assert [pairs[i] for i in np.flatnonzero(labelled.duplicate)] == [(0, 1)]
+    assert [pairs[i] for i in np.flatnonzero(labelled.negative["site"])] == [(2, 3)]
+    assert [pairs[i] for i in np.flatnonzero(labelled.negative["quote"])] == [(2, 6)]
+    assert [pairs[i] for i in np.flatnonzero(~labelled.scored)] == [(4, 5)]  # template pairs: out of F1
+
+
+def test_pair_counts_give_precision_recall_and_f1_per_threshold():
+    docs = [doc("a", "g1"), doc("b", "g1"), doc("c", "g2"), doc("d", "g3")]
+    labelled = ResultSet.label(docs, [0, 1, 2, 3])
+    counts = Counts.empty(2)
+    # threshold 0: b joins a (right) and c joins a too (wrong); threshold 1: nothing grouped
+    add_grouping(counts, labelled, np.array([[0, 0, 0, 3], [0, 1, 2, 3]]))
+    assert counts.tp.tolist() == [1, 0] and counts.fp.tolist() == [2, 0] and counts.fn.tolist() == [0, 1]
+    assert counts.precision().tolist() == [pytest.approx(1 / 3), 1.0]
+    assert counts.recall().tolist() == [1.0, 0.0]
+    assert counts.f1().tolist() == [pytest.approx(0.5), 0.0]
+
+
+def test_the_baselines_shingles_and_scores():
+    assert word_ngrams("One, two three-four five six!", n=5) == ["one two three four five", "two three four five six"]
+    docs = [Doc("a", "w1 w2 w3 w4 w5 w6 w7 w8", "en", "g", "original"),
+            Doc("b", "w1 w2 w3 w4 w5 w6", "en", "g", "edit")]
+    # a has 4 word 5-grams, b 2, both of b's in a: containment 1, Jaccard 2/4
+    assert exact_method(docs, vocabulary.CONTAINMENT).pair_matrix([0, 1])[0, 1] == 1.0
+    assert exact_method(docs, vocabulary.JACCARD).pair_matrix([0, 1])[0, 1] == 0.5
+    assert simhash("The same text.") == simhash("the same, text") != simhash("another text entirely")
+
+
+def test_margins_are_neardup_at_its_default_minus_the_best_baseline():
+    default = {"default": {"f1": 0.9, "scopes": {"s": 0.8}}}
+    baselines = [{"best": {"f1": 0.85, "scopes": {"s": 0.7}}, "scope_best": {"s": {"f1": 0.82}}},
+                 {"best": {"f1": 0.7, "scopes": {"s": 0.75}}, "scope_best": {"s": {"f1": 0.79}}}]
+    assert margins(default, baselines) == {"s": pytest.approx(-0.02), "overall": pytest.approx(0.05)}
+    assert margins(default, baselines, oracle=False)["s"] == pytest.approx(0.05)
+    assert Method("x", lambda indexes: None).default_threshold is None
+    assert 0.52 in THRESHOLDS.tolist() and 0.01 in THRESHOLDS.tolist()
+
+
+# --- reports of the harness and the soak runs -------------------------------------------------------------------
+
+def test_an_open_loop_runs_floor_is_the_health_run_at_its_rate_and_workers():
+    runs = [{"endpoint": "health", "workers": 1, "offered_rps": 500},
+            {"endpoint": "health", "workers": 2, "offered_rps": 1000},
+            {"endpoint": "dedup", "workers": 2, "offered_rps": 1000}]
+    assert floor_of(runs[2], runs) is runs[1]
+    assert floor_of({"endpoint": "dedup", "workers": 1, "offered_rps": 1000}, runs) is None
+
+
+def test_soak_summary_lines():
+    report_ = {"command": "python -m benchmarks.soak", "workers": 2, "threads": 4, "cache": False, "offered_rps": 100,
+               "seconds": 20.0, "warmup": 4.0, "load": {"gave_up": "h2load failed"},
+               "server": {"exit_code": 0, "internal_errors_logged": 0}, "passed": False}
+    assert load_lines(report_) == ["`python -m benchmarks.soak`: 2 workers x 4 threads, cache off, 100 rps offered "
+                                   "for 20 s (4 s warm-up)", "h2load: h2load failed"]
+    assert server_line(report_) == "server exit 0, 0 internal errors logged: FAILED"
+
+
+# --- files, the launcher's helpers, the fuzz checks ----------------------------------------------------------------
+
+def test_paths_and_data_files():
+    assert paths.BENCHMARKS.name == "benchmarks" and paths.ROOT == paths.BENCHMARKS.parent
+    assert paths.OUT == paths.BENCHMARKS / "out" and (paths.DATA / "synonyms.txt").is_file()
+    assert data.load_json("jobads/schema.json") is data.load_json("jobads/schema.json")  # read once
+
+
+def test_launcher_helpers_write_records_and_stores(tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "text": "é"}, {"id": "b"}])
+    assert path.read_text(encoding="utf-8") == '{"id": "a", "text": "é"}\n{"id": "b"}\n'
+    with open_store(sketch_store(tmp_path / "store", {"x": encode_sketch([1, 5])}), readonly=True) as store:
+        assert store.get_many(["x", "y"]) == [encode_sketch([1, 5]), None]
+    port = free_port()
+    assert 0 < port < 65536
+
+
+def test_fuzz_checks_name_what_happened():
+    assert check_corpus_line(b'{"id": "a", "text": "Some text."}') == "record"
+    assert check_corpus_line(b'{"id": 3}') == "reported"
+    assert check_result_set_line(b'{"id": "a", "text": "t"}') == "document"
+    assert check_result_set_line(b"not json") == "one-line error"
+    assert check_sketcher("word:1", "Some words to sketch here.", "en") == "sketched"
+    assert check_sketcher("word:1", "Some words.", "tlh") == "unknown language"
