@@ -13,9 +13,12 @@ from typing import Callable
 
 import pytest
 
-from neardup.cli.main import main
-from neardup_client import NearDupClient
-from serverproc import RedisServer, serving, write_jsonl
+# the shared helpers' asserts report like a test's own (before anything imports them)
+pytest.register_assert_rewrite("brute", "certs", "observe", "sketches", "textgen")
+
+from neardup.cli.main import main  # noqa: E402
+from neardup_client import NearDupClient  # noqa: E402
+from serverproc import RedisServer, serving, write_jsonl  # noqa: E402
 
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`, nohup) inherits SIGINT ignored,
 # and so would every command it starts: Python then installs no Ctrl-C handler, and the tests of Ctrl-C (exit 130)

@@ -20,40 +20,17 @@ from neardup.cli import main as neardup_cli
 from neardup.store import open_store
 from neardup_client import cli as client_cli, commandline
 from neardup_client.commandline import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from observe import HEAVY, imported_by
 from serverproc import NEARDUP, free_port, run_neardup, serving
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parent.parent
 STORIES = {"story-0": text(article(0)), "story-1": text(article(1)), "story-0-copy": "Breaking. " + text(article(0))}
 
-#: What a command that prints help or calls a server has no use for: NLTK (which pulls in scipy), tqdm, and the
-#: gRPC server with its health, reflection and metrics services.
-HEAVY = ("nltk", "scipy", "tqdm", "neardup.jobs.index", "neardup.service.server", "neardup.service.servicer",
-         "neardup.runtime.engine", "grpc_health.v1.health", "grpc_reflection.v1alpha.reflection", "prometheus_client")
-
-
 @pytest.fixture(scope="module")
 def server(indexed_store):
     with serving(indexed_store("cli", STORIES)) as running:
         yield running
-
-
-def imported_by(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:
-    """`neardup ARGV` through main() in a fresh interpreter: its exit code and the modules it imported."""
-    report = tmp_path / "modules.json"
-    code = textwrap.dedent(f"""
-        import json, sys
-        from neardup.cli.main import main
-        try:
-            code = main({list(argv)!r})
-        except SystemExit as exit_:
-            code = exit_.code
-        with open({str(report)!r}, "w") as out:
-            json.dump([code, sorted(sys.modules)], out)
-    """)
-    subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=120, check=True)
-    code, modules = json.loads(report.read_text())
-    return code, set(modules)
 
 
 @pytest.mark.parametrize("argv, heavy", [

@@ -21,19 +21,14 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.commandline import EXIT_FAILED
 from serverproc import Server, free_port, run_neardup, sketch_store
+from sketches import random_sketch
 
-K = SketchConfig().k
 BATCH, WRITERS, ACKED_BEFORE_KILL = 8, 4, 60
-
-
-def random_sketch(rng: random.Random) -> bytes:
-    return encode_sketch(sorted(rng.sample(range(2**32), rng.randint(1, K))))
 
 
 def test_kill_9_during_upserts_keeps_every_acknowledged_batch_and_half_writes_none(tmp_path):
@@ -47,7 +42,7 @@ def test_kill_9_during_upserts_keeps_every_acknowledged_batch_and_half_writes_no
         rng = random.Random(writer)
         with NearDupClient(server.target, timeout=5) as client:
             for number in range(100_000):
-                batch = {f"w{writer}-{number}-{i}": random_sketch(rng) for i in range(BATCH)}
+                batch = {f"w{writer}-{number}-{i}": random_sketch(rng, smallest=1) for i in range(BATCH)}
                 sent.append(batch)
                 try:
                     client.upsert([Document(doc_id, sketch=sketch) for doc_id, sketch in batch.items()])
@@ -104,7 +99,8 @@ def emptied(data: Path) -> None:
 @pytest.mark.parametrize("damage, workers", [(garbage, 1), (garbage, 2), (truncated, 2), (emptied, 1)])
 def test_a_damaged_store_is_one_line_at_start_not_a_crash_loop(tmp_path, damage, workers):
     rng = random.Random(1)
-    store_path = sketch_store(tmp_path / "store", {f"doc-{i}": random_sketch(rng) for i in range(300)})
+    store_path = sketch_store(tmp_path / "store",
+                              {f"doc-{i}": random_sketch(rng, smallest=1) for i in range(300)})
     damage(store_path / "data.mdb")
     done = run_neardup("serve", "--store", str(store_path), "--port", str(free_port()), "--workers", str(workers),
                        timeout=60)
@@ -114,7 +110,7 @@ def test_a_damaged_store_is_one_line_at_start_not_a_crash_loop(tmp_path, damage,
 
 
 def test_a_client_rides_over_a_server_restart_on_the_same_port(tmp_path, neardup):
-    sketch = random_sketch(random.Random(2))
+    sketch = random_sketch(random.Random(2), smallest=1)
     store_path = sketch_store(tmp_path / "store", {"a": sketch, "a-copy": sketch})
     port = free_port()
     with NearDupClient(f"127.0.0.1:{port}", timeout=10) as client:
@@ -149,7 +145,7 @@ def served_within(client: NearDupClient, seconds: float) -> bool:
 
 def test_drain_keeps_serving_while_health_says_not_serving(tmp_path):
     """--drain: after SIGTERM a balancer watching health has time to move traffic away; calls still succeed."""
-    sketch = random_sketch(random.Random(3))
+    sketch = random_sketch(random.Random(3), smallest=1)
     server = Server(sketch_store(tmp_path / "store", {"a": sketch, "a-copy": sketch}), "--drain", "5").wait_ready()
     with NearDupClient(server.target, timeout=10) as client, grpc.insecure_channel(server.target) as channel:
         health = health_pb2_grpc.HealthStub(channel)
@@ -167,7 +163,7 @@ def test_a_sigterm_that_reaches_a_grpc_thread_still_stops_the_server(tmp_path):
     """The kernel hands a process's SIGTERM to any thread that does not block it, often one of gRPC's; Python
     runs the handler only in the main thread, which must therefore wake up to notice. (With --workers N each
     worker runs this same code; the supervising parent has no other thread.)"""
-    server = Server(sketch_store(tmp_path / "store", {"a": random_sketch(random.Random(4))})).wait_ready()
+    server = Server(sketch_store(tmp_path / "store", {"a": random_sketch(random.Random(4), smallest=1)})).wait_ready()
     pid = server.process.pid
     thread = next(int(tid) for tid in sorted(os.listdir(f"/proc/{pid}/task")) if int(tid) != pid)
     libc = ctypes.CDLL(None, use_errno=True)
@@ -184,7 +180,7 @@ def test_a_worker_whose_call_is_stuck_still_exits_after_grace_and_logs_where_it_
     """A handler blocked past --grace (here: an Upsert waiting for the store's write lock, which another process
     holds) must not keep the worker alive: it exits within drain + grace + a margin, with every thread's
     traceback in its log, and the store keeps every committed write."""
-    store_path = sketch_store(tmp_path / "store", {"a": random_sketch(random.Random(5))})
+    store_path = sketch_store(tmp_path / "store", {"a": random_sketch(random.Random(5), smallest=1)})
     server = Server(store_path, "--grace", "1").wait_ready()
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import sys, lmdb

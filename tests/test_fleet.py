@@ -11,9 +11,10 @@ import grpc
 
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
+from brute import assert_index_matches_sketches
 from serverproc import RedisServer, run_neardup, serving, sketch_store, write_jsonl
-from test_service import THRESHOLD, corpus
-from test_store_postings import assert_index_matches_sketches, random_sketch
+from sketches import sketch_with_shared_values
+from textgen import STORIES_THRESHOLD as THRESHOLD, stories as corpus
 
 
 def test_a_write_through_one_server_is_seen_by_the_next_dedup_through_another(redis_url, tmp_path):
@@ -59,7 +60,7 @@ def test_redis_restarted_under_writes_is_unavailable_then_served_and_keeps_every
                     for number in range(100_000):
                         if stop.is_set():
                             return
-                        batch = {f"w{writer}-{number}-{i}": random_sketch(rng) for i in range(8)}
+                        batch = {f"w{writer}-{number}-{i}": sketch_with_shared_values(rng) for i in range(8)}
                         try:
                             client.upsert([Document(doc_id, sketch=sketch) for doc_id, sketch in batch.items()])
                         except NearDupClientError as error:

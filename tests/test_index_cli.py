@@ -8,7 +8,6 @@ so the CLI, the worker processes and the batch writer must add nothing and lose 
 """
 from __future__ import annotations
 
-import json
 import random
 import os
 import signal
@@ -26,23 +25,10 @@ from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import decode_sketch
 from neardup.runtime.engine import Deduplicator
 from neardup_client.commandline import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
-from neardup.core.errors import StoreUnavailable
 from neardup.store import open_store
 from serverproc import NEARDUP, run_neardup, write_jsonl
-from textgen import article, text
-
-BOILERPLATE = "Share this article with your friends and follow us for more local news."
-
-
-def corpus(count: int, start: int = 0, boilerplate_every: int = 0, sentences: int = 14) -> list[dict]:
-    records = []
-    for seed in range(start, start + count):
-        body = text(article(seed, sentences))
-        if boilerplate_every and seed % boilerplate_every == 0:
-            body = f"{body}\n\n{BOILERPLATE}"
-        records.append({"id": f"doc-{seed}", "text": body})
-    return records
-
+from observe import stored_count
+from textgen import BOILERPLATE, article, corpus_records, malformed_corpus, text
 
 def stored(store_path: Path, ids: list[str]) -> dict[str, bytes | None]:
     with open_store(store_path, readonly=True) as store:
@@ -71,7 +57,8 @@ def run_index(corpus_path: Path | str, store_path: Path, *args: str, **kwargs) -
 
 
 def test_index_writes_every_document_and_prints_progress_and_a_summary(tmp_path):
-    records = corpus(120) + [{"id": "ru-1", "lang": "ru", "text": "Министр представил бюджет. Депутаты спорили."}]
+    records = corpus_records(120) + [{"id": "ru-1", "lang": "ru",
+                                      "text": "Министр представил бюджет. Депутаты спорили."}]
     done = run_index(write_jsonl(tmp_path / "corpus.jsonl", records), tmp_path / "store")
     assert done.returncode == 0, done.stderr
     assert "docs/s" in done.stderr and "sketching" in done.stderr and "writing" in done.stderr
@@ -88,14 +75,14 @@ def test_console_script_is_installed_and_runs(tmp_path):
     script = Path(sys.executable).parent / "neardup"
     if not script.exists():
         pytest.skip("the neardup console script is not installed in this environment")
-    done = subprocess.run([str(script), "index", str(write_jsonl(tmp_path / "c.jsonl", corpus(3))),
+    done = subprocess.run([str(script), "index", str(write_jsonl(tmp_path / "c.jsonl", corpus_records(3))),
                            "--store", str(tmp_path / "store")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "documents:            3" in done.stdout
 
 
 def test_store_defaults_to_the_environment_variable_then_the_working_directory(tmp_path, monkeypatch, neardup):
-    corpus_path = write_jsonl(tmp_path / "c.jsonl", corpus(2))
+    corpus_path = write_jsonl(tmp_path / "c.jsonl", corpus_records(2))
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NEARDUP_STORE", raising=False)
     assert neardup("index", corpus_path).returncode == 0
@@ -103,30 +90,6 @@ def test_store_defaults_to_the_environment_variable_then_the_working_directory(t
     assert neardup("index", corpus_path).returncode == 0
     for store_path in (tmp_path / "neardup-store", tmp_path / "elsewhere"):
         assert stored(store_path, ["doc-0"])["doc-0"]
-
-
-def malformed_corpus(path: Path) -> dict[int, str]:
-    """Good records with bad lines in between; returns line number → what the report must say."""
-    good = corpus(6)
-    lines = [json.dumps(good[0]).encode(),
-             b"{not json",
-             json.dumps({"text": "no id here."}).encode(),
-             json.dumps(good[1]).encode(),
-             json.dumps({"id": "", "text": "empty id."}).encode(),
-             json.dumps({"id": 7, "text": "numeric id."}).encode(),
-             b"",
-             json.dumps({"id": "no-text"}).encode(),
-             json.dumps({"id": "list-text", "text": ["a"]}).encode(),
-             b'{"id": "latin1", "text": "caf\xe9"}',
-             json.dumps({"id": "klingon", "text": "Qapla.", "lang": "tlh"}).encode(),
-             json.dumps(["id", "text"]).encode(),
-             json.dumps({"id": "x" * 600, "text": "long id."}).encode(),
-             b'{"id": "tab", "text": "a\tb"}',
-             *(json.dumps(record).encode() for record in good[2:])]
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    return {2: "bad JSON", 3: "missing id", 5: "non-empty string", 6: "non-empty string", 8: "missing text",
-            9: "text must be a string", 10: "invalid UTF-8", 11: "unknown language", 12: "not a JSON object",
-            13: "longer than 511", 14: "bad JSON (Invalid control character at: column 25)"}
 
 
 def test_malformed_lines_are_reported_with_their_line_number_and_skipped(tmp_path, neardup):
@@ -153,7 +116,7 @@ def test_strict_aborts_on_a_malformed_line_and_writes_nothing(tmp_path, neardup,
     assert done.stderr.splitlines()[-1].startswith("neardup: error: line 2: bad JSON")
     assert not (tmp_path / "new").exists()
 
-    index_ok(write_jsonl(tmp_path / "first.jsonl", corpus(3)), tmp_path / "existing")
+    index_ok(write_jsonl(tmp_path / "first.jsonl", corpus_records(3)), tmp_path / "existing")
     before = stored(tmp_path / "existing", ["doc-0", "doc-1", "doc-2", "doc-3"])
     done = neardup("index", tmp_path / "corpus.jsonl", "--store", tmp_path / "existing", "--strict")
     assert done.returncode == EXIT_FAILED
@@ -163,7 +126,7 @@ def test_strict_aborts_on_a_malformed_line_and_writes_nothing(tmp_path, neardup,
 
 
 def test_stdin_gives_the_same_store_as_a_file(tmp_path, index_ok):
-    records = corpus(30)
+    records = corpus_records(30)
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", records)
     index_ok(corpus_path, tmp_path / "from-file")
     done = run_index("-", tmp_path / "from-stdin", input=corpus_path.read_text())
@@ -174,7 +137,7 @@ def test_stdin_gives_the_same_store_as_a_file(tmp_path, index_ok):
 
 def test_two_workers_give_byte_identical_sketches_and_keep_corpus_order(tmp_path, index_ok):
     """Enough lines for several blocks of worker tasks; repeated ids check that the last record still wins."""
-    records = corpus(1400, boilerplate_every=3, sentences=6)
+    records = corpus_records(1400, boilerplate_every=3, sentences=6)
     records += [{"id": "doc-5", "text": "A replacement that comes last."}, {"id": "doc-1399", "text": "Last."}]
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", records)
     one = index_ok(corpus_path, tmp_path / "one", "--stop-min-docs", "100", "--workers", "1")
@@ -188,9 +151,9 @@ def test_two_workers_give_byte_identical_sketches_and_keep_corpus_order(tmp_path
 
 
 def test_reindexing_replaces_sketches_and_keeps_the_rest(tmp_path, index_ok):
-    index_ok(write_jsonl(tmp_path / "first.jsonl", corpus(10)), tmp_path / "store")
+    index_ok(write_jsonl(tmp_path / "first.jsonl", corpus_records(10)), tmp_path / "store")
     before = stored(tmp_path / "store", [f"doc-{i}" for i in range(10)])
-    changed = corpus(2, start=50)
+    changed = corpus_records(2, start=50)
     changed = [{"id": "doc-3", "text": changed[0]["text"]}, {"id": "doc-new", "text": changed[1]["text"]}]
     done = index_ok(write_jsonl(tmp_path / "second.jsonl", changed), tmp_path / "store")
     assert "documents:            2" in done.stdout
@@ -200,7 +163,7 @@ def test_reindexing_replaces_sketches_and_keeps_the_rest(tmp_path, index_ok):
 
 
 def test_stoplist_is_learned_from_the_corpus_and_applied_to_later_indexing(tmp_path, index_ok):
-    records = corpus(90, boilerplate_every=1)  # the boilerplate sits in every document
+    records = corpus_records(90, boilerplate_every=1)  # the boilerplate sits in every document
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", records)
     # sentence shingles: the boilerplate is one shingle, and always among the K smallest of a short document
     done = index_ok(corpus_path, tmp_path / "store", "--stop-min-docs", "20", "--unit", "sentence")
@@ -221,7 +184,7 @@ def test_stoplist_is_learned_from_the_corpus_and_applied_to_later_indexing(tmp_p
 
 
 def test_a_conflicting_configuration_is_refused_in_one_line(tmp_path, neardup, index_ok):
-    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", corpus(3))
+    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(3))
     index_ok(corpus_path, tmp_path / "store", "-k", "32", "--unit", "word:4", "--lang", "nl")
     index_ok(corpus_path, tmp_path / "store", "-k", "32", "--lang", "dutch")  # the same, spelled another way
     for option in (["-k", "64"], ["--unit", "sentence"], ["--lang", "en"], ["--min-word-len", "4"]):
@@ -246,7 +209,7 @@ def test_a_conflicting_configuration_is_refused_in_one_line(tmp_path, neardup, i
 def test_errors_are_one_line_with_their_exit_code(tmp_path, monkeypatch, neardup, args, code, message):
     """A wrong option is a usage error, found before anything is read; a corpus or store that cannot be used is a
     failure."""
-    write_jsonl(tmp_path / "c.jsonl", corpus(1))
+    write_jsonl(tmp_path / "c.jsonl", corpus_records(1))
     monkeypatch.chdir(tmp_path)
     done = neardup(*args)
     assert done.returncode == code
@@ -277,7 +240,7 @@ BIG_ARGS = ("--unit", "word:5", "--stop-min-docs", "100")
 def big_corpus(tmp_path_factory) -> tuple[Path, list[str], dict[str, bytes]]:
     """4000 documents with boilerplate in a quarter of them, and the store a clean, uninterrupted run makes."""
     root = tmp_path_factory.mktemp("big")
-    records = corpus(4000, boilerplate_every=4, sentences=8)
+    records = corpus_records(4000, boilerplate_every=4, sentences=8)
     corpus_path = write_jsonl(root / "corpus.jsonl", records)
     assert main(["index", str(corpus_path), "--store", str(root / "clean"), *BIG_ARGS]) == 0
     ids = [r["id"] for r in records]
@@ -287,14 +250,6 @@ def big_corpus(tmp_path_factory) -> tuple[Path, list[str], dict[str, bytes]]:
 def start_index(corpus_path: Path, store_path: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([*NEARDUP, "index", str(corpus_path), "--store", str(store_path), *BIG_ARGS, *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
-
-
-def stored_count(store_path: Path) -> int:
-    try:
-        with open_store(store_path, readonly=True) as store:
-            return store.count()
-    except StoreUnavailable:
-        return 0
 
 
 def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tmp_path, big_corpus, index_ok):
@@ -354,7 +309,7 @@ def test_an_empty_corpus_creates_no_store_but_adds_nothing_to_an_existing_one(tm
         assert done.returncode == EXIT_FAILED, done.stderr
         assert done.stderr.splitlines()[-1].startswith("neardup: error: corpus ") and why in done.stderr
         assert not (tmp_path / "store").exists()
-    index_ok(write_jsonl(tmp_path / "corpus.jsonl", corpus(3)), tmp_path / "store")
+    index_ok(write_jsonl(tmp_path / "corpus.jsonl", corpus_records(3)), tmp_path / "store")
     assert "documents:            0" in index_ok(empty, tmp_path / "store").stdout
     assert stored_count(tmp_path / "store") == 3
 

@@ -24,9 +24,8 @@ from neardup.jobs.dask_engine import byte_ranges, partition_lines
 from neardup_client.commandline import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
 from serverproc import NEARDUP, free_port, write_jsonl
-from test_index_cli import corpus, malformed_corpus, stored_count
-from test_items import ITEMS, SCHEMA
-from textgen import article, text
+from observe import stored_count
+from textgen import ITEMS, SCHEMA, article, corpus_records, malformed_corpus, text
 
 PARTITION = "4000"  # bytes: a dozen or more partitions per corpus here
 
@@ -64,7 +63,7 @@ def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup
     scheduler, _ = cluster
     # a story republished 40 times, spread over the partitions: its sentences are kept, counted once
     story = text(article(4242, sentences=6))
-    records = [*corpus(300, boilerplate_every=3, sentences=5),
+    records = [*corpus_records(300, boilerplate_every=3, sentences=5),
                *({"id": f"copy-{number}", "text": f"{story} Edition {number}."} for number in range(40))]
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", with_repeats(random.Random(3).sample(records, len(records))))
     local = index(neardup, corpus_path, tmp_path / "local", *options)
@@ -84,7 +83,7 @@ def test_the_store_equals_the_local_paths_bit_for_bit(tmp_path, cluster, neardup
     assert contents(tmp_path / "dask") == expected
 
     # into the existing stores: their stop-list is known, so pass 1 makes the final sketches on the workers
-    more = write_jsonl(tmp_path / "more.jsonl", corpus(80, start=1000, boilerplate_every=2, sentences=4))
+    more = write_jsonl(tmp_path / "more.jsonl", corpus_records(80, start=1000, boilerplate_every=2, sentences=4))
     assert index(neardup, more, tmp_path / "local").returncode == EXIT_OK
     assert index(neardup, more, tmp_path / "dask", scheduler=scheduler).returncode == EXIT_OK
     assert contents(tmp_path / "dask") == contents(tmp_path / "local")
@@ -110,7 +109,7 @@ def test_an_items_store_equals_the_local_paths(tmp_path, cluster, neardup):
 def test_a_parquet_corpus_gives_the_store_its_json_lines_give(tmp_path, cluster, neardup):
     """A row group a task; rows are numbered as lines are, and a malformed row is reported and skipped the same."""
     scheduler, _ = cluster
-    records = with_repeats(corpus(150, boilerplate_every=2, sentences=4))
+    records = with_repeats(corpus_records(150, boilerplate_every=2, sentences=4))
     records[7] = {"id": "no-text", "text": None}
     records[60] = {"id": "klingon", "text": "Qapla.", "lang": "tlh"}
     table = pyarrow.table({name: [record.get(name) for record in records] for name in ("id", "text", "lang")},
@@ -143,7 +142,8 @@ def test_a_parquet_corpus_gives_the_store_its_json_lines_give(tmp_path, cluster,
 def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, cluster, neardup, redis_url):
     """A fleet's offline stage: sketched on the cluster from a URL, written to the Redis store its servers share."""
     scheduler, _ = cluster
-    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", with_repeats(corpus(100, boilerplate_every=2, sentences=4)))
+    corpus_path = write_jsonl(tmp_path / "corpus.jsonl",
+                              with_repeats(corpus_records(100, boilerplate_every=2, sentences=4)))
     assert index(neardup, corpus_path, tmp_path / "local", "--stop-min-docs", "20").returncode == EXIT_OK
     # the workers open the corpus by URL through fsspec, as they would s3://...
     done = index(neardup, corpus_path.as_uri(), redis_url, "--stop-min-docs", "20", scheduler=scheduler)
@@ -156,7 +156,7 @@ def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, c
     """Line numbers count across partitions; --strict stops at the first bad line and writes nothing."""
     scheduler, _ = cluster
     problems = malformed_corpus(tmp_path / "bad.jsonl")
-    good = "".join(json.dumps(record) + "\n" for record in corpus(40, start=100))
+    good = "".join(json.dumps(record) + "\n" for record in corpus_records(40, start=100))
     corpus_path = tmp_path / "corpus.jsonl"
     corpus_path.write_bytes(good.encode() + (tmp_path / "bad.jsonl").read_bytes())
     local = index(neardup, corpus_path, tmp_path / "local")
@@ -175,7 +175,7 @@ def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, c
 
 
 def test_an_unreachable_scheduler_is_one_line_and_leaves_the_store_untouched(tmp_path, neardup):
-    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", corpus(5))
+    corpus_path = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(5))
     assert index(neardup, corpus_path, tmp_path / "store").returncode == EXIT_OK
     before = contents(tmp_path / "store")
     address = f"tcp://127.0.0.1:{free_port()}"
@@ -200,7 +200,7 @@ def test_an_unreachable_scheduler_is_one_line_and_leaves_the_store_untouched(tmp
     (["--engine", "spark"], "invalid choice"),
 ])
 def test_options_that_do_not_go_together_are_usage_errors(tmp_path, neardup, args, message):
-    corpus_path = write_jsonl(tmp_path / "c.jsonl", corpus(1))
+    corpus_path = write_jsonl(tmp_path / "c.jsonl", corpus_records(1))
     done = neardup("index", corpus_path, "--store", tmp_path / "s", *args)
     assert done.returncode == EXIT_USAGE
     assert done.stderr.count("\n") == 1 and message in done.stderr
@@ -230,7 +230,7 @@ def test_byte_ranges_give_every_line_to_exactly_one_partition(tmp_path, ending):
 def big(tmp_path_factory):
     """A corpus that takes the cluster several seconds, and the store the local path makes of it."""
     root = tmp_path_factory.mktemp("big")
-    corpus_path = write_jsonl(root / "corpus.jsonl", corpus(3000, boilerplate_every=4, sentences=8))
+    corpus_path = write_jsonl(root / "corpus.jsonl", corpus_records(3000, boilerplate_every=4, sentences=8))
     assert main(["index", str(corpus_path), "--store", str(root / "local"), "--stop-min-docs", "100"]) == EXIT_OK
     return corpus_path, contents(root / "local")
 

@@ -24,35 +24,7 @@ from neardup.service import converters
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from serverproc import run_neardup, serving, write_jsonl
-
-SCHEMA = {
-    "fields": [
-        {"name": "title", "unit": "word:1", "k": 16, "metric": "jaccard", "rule_tokens": 3, "weight": 2},
-        {"name": "body", "k": 64, "rule_tokens": 8, "weight": 1},
-        {"name": "phone", "kind": "exact", "normalize": "digits", "weight": 1},
-        {"name": "url", "kind": "exact", "normalize": "url", "weight": 4},
-        {"name": "location", "kind": "location", "precision": 5, "weight": 4},
-    ],
-    "rules": [["title", "body"], ["title", "location"], ["url"]],
-}
-BODY = ("We are looking for an experienced forklift driver to join our busy warehouse team. You will load and "
-        "unload lorries, move stock safely around the site and keep accurate records of every pallet. ")
-LEEDS, NEAR_LEEDS, MANCHESTER = {"lat": 53.8008, "lon": -1.5491}, {"lat": 53.8100, "lon": -1.5300}, \
-    {"lat": 53.4808, "lon": -2.2426}
-ITEMS = {
-    "ad-1": {"title": "Forklift Driver (Leeds)", "body": BODY + "Apply today from Leeds.", "phone": "+44 113 496 0123",
-             "url": "https://careers.acme.co.uk/vacancy/1234?src=board", "location": LEEDS},
-    # the same opening reposted elsewhere: other format, shortened body, same URL and place
-    "ad-1-repost": {"title": "FORKLIFT DRIVER - Leeds", "body": BODY, "phone": "0113 4960123",
-                    "url": "http://www.careers.acme.co.uk/vacancy/1234/", "location": NEAR_LEEDS},
-    # the same template for another city: nearly the same body, another place, reference and URL
-    "ad-2-manchester": {"title": "Forklift Driver (Manchester)", "body": BODY + "Apply today from Manchester.",
-                        "phone": "+44 113 496 0123", "url": "https://careers.acme.co.uk/vacancy/5678",
-                        "location": MANCHESTER},
-    "other": {"title": "Primary School Teacher", "body": "Plan and teach engaging lessons to children aged four "
-              "to eleven in our friendly school.", "location": {"lat": 51.45, "lon": -2.59}},
-}
-
+from textgen import ITEMS, SCHEMA
 
 @pytest.fixture(scope="module")
 def schema_path(tmp_path_factory):

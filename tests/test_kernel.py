@@ -19,6 +19,7 @@ from neardup.core import _kernel, kernel, reference
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.core.vocabulary import COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD
 from neardup.core.reference import Grouping
+from sketches import random_values
 
 ALL_WAYS = [(metric, grouping) for metric in METRICS for grouping in GROUPINGS]
 
@@ -90,15 +91,11 @@ def test_similarity_equals_reference(case, metric):
 
 # ---- adversarial sets ----
 
-def _random_sketch(rng, k, size=None):
-    return sorted(rng.sample(range(1 << 32), k if size is None else size))
-
-
 def _adversarial_sets():
     rng = random.Random(7)
     k = 16
-    one = _random_sketch(rng, k)
-    long_one = _random_sketch(rng, 400)
+    one = random_values(rng, k)
+    long_one = random_values(rng, 400)
     return {
         "no results": ([], k),
         "one result": ([one], k),
@@ -106,13 +103,13 @@ def _adversarial_sets():
         "all None": ([None] * 5, k),
         "all empty": ([[]] * 5, k),
         "all identical": ([one] * 70, k),
-        "all disjoint": ([_random_sketch(rng, k) for _ in range(70)], k),
+        "all disjoint": ([random_values(rng, k) for _ in range(70)], k),
         "k = 1": ([[v] for v in (5, 5, 7, 5, 9, 7)] + [[]], 1),
         "uneven lengths": ([one[:3], one, one[:1], one[5:], one[:k - 1], [], one[::2], None, one], k),
-        "one shared boilerplate value": ([sorted({1} | set(_random_sketch(rng, k - 1))) for _ in range(150)], k),
-        "two rank words": ([one if i % 37 == 0 else _random_sketch(rng, k) for i in range(130)], k),
+        "one shared boilerplate value": ([sorted({1} | set(random_values(rng, k - 1))) for _ in range(150)], k),
+        "two rank words": ([one if i % 37 == 0 else random_values(rng, k) for i in range(130)], k),
         # more shared values than a pair's count byte holds: those pairs are merged
-        "counts past 254": ([long_one, long_one[:260], long_one[30:], _random_sketch(rng, 400), long_one[::2]], 400),
+        "counts past 254": ([long_one, long_one[:260], long_one[30:], random_values(rng, 400), long_one[::2]], 400),
     }
 
 
@@ -131,7 +128,7 @@ def test_adversarial_sets(name, metric, grouping, threshold):
 def test_thresholds_outside_0_1(grouping):
     """Above 1 nothing is a duplicate; at or below 0 any shared value is enough (containment as the reference)."""
     rng = random.Random(3)
-    sketches = [_random_sketch(rng, 8) for _ in range(5)] * 2
+    sketches = [random_values(rng, 8) for _ in range(5)] * 2
     blobs = [encode(s) for s in sketches]
     for metric in METRICS:
         assert kernel.dedup(blobs, 8, 1.5, metric, grouping).duplicate_of == [-1] * 10
@@ -158,8 +155,8 @@ def test_ten_thousand_results(metric, grouping, ten_thousand_disjoint):
 def test_sets_too_large_to_count_are_merged():
     """Past COUNTED_MAX_RESULTS the kernel merges every candidate pair; Nones in front shift positions only."""
     rng = random.Random(5)
-    base = _random_sketch(rng, 32)
-    tail = [base, base[:20], _random_sketch(rng, 32), sorted(set(base[:28]) | {1, 2, 3}), base[5:], None, base]
+    base = random_values(rng, 32)
+    tail = [base, base[:20], random_values(rng, 32), sorted(set(base[:28]) | {1, 2, 3}), base[5:], None, base]
     padding = _kernel.COUNTED_MAX_RESULTS + 1 - len(tail)
     for metric, grouping in ALL_WAYS:
         expected = reference.dedup(tail, 32, 0.5, metric, grouping)
@@ -234,7 +231,7 @@ def test_accepts_any_sequence_and_holds_its_items():
 
 def test_threads_share_the_kernel():
     rng = random.Random(5)
-    sketches = [encode(_random_sketch(rng, 64)) for _ in range(50)] * 2
+    sketches = [encode(random_values(rng, 64)) for _ in range(50)] * 2
     expected = kernel.dedup(sketches, 64, 0.8)
     results = []
 
@@ -330,11 +327,11 @@ def _copies(rng, k, bases, copies, edit):
     """Sketches of `bases` random documents, each followed by `copies` edited copies (shuffled in rank order)."""
     sketches = []
     for _ in range(bases):
-        base = _random_sketch(rng, k)
+        base = random_values(rng, k)
         sketches.append(base)
         for _ in range(copies):
             kept = rng.sample(base, k - edit)
-            sketches.append(sorted(set(kept) | set(_random_sketch(rng, edit)))[:k])
+            sketches.append(sorted(set(kept) | set(random_values(rng, edit)))[:k])
     rng.shuffle(sketches)
     return sketches
 
@@ -375,7 +372,7 @@ def test_a_set_past_the_two_byte_table():
     """70,000 values (four-byte slots, chosen by size): groups of copies among disjoint sketches, answers known."""
     rng = random.Random(17)
     k = 128
-    bases = [_random_sketch(rng, k) for _ in range(300)]
+    bases = [random_values(rng, k) for _ in range(300)]
     order = [i % 300 for i in range(547)]  # 300 documents, 247 of them twice
     blobs = [encode(bases[i]) for i in order]
     assert sum(len(b) for b in blobs) // 4 >= 65_535
@@ -391,9 +388,9 @@ def test_counts_at_the_saturation_boundary(k, metric, grouping):
     """K <= 254 counts by plain byte increments (no pair can share more), K >= 255 by saturating ones (a pair
     sharing 255 values is merged): both equal the reference at the boundary."""
     rng = random.Random(k)
-    full = _random_sketch(rng, k)
-    sketches = [full, full, full[:-1], full[1:], sorted(set(full[: k // 2]) | set(_random_sketch(rng, k - k // 2))),
-                _random_sketch(rng, k), full[::3]]
+    full = random_values(rng, k)
+    sketches = [full, full, full[:-1], full[1:], sorted(set(full[: k // 2]) | set(random_values(rng, k - k // 2))),
+                random_values(rng, k), full[::3]]
     for threshold in (0.5, 0.99, 1.0):
         assert_same(sketches, k, threshold, metric, grouping)
 
@@ -413,9 +410,9 @@ def test_cap_ties_and_uncapped_pairs():
     """Equal caps, one sketch complete, both complete: the compared lengths as the reference cuts them."""
     rng = random.Random(29)
     k = 16
-    a = _random_sketch(rng, k)
+    a = random_values(rng, k)
     same_cap = sorted(set(a[:8]) | set(rng.sample(range(a[-1]), 7)) | {a[-1]})[:k]
-    complete = sorted(set(a[:5]) | set(_random_sketch(rng, 6)))
+    complete = sorted(set(a[:5]) | set(random_values(rng, 6)))
     sketches = [a, same_cap, complete, complete[:4], a[:k - 1], [a[-1]], []]
     for metric in METRICS:
         for x in sketches:

@@ -16,6 +16,7 @@ import redis
 from neardup.core import candidates as similar, memory_index, vocabulary
 from neardup.core.memory_index import MemoryIndex
 from neardup.core.sketch_config import SketchConfig
+from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.core.encoding import encode_sketch
 from neardup.runtime.engine import Deduplicator, Document, Limits, SimilarParams
 from neardup.core.errors import NotFound
@@ -24,9 +25,10 @@ from neardup.store import lmdb as lmdb_store
 from neardup.runtime.view import LiveView
 from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
+from brute import exhaustive
+from observe import commands_sent
 from serverproc import run_neardup, serving, sketch_store
-from test_similar_core import HOT, K, METRICS, exhaustive, make_corpus
-from test_view import commands_sent
+from sketches import HOT, K, make_corpus
 
 THRESHOLDS = (0.0, 0.2, 0.52, 0.9, 1.0)
 HOT_LIMIT = 40  # a low hot limit, so that searches leave hot postings unread

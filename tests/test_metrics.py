@@ -11,19 +11,17 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import grpc
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from neardup_client.commandline import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
+from observe import children, new_connection, rpc_counts, scrape, value
 from serverproc import Server, free_port, run_neardup
 from textgen import article, text
 
-NEARDUP = "neardup.v1.NearDup"
 MAX_RESULT_SET = 50
 ARTICLES = {f"story-{i}": text(article(100 + i)) for i in range(12)}
 ARTICLES["story-0-copy"] = "From the wire: " + ARTICLES["story-0"]
@@ -43,31 +41,6 @@ def private_tmp(tmp_path, monkeypatch):
     directory.mkdir()
     monkeypatch.setenv("TMPDIR", str(directory))
     return directory
-
-
-def scrape(port: int) -> dict[tuple[str, tuple], float]:
-    """Every sample the metrics endpoint serves, keyed by (name, sorted labels)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        assert response.status == 200
-        body = response.read().decode("utf-8")
-    return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in text_string_to_metric_families(body) for sample in family.samples}
-
-
-def value(samples: dict, name: str, **labels: str) -> float:
-    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
-
-
-def rpc_counts(samples: dict, service: str = NEARDUP) -> dict[tuple[str, str], float]:
-    """(method, code) -> calls, from the latency histogram's _count."""
-    return {(labels["method"], labels["code"]): count for (name, key), count in samples.items()
-            for labels in [dict(key)] if name == "neardup_rpc_duration_seconds_count" and labels["service"] == service}
-
-
-def new_connection(target: str) -> grpc.Channel:
-    """A channel with a TCP connection of its own (gRPC shares connections between equal channels otherwise), so
-    that SO_REUSEPORT hands it to either worker."""
-    return grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
 
 
 def code_of(call) -> str:
@@ -155,10 +128,6 @@ def test_two_workers_count_together_per_method_and_status_code(store, private_tm
     assert not directory.exists(), "the multiprocess directory outlived the server"
     with pytest.raises(urllib.error.URLError):
         scrape(metrics_port)
-
-
-def children(pid: int) -> list[int]:
-    return [int(child) for child in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
 def test_killed_workers_keep_their_counts_and_leave_nothing_in_flight(store, private_tmp):

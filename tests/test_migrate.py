@@ -10,7 +10,7 @@ from neardup.runtime.engine import Deduplicator, SimilarParams
 from neardup.store import open_store
 from neardup.store.redis import RedisStore
 from serverproc import sketch_store
-from test_service import corpus
+from textgen import stories as corpus
 
 
 @pytest.fixture(scope="module")

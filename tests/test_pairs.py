@@ -23,6 +23,8 @@ from neardup.core.encoding import decode_sketch, encode_sketch
 from neardup.core.candidates import HOT_POSTINGS
 from neardup.store import create_store, open_store
 from neardup_client.commandline import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from brute import exhaustive_pairs, stored_in_docno_order
+from observe import children
 from serverproc import NEARDUP, run_neardup, sketch_store, write_jsonl
 from textgen import article, text
 
@@ -57,22 +59,6 @@ def planted_sketches(seed: int, bases: int = 70) -> dict[str, bytes]:
     ids = list(sketches)
     rng.shuffle(ids)  # docno order is write order: not the order of the ids
     return {doc_id: sketches[doc_id] for doc_id in ids}
-
-
-def stored_in_docno_order(store_path: Path) -> list[tuple[str, list[int]]]:
-    with open_store(store_path, readonly=True) as store, store.snapshot() as snapshot:
-        return [(doc_id, decode_sketch(sketch)) for _, doc_id, sketch in snapshot.scan()]
-
-
-def exhaustive_pairs(store_path: Path, metric: str, threshold: float) -> dict[tuple[str, str], float]:
-    """Every pair of stored articles that reaches the threshold, (earlier docno, later docno) → similarity."""
-    articles = stored_in_docno_order(store_path)
-    pairs = {}
-    for i, (a, sketch_a) in enumerate(articles):
-        for b, sketch_b in articles[i + 1:]:
-            if reference.is_duplicate(sketch_a, sketch_b, K, metric, threshold):
-                pairs[a, b] = reference.similarity(sketch_a, sketch_b, K, metric)
-    return pairs
 
 
 def printed_pairs(output: str) -> dict[tuple[str, str], float]:
@@ -355,19 +341,6 @@ def test_ctrl_c_exits_130_without_a_traceback_and_stops_the_workers(many_pairs_s
     process.stdout.close()
     process.stderr.close()
     assert_group_gone(process.pid)
-
-
-def children(pid: int) -> list[int]:
-    """The processes whose parent is pid, oldest first (Linux /proc)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        if int(fields[1]) == pid:
-            found.append((int(fields[19]), int(stat.parent.name)))  # start time, pid
-    return [child for _, child in sorted(found)]
 
 
 def test_a_worker_that_dies_is_one_line_and_exit_code_1(many_pairs_store):

@@ -19,9 +19,10 @@ from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store
 from neardup.runtime.view import LiveView
+from brute import assert_index_matches_sketches
+from certs import issue, write_pem
 from serverproc import RedisServer, free_port, sketch_store
-from test_security import _issue, _write
-from test_store_postings import K, assert_index_matches_sketches, random_sketch
+from sketches import K, sketch_with_shared_values
 
 
 @pytest.mark.parametrize("url, message", [
@@ -113,7 +114,8 @@ def test_concurrent_writers_commit_every_batch_whole(redis_url):
         rng = random.Random(seed)
         with open_store(redis_url) as store:
             for _ in range(25):
-                store.put_many([(f"d{rng.randrange(60)}", random_sketch(rng)) for _ in range(rng.randint(1, 20))])
+                store.put_many([(f"d{rng.randrange(60)}", sketch_with_shared_values(rng))
+                                for _ in range(rng.randint(1, 20))])
                 store.delete_many([f"d{rng.randrange(60)}" for _ in range(3)])
 
     writers = [threading.Thread(target=write, args=(seed,)) for seed in range(3)]
@@ -196,10 +198,10 @@ def test_a_tls_redis_with_a_password_is_used_through_the_environment_only(tmp_pa
     $NEARDUP_REDIS_PASSWORD and is never shown."""
     pki = tmp_path / "pki"
     pki.mkdir()
-    ca = _issue("redis test CA")
-    _write(pki, "ca", ca[0])
-    _write(pki, "server", *_issue("redis", ca, usage=ExtendedKeyUsageOID.SERVER_AUTH,
-                                  names=(x509.IPAddress(ipaddress.ip_address("127.0.0.1")),)))
+    ca = issue("redis test CA")
+    write_pem(pki, "ca", ca[0])
+    write_pem(pki, "server", *issue("redis", ca, usage=ExtendedKeyUsageOID.SERVER_AUTH,
+                                     names=(x509.IPAddress(ipaddress.ip_address("127.0.0.1")),)))
     with RedisServer(tmp_path / "redis", password="pa55-word", tls=pki) as server:
         url = server.url()
         monkeypatch.setenv(redis_store.CA_ENV, str(pki / "ca.pem"))
@@ -249,7 +251,7 @@ def test_a_full_redis_refuses_whole_batches_and_keeps_every_acknowledged_one(tmp
         with open_store(url) as store:
             with pytest.raises(StoreUnavailable, match="OutOfMemoryError.*maxmemory"):
                 for number in range(10_000):
-                    batch = {f"n{number}-{i}": random_sketch(rng) for i in range(50)}
+                    batch = {f"n{number}-{i}": sketch_with_shared_values(rng) for i in range(50)}
                     store.put_many(list(batch.items()))
                     acknowledged.update(batch)
             assert acknowledged and store.count() == len(acknowledged)

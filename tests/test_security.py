@@ -5,7 +5,6 @@ localhost, a client certificate, and a second CA nobody trusts), so the tests ne
 """
 from __future__ import annotations
 
-import datetime
 import ipaddress
 import re
 from pathlib import Path
@@ -13,9 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha.proto_reflection_descriptor_database import ProtoReflectionDescriptorDatabase
 
@@ -23,6 +20,7 @@ from neardup_client import NearDupClient, NearDupClientError
 from neardup_client.commandline import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
+from certs import issue, write_pem
 from serverproc import Server, serving
 from textgen import article, text
 
@@ -31,53 +29,18 @@ TOKEN = "s3cret-Token_with.punctuation~42"
 RESULTS = ["a", "b", "a-copy"]  # a-copy duplicates a
 
 
-# --- certificates -------------------------------------------------------------------------------------------------
-
-def _name(common_name: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
-
-
-def _issue(common_name: str, issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None, *,
-           usage=None, names: tuple[x509.GeneralName, ...] = ()) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A certificate valid from an hour ago for a day: a CA when issuer is None, else a leaf signed by issuer."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.timezone.utc)
-    issuer_name, signing_key = (issuer[0].subject, issuer[1]) if issuer else (_name(common_name), key)
-    builder = (x509.CertificateBuilder().subject_name(_name(common_name)).issuer_name(issuer_name)
-               .public_key(key.public_key()).serial_number(x509.random_serial_number())
-               .not_valid_before(now - datetime.timedelta(hours=1)).not_valid_after(now + datetime.timedelta(days=1))
-               .add_extension(x509.BasicConstraints(ca=issuer is None, path_length=None), critical=True))
-    if issuer is None:
-        builder = builder.add_extension(x509.KeyUsage(
-            digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-            key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False,
-            decipher_only=False), critical=True)
-    else:
-        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
-    if names:
-        builder = builder.add_extension(x509.SubjectAlternativeName(list(names)), critical=False)
-    return builder.sign(signing_key, hashes.SHA256()), key
-
-
-def _write(directory: Path, name: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey | None = None) -> None:
-    (directory / f"{name}.pem").write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    if key is not None:
-        (directory / f"{name}.key").write_bytes(key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-
-
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory) -> Path:
     """ca.pem; server.pem/.key (127.0.0.1, localhost); client.pem/.key; stranger-ca.pem and stranger.pem/.key,
     a client certificate from a CA the server does not trust."""
     directory = tmp_path_factory.mktemp("pki")
-    ca, stranger_ca = _issue("neardup test CA"), _issue("stranger CA")
-    _write(directory, "ca", ca[0])
-    _write(directory, "stranger-ca", stranger_ca[0])
-    _write(directory, "server", *_issue("neardup server", ca, usage=ExtendedKeyUsageOID.SERVER_AUTH, names=(
+    ca, stranger_ca = issue("neardup test CA"), issue("stranger CA")
+    write_pem(directory, "ca", ca[0])
+    write_pem(directory, "stranger-ca", stranger_ca[0])
+    write_pem(directory, "server", *issue("neardup server", ca, usage=ExtendedKeyUsageOID.SERVER_AUTH, names=(
         x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1")))))
-    _write(directory, "client", *_issue("search frontend", ca, usage=ExtendedKeyUsageOID.CLIENT_AUTH))
-    _write(directory, "stranger", *_issue("intruder", stranger_ca, usage=ExtendedKeyUsageOID.CLIENT_AUTH))
+    write_pem(directory, "client", *issue("search frontend", ca, usage=ExtendedKeyUsageOID.CLIENT_AUTH))
+    write_pem(directory, "stranger", *issue("intruder", stranger_ca, usage=ExtendedKeyUsageOID.CLIENT_AUTH))
     return directory
 
 

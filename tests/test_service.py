@@ -18,26 +18,7 @@ from neardup_client.commandline import EXIT_FAILED
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from serverproc import Server, run_neardup, write_jsonl
-from textgen import article, text
-
-THRESHOLD = 0.5
-
-
-def corpus() -> dict[str, str]:
-    """Three stories with republications, and unrelated articles."""
-    a, b = article(1), article(2)
-    edited = list(b)
-    edited[3] = edited[3].replace(edited[3].split()[2], "harbourmaster", 1)
-    return {
-        "a": text(a),
-        "a-republished": "BREAKING from the wire. " + text(a) + " Share this story with friends today.",
-        "a-truncated": text(a[:9]),
-        "b": text(b),
-        "b-edited": text(edited),
-        "c": text(article(3)),
-        "d": text(article(4)),
-        "e": text(article(5)),
-    }
+from textgen import STORIES_THRESHOLD as THRESHOLD, stories as corpus
 
 
 @pytest.fixture(scope="module")

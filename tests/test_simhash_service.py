@@ -18,6 +18,7 @@ from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
+from brute import exhaustive_hamming
 from serverproc import serving
 from textgen import article, text
 
@@ -126,19 +127,12 @@ def test_a_bottom_k_metric_is_failed_precondition_naming_the_fix(client, call, m
                                      "0.71875)")
 
 
-def exhaustive(fingerprints: dict[str, int], query: str, threshold: float) -> list[tuple[str, float]]:
-    most = reference.max_distance(threshold)
-    found = [(doc_id, reference.hamming_similarity(fingerprints[query], value))
-             for doc_id, value in fingerprints.items()
-             if doc_id != query and reference.hamming(fingerprints[query], value) <= most]
-    return sorted(found, key=lambda match: (-match[1], match[0]))
-
-
 def test_find_similar_equals_an_exhaustive_scan_and_is_exact_up_to_3_bits(client, fingerprints):
     for query in fingerprints:
         answer = client.find_similar(query, top_k=100, threshold=61 / 64)
         assert answer.exact and (answer.metric, answer.threshold) == ("hamming", 61 / 64)
-        assert [(m.id, m.similarity) for m in answer.matches] == exhaustive(fingerprints, query, 61 / 64)
+        assert [(m.id, m.similarity) for m in answer.matches] == \
+            exhaustive_hamming(fingerprints, fingerprints[query], 61 / 64, leave_out=query)
     assert [m.id for m in client.find_similar("s3").matches][:1] == ["s3-shout"]
 
 
@@ -149,13 +143,15 @@ def test_find_similar_at_the_stores_default_says_it_is_inexact(client, fingerpri
         answer = client.find_similar(query, top_k=100)
         assert not answer.exact and (answer.metric, answer.threshold) == ("hamming", 46 / 64)
         found = {(m.id, m.similarity) for m in answer.matches}
-        assert set(exhaustive(fingerprints, query, 61 / 64)) <= found <= set(exhaustive(fingerprints, query, 46 / 64))
+        assert set(exhaustive_hamming(fingerprints, fingerprints[query], 61 / 64, leave_out=query)) <= found <= \
+            set(exhaustive_hamming(fingerprints, fingerprints[query], 46 / 64, leave_out=query))
 
 
 def test_find_similar_below_61_64_is_marked_inexact(client, fingerprints):
     answer = client.find_similar("s2", top_k=100, threshold=0.9)
     assert not answer.exact
-    assert {(m.id, m.similarity) for m in answer.matches} <= set(exhaustive(fingerprints, "s2", 0.9))
+    assert {(m.id, m.similarity) for m in answer.matches} <= \
+        set(exhaustive_hamming(fingerprints, fingerprints["s2"], 0.9, leave_out="s2"))
 
 
 def test_find_similar_by_text_and_upsert(client, fingerprints):

@@ -23,8 +23,8 @@ from neardup.runtime.engine import Deduplicator, DedupParams, Document, Limits, 
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.jobs.index import index_corpus
 from neardup.store import create_store, open_store
+from brute import exhaustive_hamming, read_index
 from serverproc import run_neardup, sketch_store, write_jsonl
-from test_store_postings import read_index
 import textgen
 
 SIMHASH_CONFIG = SketchConfig(kind=SIMHASH)
@@ -71,13 +71,6 @@ def store_path(tmp_path_factory):
 def engine(store_path):
     with open_store(store_path[0], readonly=True) as store:
         yield Deduplicator(store, Limits(max_result_set=2000))
-
-
-def exhaustive(fingerprints: dict[str, int], query: int, threshold: float, leave_out: str = "") -> list[tuple]:
-    most = reference.max_distance(threshold)
-    found = [(doc_id, reference.hamming_similarity(query, value)) for doc_id, value in fingerprints.items()
-             if doc_id != leave_out and reference.hamming(query, value) <= most]
-    return sorted(found, key=lambda match: (-match[1], match[0]))
 
 
 # ---- the store's postings ----------------------------------------------------------------------------------------
@@ -261,7 +254,7 @@ def test_find_similar_equals_an_exhaustive_scan_up_to_3_bits(engine, store_path,
         outcome = engine.find_similar(doc_id, SimilarParams(top_k=2000, threshold=threshold, metric=HAMMING))
         assert outcome.exact
         assert [(m.id, m.similarity) for m in outcome.matches] == \
-            exhaustive(fingerprints, fingerprints[doc_id], threshold, leave_out=doc_id)
+            exhaustive_hamming(fingerprints, fingerprints[doc_id], threshold, leave_out=doc_id)
 
 
 def test_find_similar_by_sketch_and_top_k(engine, store_path):
@@ -269,7 +262,7 @@ def test_find_similar_by_sketch_and_top_k(engine, store_path):
     query = fingerprints["b3"] ^ 1
     outcome = engine.find_similar(Document("", sketch=encode(query)),
                                   SimilarParams(top_k=2, threshold=61 / 64, metric=HAMMING))
-    assert [(m.id, m.similarity) for m in outcome.matches] == exhaustive(fingerprints, query, 61 / 64)[:2]
+    assert [(m.id, m.similarity) for m in outcome.matches] == exhaustive_hamming(fingerprints, query, 61 / 64)[:2]
     assert engine.find_similar(Document("", sketch=b""), SimilarParams(threshold=0.0, metric=HAMMING)).matches == []
 
 
@@ -279,7 +272,7 @@ def test_beyond_3_bits_the_answer_is_marked_inexact_and_holds_only_true_matches(
     for doc_id in list(fingerprints)[::9]:
         outcome = engine.find_similar(doc_id, SimilarParams(top_k=2000, threshold=threshold, metric=HAMMING))
         assert not outcome.exact
-        expected = exhaustive(fingerprints, fingerprints[doc_id], threshold, leave_out=doc_id)
+        expected = exhaustive_hamming(fingerprints, fingerprints[doc_id], threshold, leave_out=doc_id)
         found = [(m.id, m.similarity) for m in outcome.matches]
         assert set(found) <= set(expected)
         # whatever is within 3 bits is still there

@@ -7,32 +7,13 @@ import pytest
 
 from neardup.core import candidates as similar, kernel, reference, vocabulary
 from neardup.core.sketch_config import SketchConfig
+from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.core.encoding import encode_sketch
 from neardup.runtime.engine import Deduplicator, Document, Limits, Match, SimilarParams
 from neardup.core.errors import InvalidArgument, NotFound, TooLarge
 from neardup.store import create_store
-
-K = 32
-HOT = list(range(100, 112))
-METRICS = (vocabulary.CONTAINMENT, vocabulary.JACCARD)
-
-
-def make_corpus(rng: random.Random, size: int) -> dict[str, list[int]]:
-    """Clusters of edited copies, unrelated articles, short ones, and values most articles hold."""
-    bases = [rng.sample(range(1000, 2**32), K + 20) for _ in range(12)]
-    corpus = {}
-    for n in range(size):
-        values = set(rng.sample(rng.choice(bases), rng.randint(1, K))) if rng.random() < 0.7 else set()
-        values |= {rng.randrange(1000, 2**32) for _ in range(rng.choice([0, 2, 10, 40]))}
-        values |= set(rng.sample(HOT, rng.randint(0, 6)))
-        corpus[f"doc-{n}"] = sorted(values)[:K] or [rng.randrange(1000, 2**32)]
-    return corpus
-
-
-def exhaustive(corpus, query: list[int], exclude: str | None, threshold: float, metric: str) -> list[Match]:
-    found = [Match(doc_id, reference.similarity(query, values, K, metric)) for doc_id, values in corpus.items()
-             if doc_id != exclude and reference.is_duplicate(query, values, K, metric, threshold)]
-    return sorted(found, key=lambda match: (-match.similarity, match.id))
+from brute import exhaustive
+from sketches import HOT, K, make_corpus
 
 
 @pytest.fixture(scope="module", params=["lmdb", "redis"])

@@ -26,8 +26,8 @@ from neardup_client import cli as client_cli
 from neardup_client.commandline import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
+from observe import HEAVY, imported_by, new_connection
 from serverproc import NEARDUP, free_port, run_neardup, serving
-from test_cli import HEAVY, imported_by
 from textgen import article, text
 
 NEARDUP_SERVICE = "neardup.v1.NearDup"
@@ -304,11 +304,6 @@ def test_a_store_without_postings_is_failed_precondition_and_still_dedups(tmp_pa
 
 
 # --- writes, workers, auth, metrics -------------------------------------------------------------------------------
-
-def new_connection(target: str) -> grpc.Channel:
-    """A channel with a TCP connection of its own, so that SO_REUSEPORT may hand it to either worker."""
-    return grpc.insecure_channel(target, options=[("grpc.use_local_subchannel_pool", 1)])
-
 
 def one_stub_per_worker(target: str, connections: contextlib.ExitStack, metadata) -> list:
     """Stubs on two connections served by different workers: the first of each worker's connections to ask a

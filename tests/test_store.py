@@ -21,12 +21,9 @@ from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailabl
 from neardup.store import MAX_ID_BYTES, create_store, open_store
 from neardup.store.lmdb import CHANGE_LOG_IDS, FORMAT_VERSION
 from serverproc import sketch_store
+from sketches import random_sketch
 
 K = SketchConfig().k
-
-
-def random_sketch(rng: random.Random, size: int | None = None) -> bytes:
-    return encode_sketch(sorted(rng.sample(range(2**32), rng.randint(0, K) if size is None else size)))
 
 
 @pytest.fixture(params=["lmdb", "redis"])

@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import random
 import signal
-import struct
 import subprocess
 import sys
 import textwrap
@@ -13,21 +12,13 @@ import time
 import lmdb
 import pytest
 
-from neardup.core.reference import MIN_EVIDENCE
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
 from neardup.core.errors import ConfigMismatch
 from neardup.store import create_store, is_redis, open_store
-from neardup.store.buckets import BUCKET_BITS
-
-K = 32
-HOT = list(range(1, 9))  # values many articles hold, so some buckets grow long
-
-
-def random_sketch(rng: random.Random) -> bytes:
-    size = rng.choice([0, 1, 5, MIN_EVIDENCE - 1, MIN_EVIDENCE, K])
-    values = set(rng.sample(HOT, rng.randint(0, 3))) | {rng.randrange(2**32) for _ in range(size)}
-    return encode_sketch(sorted(values)[:K])
+from brute import assert_index_matches_sketches, raw_parts
+from sketches import K, sketch_with_shared_values
+import sketches
 
 
 @pytest.fixture(params=["lmdb", "redis"])
@@ -36,61 +27,13 @@ def path(request, tmp_path):
     return request.getfixturevalue("redis_url") if request.param == "redis" else tmp_path / "s"
 
 
-def raw_parts(path) -> dict[bytes, dict[bytes, bytes]]:
-    """The bytes a store holds, as the backend keeps them: sketches, docnos, ids and postings, key → value."""
-    names = (b"sketches", b"docnos", b"ids", b"postings")
-    if is_redis(path):
-        with open_store(path, readonly=True) as store:
-            client, keys = store._client, store._keys
-            parts = {name: client.hgetall(getattr(keys, name.decode())) for name in names[:3]}
-            prefix = keys.buckets([b""])[0]
-            bucket_keys = sorted(client.scan_iter(match=prefix + b"*", count=1000))
-            parts[b"postings"] = {key[len(prefix):]: value for key, value in
-                                  zip(bucket_keys, client.mget(bucket_keys) if bucket_keys else [])}
-            return parts
-    with lmdb.open(str(path), readonly=True, max_dbs=7, lock=False) as env:
-        dbs = {name: env.open_db(name, create=False) for name in names}
-        with env.begin() as txn:
-            return {name: dict(txn.cursor(db=db)) for name, db in dbs.items()}
-
-
-def read_index(path) -> tuple[dict[bytes, int], dict[int, bytes], set[tuple[int, int, bool]]]:
-    """The raw index of a store: id → docno, docno → id, and every posting as (value, docno, the article's
-    length when it is under MIN_EVIDENCE values, else 0)."""
-    parts = raw_parts(path)
-    docnos = {key: struct.unpack("<I", value)[0] for key, value in parts[b"docnos"].items()}
-    ids = {struct.unpack(">I", key)[0]: value for key, value in parts[b"ids"].items()}
-    postings = set()
-    for key, value in parts[b"postings"].items():
-        assert value and len(value) % 6 == 0, "an empty or torn bucket"
-        bucket = struct.unpack(">I", key)[0]
-        for at in range(0, len(value), 6):
-            tag, docno = struct.unpack("<HI", value[at:at + 6])
-            posting = ((tag >> 4) << BUCKET_BITS | bucket, docno, tag & 15)
-            assert posting not in postings, "a posting written twice"
-            postings.add(posting)
-    return docnos, ids, postings
-
-
-def assert_index_matches_sketches(path) -> dict[bytes, int]:
-    """The index equals one rebuilt from the sketches (numbers aside, which only the store gives)."""
-    docnos, ids, postings = read_index(path)
-    sketches = raw_parts(path)[b"sketches"]
-    assert set(docnos) == set(sketches), "docnos and sketches hold other ids"
-    assert {docno: key for key, docno in docnos.items()} == ids, "ids is not the inverse of docnos"
-    rebuilt = {(value, docnos[key], len(sketch) // 4 if len(sketch) // 4 < MIN_EVIDENCE else 0)
-               for key, sketch in sketches.items() for value in struct.unpack(f"<{len(sketch) // 4}I", sketch)}
-    assert postings == rebuilt
-    return docnos
-
-
 def test_postings_follow_random_writes_replacements_and_deletes(path):
     rng = random.Random(7)
     create_store(path, SketchConfig(k=K), []).close()
     with open_store(path) as store:
         for _ in range(60):
             ids = [f"d{rng.randrange(150)}" for _ in range(rng.randint(1, 30))]  # repeats within a batch too
-            store.put_many([(doc_id, random_sketch(rng)) for doc_id in ids])
+            store.put_many([(doc_id, sketch_with_shared_values(rng)) for doc_id in ids])
             store.delete_many([f"d{rng.randrange(150)}" for _ in range(rng.randint(0, 12))] + ["never-stored"])
     assert_index_matches_sketches(path)
 
@@ -140,15 +83,16 @@ def test_a_format_1_store_opens_and_writes_without_postings(tmp_path):
             store.snapshot()
 
 
+#: Run with sketches.py's folder on PYTHONPATH.
 WRITER = """
     import random, sys
     from neardup.store import open_store
-    sys.path.insert(0, sys.argv[2])
-    from test_store_postings import random_sketch
-    rng = random.Random(int(sys.argv[3]))
+    from sketches import sketch_with_shared_values
+    rng = random.Random(int(sys.argv[2]))
     with open_store(sys.argv[1]) as store:
         while True:
-            batch = [(f"d{rng.randrange(3000)}", random_sketch(rng)) for _ in range(rng.randint(200, 2000))]
+            batch = [(f"d{rng.randrange(3000)}", sketch_with_shared_values(rng))
+                     for _ in range(rng.randint(200, 2000))]
             store.put_many(batch)
             store.delete_many([f"d{rng.randrange(3000)}" for _ in range(100)])
             print(store.generation(), flush=True)
@@ -158,8 +102,9 @@ WRITER = """
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(path, seed):
     create_store(path, SketchConfig(k=K), []).close()
-    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), os.path.dirname(__file__),
-                               str(seed)], stdout=subprocess.PIPE, text=True)
+    helpers = os.pathsep.join(filter(None, [os.path.dirname(sketches.__file__), os.environ.get("PYTHONPATH")]))
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), str(seed)],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": helpers})
     try:
         for _ in range(3 + seed):  # let several batches commit, then kill it in the middle of another
             assert writer.stdout.readline(), "the writer died"

@@ -20,8 +20,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from neardup_client import AsyncNearDupClient, DedupResult, Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
+from observe import rpc_counts, scrape, value
 from serverproc import Server, free_port, serving
-from test_metrics import rpc_counts, scrape, value
 from textgen import article, text
 
 MAX_RESULT_SET = 12

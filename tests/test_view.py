@@ -15,6 +15,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
 from neardup.store import create_store, open_store
 from neardup.runtime.view import LiveView
+from observe import commands_sent
 from serverproc import sketch_store
 
 
@@ -166,18 +167,6 @@ def test_a_reading_given_its_ids_holds_their_sketches_and_follows_other_processe
         assert reading.get_many(ids) == [encode_sketch([1, 2, 3]), encode_sketch([4, 5]), None]  # read before it
         assert view.read(ids).get_many(ids) == [encode_sketch([7, 8]), None, encode_sketch([9])]
         assert view.read(["a", "d"]).get_many(["d", "a"]) == [None, encode_sketch([7, 8])]
-
-
-def commands_sent(client: redis.Redis, during) -> dict[str, int]:
-    """Calls per command Redis counted while `during` ran (INFO commandstats before and after, on one connection:
-    the second INFO counts itself)."""
-    def calls() -> dict[str, int]:
-        return {name.removeprefix("cmdstat_"): stats["calls"] for name, stats in client.info("commandstats").items()}
-
-    before = calls()
-    during()
-    after = calls()
-    return {name: after[name] - before.get(name, 0) for name in after if after[name] != before.get(name, 0)}
 
 
 def test_a_cold_reading_of_a_redis_store_reads_generation_and_sketches_together_and_once(redis_url):
