@@ -5,8 +5,8 @@ changes for the same text and configuration — an NLTK upgrade that moves a Pun
 stem, another CRC-32 implementation, a change in the normalization — would compare new sketches with old ones
 under different rules, silently. If this test fails after a dependency upgrade or a change, either restore the
 old values (pin the dependency, undo the change), or bump SKETCHER_VERSION in server/neardup/core/sketch.py and
-regenerate the literals (`python tests/test_sketch_golden.py` prints them; set GOLDEN_VERSION to the new version),
-so that stores made under the old rules are refused instead of misread. The rest of the file checks that refusal:
+regenerate the literals (`PYTHONPATH=tests python tests/core/test_sketch_golden.py` prints them; set GOLDEN_VERSION
+to the new version), so that stores made under the old rules are refused instead of misread. The rest of the file checks that refusal:
 in the store, on the command line and over gRPC.
 """
 from __future__ import annotations
@@ -223,7 +223,8 @@ def golden_shingles(lang: str) -> list[str]:
 
 def test_the_literals_are_of_this_sketcher_version():
     assert SKETCHER_VERSION == GOLDEN_VERSION, \
-        "SKETCHER_VERSION changed: regenerate the literals (python tests/test_sketch_golden.py), set GOLDEN_VERSION"
+        "SKETCHER_VERSION changed: regenerate the literals (PYTHONPATH=tests python tests/core/test_sketch_golden.py), " \
+        "set GOLDEN_VERSION"
 
 
 @pytest.mark.parametrize("lang, unit, min_word_len", list(SKETCHES), ids=["-".join(map(str, key)) for key in SKETCHES])

@@ -24,7 +24,7 @@ from neardup.store import open_store
 from neardup_client import NearDupClient
 from serverproc import Server, serving, write_jsonl
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import fields_eval  # noqa: E402
 import jobads  # noqa: E402
@@ -106,7 +106,7 @@ def test_train_refuses_a_text_store_and_unknown_ids(trained, indexed_store, tmp_
 
 def test_model_evaluation_needs_no_scikit_learn(trained):
     """The server side imports numpy alone: core/items.py never imports scikit-learn."""
-    source = (Path(__file__).resolve().parents[1] / "server" / "neardup" / "core" / "items.py").read_text()
+    source = (Path(__file__).resolve().parents[2] / "server" / "neardup" / "core" / "items.py").read_text()
     assert not re.search(r"^\s*(import|from) (sklearn|pickle)", source, re.MULTILINE)
     root, _, _ = trained
     with open_store(root / "store", readonly=True) as store:

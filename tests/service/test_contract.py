@@ -26,7 +26,7 @@ from neardup_client.v1 import neardup_pb2_grpc
 from serverproc import serving
 from textgen import article, text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONTRACT = ROOT / "tests" / "contract"
 NODE_MODULES = CONTRACT / "node_modules"
 

@@ -24,7 +24,7 @@ from observe import HEAVY, imported_by
 from serverproc import NEARDUP, free_port, run_neardup, serving
 from textgen import article, text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STORIES = {"story-0": text(article(0)), "story-1": text(article(1)), "story-0-copy": "Breaking. " + text(article(0))}
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from certs import issue, write_pem
 from serverproc import Server, serving
 from textgen import article, text
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "s3cret-Token_with.punctuation~42"
 RESULTS = ["a", "b", "a-copy"]  # a-copy duplicates a
 
