@@ -1,6 +1,7 @@
-"""Fixtures shared by the test modules: the command line run in this process, stores indexed from a corpus, and a
-server (with a client) on the module's own `store` fixture. Plain helpers (real server processes, stores of given
-sketches) are in serverproc.py."""
+"""Fixtures shared by the test modules: the command line run in this process, stores indexed from a corpus (the
+module's own texts by default), where a store of each backend goes, and a server (with a client) on the module's
+`store`. Plain helpers are modules beside this one: serverproc.py (real server processes, stores of given
+sketches), textgen.py, sketches.py, brute.py, certs.py and observe.py (tests/README.md)."""
 from __future__ import annotations
 
 import itertools
@@ -56,6 +57,24 @@ def indexed_store(tmp_path_factory) -> Callable[..., Path]:
         assert main(["index", str(corpus), "--store", str(root / "store"), *args]) == 0
         return root / "store"
     return make
+
+
+@pytest.fixture(scope="module")
+def store(request, indexed_store) -> Path:
+    """The test module's store: its corpus() texts indexed by `neardup index` in this process, with the module's
+    INDEX_ARGS if it has them ("--sketch", "simhash"). A module with another kind of store defines its own."""
+    module = request.module
+    if not hasattr(module, "corpus"):
+        pytest.fail(f"{module.__name__} uses the store fixture but has no corpus() of texts to index")
+    return indexed_store(module.__name__.removeprefix("test_").replace("_", "-"), module.corpus(),
+                         *getattr(module, "INDEX_ARGS", ()))
+
+
+@pytest.fixture(params=["lmdb", pytest.param("redis", marks=pytest.mark.redis)])
+def store_location(request, tmp_path) -> Path | str:
+    """Where a new store of each backend goes, nothing made there yet: an LMDB directory, or a prefix of its own on
+    the session's redis-server."""
+    return request.getfixturevalue("redis_url") if request.param == "redis" else tmp_path / "store"
 
 
 @pytest.fixture(scope="module")

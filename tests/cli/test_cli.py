@@ -21,16 +21,15 @@ from neardup.store import open_store
 from neardup_client import cli as client_cli, commandline
 from neardup_client.commandline import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from observe import HEAVY, imported_by
-from serverproc import NEARDUP, free_port, run_neardup, serving
+from serverproc import NEARDUP, free_port, run_neardup
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parents[2]
 STORIES = {"story-0": text(article(0)), "story-1": text(article(1)), "story-0-copy": "Breaking. " + text(article(0))}
 
-@pytest.fixture(scope="module")
-def server(indexed_store):
-    with serving(indexed_store("cli", STORIES)) as running:
-        yield running
+def corpus() -> dict[str, str]:
+    """The texts of the module's store (conftest.py's `store`, which the `server` serves)."""
+    return STORIES
 
 
 @pytest.mark.parametrize("argv, heavy", [

@@ -242,19 +242,17 @@ def test_index_refuses_a_bad_schema_and_text_records(tmp_path, schema_path):
     assert done.returncode == 1 and "give the record's \"fields\"" in done.stderr
 
 
-@pytest.mark.parametrize("backend", ["lmdb", "redis"])
-def test_every_backend_keeps_items_and_the_pair_model(backend, request, tmp_path):
+def test_every_backend_keeps_items_and_the_pair_model(store_location):
     """The items store and its model go through the store interface only: Redis carries them as LMDB does."""
     from neardup.runtime.engine import Deduplicator, DedupParams, SimilarParams
     from neardup.store import create_store, open_store
 
-    location = request.getfixturevalue("redis_url") if backend == "redis" else tmp_path / "store"
     sketcher = ItemSketcher(config())
-    with create_store(location, config(), []) as store:
+    with create_store(store_location, config(), []) as store:
         store.put_many([(doc_id, sketcher.sketch(fields, "en")) for doc_id, fields in ITEMS.items()])
         assert store.model() is None
         store.set_model(b'{"a": "model"}')
-    with open_store(location) as store:
+    with open_store(store_location) as store:
         assert store.config == config() and store.model() == b'{"a": "model"}'
         store.set_model(None)
         engine = Deduplicator(store)

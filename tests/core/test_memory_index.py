@@ -239,7 +239,7 @@ def test_serve_refuses_a_store_the_memory_index_cannot_serve(tmp_path):
     assert done.returncode == 2 and "--search-index" in done.stderr
 
 
-@pytest.mark.parametrize("backend", ["lmdb", "redis"])
+@pytest.mark.parametrize("backend", ["lmdb", pytest.param("redis", marks=pytest.mark.redis)])
 def test_servers_with_and_without_the_index_answer_alike_through_upsert_and_delete(request, tmp_path, backend):
     """Two servers on one store, one searching its memory, one the store: writes through either (and by another
     process) are answered alike and as an exhaustive scan finds, by the next call."""

@@ -16,7 +16,7 @@ from brute import exhaustive
 from sketches import HOT, K, make_corpus
 
 
-@pytest.fixture(scope="module", params=["lmdb", "redis"])
+@pytest.fixture(scope="module", params=["lmdb", pytest.param("redis", marks=pytest.mark.redis)])
 def indexed(request, tmp_path_factory):
     """An engine over a store (of each backend) written in batches with replacements and deletes, and what it
     holds."""

@@ -144,15 +144,10 @@ def test_the_generation_is_read_from_lmdbs_commit_id_and_follows_every_commit(st
     assert store.generation() == before + 2
 
 
-@pytest.fixture(params=["lmdb", "redis"])
-def any_store_location(request, tmp_path) -> str:
+@pytest.fixture
+def any_store_location(store_location) -> str:
     """A store holding a and b, in an LMDB directory or on the session's redis-server."""
-    if request.param == "lmdb":
-        return str(sketch_store(tmp_path / "store", {"a": encode_sketch([1, 2, 3]), "b": encode_sketch([4, 5])}))
-    location = request.getfixturevalue("redis_url")
-    with create_store(location, SketchConfig(), []) as created:
-        created.put_many([("a", encode_sketch([1, 2, 3])), ("b", encode_sketch([4, 5]))])
-    return location
+    return str(sketch_store(store_location, {"a": encode_sketch([1, 2, 3]), "b": encode_sketch([4, 5])}))
 
 
 def test_a_reading_given_its_ids_holds_their_sketches_and_follows_other_processes(any_store_location):

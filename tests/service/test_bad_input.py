@@ -21,7 +21,7 @@ from neardup.runtime.engine import DEFAULT_MAX_RESULT_SET, DEFAULT_MAX_TEXT_BYTE
 from neardup_client import cli as client_cli
 from neardup_client.commandline import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
-from serverproc import free_port, serving, write_jsonl
+from serverproc import free_port, write_jsonl
 from textgen import article, text
 
 OK = grpc.StatusCode.OK
@@ -33,16 +33,10 @@ RESPONSES = {"Dedup": pb.DedupResponse, "Upsert": pb.UpsertResponse, "Delete": p
              "Info": pb.InfoResponse}
 
 
-@pytest.fixture(scope="module")
-def store(indexed_store) -> Path:
+def corpus() -> dict[str, str]:
+    """The texts of the module's store (conftest.py's `store`, which the `server` serves)."""
     first = text(article(1))
-    return indexed_store("bad-input", {"a": first, "b": text(article(2)), "a-copy": "Breaking. " + first})
-
-
-@pytest.fixture(scope="module")
-def server(store):
-    with serving(store) as running:
-        yield running
+    return {"a": first, "b": text(article(2)), "a-copy": "Breaking. " + first}
 
 
 @pytest.fixture(scope="module")

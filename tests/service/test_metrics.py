@@ -29,9 +29,9 @@ ARTICLES["story-1-copy"] = ARTICLES["story-1"] + " Share this story."
 RESULT_SET = ["story-0", "story-1", "story-0-copy", "story-2", "story-1-copy", "story-3"]
 
 
-@pytest.fixture(scope="module")
-def store(indexed_store):
-    return indexed_store("metrics", ARTICLES)
+def corpus() -> dict[str, str]:
+    """The texts of the module's store (conftest.py's `store`)."""
+    return ARTICLES
 
 
 @pytest.fixture

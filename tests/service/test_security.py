@@ -53,10 +53,10 @@ def credentials(pki: Path, ca: str = "ca", client: str | None = None) -> grpc.Ch
 
 # --- servers ------------------------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def store(indexed_store) -> Path:
+def corpus() -> dict[str, str]:
+    """The texts of the module's store (conftest.py's `store`)."""
     first, second = text(article(1)), text(article(2))
-    return indexed_store("security", {"a": first, "b": second, "a-copy": first + " One more sentence here."})
+    return {"a": first, "b": second, "a-copy": first + " One more sentence here."}
 
 
 def ready_over_tls(server: Server, channel_credentials: grpc.ChannelCredentials) -> Server:

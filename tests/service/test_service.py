@@ -21,11 +21,6 @@ from serverproc import Server, run_neardup, write_jsonl
 from textgen import STORIES_THRESHOLD as THRESHOLD, stories as corpus
 
 
-@pytest.fixture(scope="module")
-def store(indexed_store):
-    return indexed_store("service", corpus())
-
-
 def test_near_duplicates_found_and_better_ranked_copy_kept(client):
     ids = ["a", "c", "a-republished", "b", "a-truncated", "d", "b-edited", "e"]
     answer = client.dedup(ids, threshold=THRESHOLD)

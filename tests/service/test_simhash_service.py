@@ -23,6 +23,9 @@ from serverproc import serving
 from textgen import article, text
 
 
+INDEX_ARGS = ("--sketch", "simhash")  # the module's store (conftest.py's `store`) is of corpus(), as simhash
+
+
 def corpus() -> dict[str, str]:
     """Stories with republications (the same words, one word edited, a new last sentence) and unrelated ones."""
     texts = {}
@@ -36,11 +39,6 @@ def corpus() -> dict[str, str]:
         texts[f"s{story}-edit"] = " ".join(words)
         texts[f"s{story}-more"] = text(sentences + article(900 + story, 4))
     return texts
-
-
-@pytest.fixture(scope="module")
-def store(indexed_store):
-    return indexed_store("simhash-service", corpus(), "--sketch", "simhash")
 
 
 @pytest.fixture(scope="module")

@@ -85,12 +85,12 @@ def pairs(result: SimilarResult) -> list[tuple[str, float]]:
 
 
 @pytest.fixture(scope="module")
-def store(indexed_store) -> Path:
-    """The texts indexed by `neardup index`, then the synthetic sketches written into the same store."""
-    path = indexed_store("similar", corpus())
-    with open_store(path) as opened:
+def store(store) -> Path:
+    """conftest.py's store of corpus() (the texts indexed by `neardup index`), then the synthetic sketches written
+    into it."""
+    with open_store(store) as opened:
         opened.put_many([(doc_id, encode_sketch(values)) for doc_id, values in synthetic().items()])
-    return path
+    return store
 
 
 @pytest.fixture(scope="module", params=["store", "memory"])

@@ -151,11 +151,6 @@ def stream_code(channel: grpc.Channel, requests: list[pb.DedupRequest], **call_o
 
 
 @pytest.fixture(scope="module")
-def store(indexed_store):
-    return indexed_store("stream", corpus())
-
-
-@pytest.fixture(scope="module")
 def server(store):
     with serving(store, "--max-result-set", str(MAX_RESULT_SET)) as running:
         yield running
@@ -164,12 +159,6 @@ def server(store):
 @pytest.fixture
 def channel(server):
     with grpc.insecure_channel(server.target) as connected:
-        yield connected
-
-
-@pytest.fixture
-def client(server):
-    with NearDupClient(server.target, timeout=10) as connected:
         yield connected
 
 

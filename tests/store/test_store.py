@@ -26,12 +26,10 @@ from sketches import random_sketch
 K = SketchConfig().k
 
 
-@pytest.fixture(params=["lmdb", "redis"])
-def store_path(request, tmp_path):
+@pytest.fixture
+def store_path(store_location):
     """An empty store of each backend: an LMDB directory, a Redis URL."""
-    if request.param == "redis":
-        return sketch_store(request.getfixturevalue("redis_url"), {})
-    return sketch_store(tmp_path / "store", {})
+    return sketch_store(store_location, {})
 
 
 @pytest.fixture

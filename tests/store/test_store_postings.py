@@ -21,35 +21,29 @@ from sketches import K, sketch_with_shared_values
 import sketches
 
 
-@pytest.fixture(params=["lmdb", "redis"])
-def path(request, tmp_path):
-    """Where a store of each backend is made: an LMDB directory, a Redis URL."""
-    return request.getfixturevalue("redis_url") if request.param == "redis" else tmp_path / "s"
-
-
-def test_postings_follow_random_writes_replacements_and_deletes(path):
+def test_postings_follow_random_writes_replacements_and_deletes(store_location):
     rng = random.Random(7)
-    create_store(path, SketchConfig(k=K), []).close()
-    with open_store(path) as store:
+    create_store(store_location, SketchConfig(k=K), []).close()
+    with open_store(store_location) as store:
         for _ in range(60):
             ids = [f"d{rng.randrange(150)}" for _ in range(rng.randint(1, 30))]  # repeats within a batch too
             store.put_many([(doc_id, sketch_with_shared_values(rng)) for doc_id in ids])
             store.delete_many([f"d{rng.randrange(150)}" for _ in range(rng.randint(0, 12))] + ["never-stored"])
-    assert_index_matches_sketches(path)
+    assert_index_matches_sketches(store_location)
 
 
-def test_docnos_are_kept_by_replacement_and_never_reused_after_delete(path):
-    with create_store(path, SketchConfig(k=K), []) as store:
+def test_docnos_are_kept_by_replacement_and_never_reused_after_delete(store_location):
+    with create_store(store_location, SketchConfig(k=K), []) as store:
         store.put_many([("a", encode_sketch([1, 2])), ("b", encode_sketch([3]))])
         store.put_many([("a", encode_sketch([5]))])
         store.delete_many(["b"])
         store.put_many([("b", encode_sketch([3])), ("c", encode_sketch([3]))])
-    docnos = assert_index_matches_sketches(path)
+    docnos = assert_index_matches_sketches(store_location)
     assert docnos == {b"a": 0, b"b": 2, b"c": 3}
 
 
-def test_a_store_without_postings_writes_none_and_refuses_search(path):
-    with create_store(path, SketchConfig(k=K), [], indexed=False) as store:
+def test_a_store_without_postings_writes_none_and_refuses_search(store_location):
+    with create_store(store_location, SketchConfig(k=K), [], indexed=False) as store:
         store.put_many([("a", encode_sketch([1, 2]))])
         store.delete_many(["b"])
         assert not store.indexed
@@ -57,11 +51,11 @@ def test_a_store_without_postings_writes_none_and_refuses_search(path):
             store.snapshot()
         with pytest.raises(ConfigMismatch, match="keeps no postings"):
             store.set_clusters([("a", 1)])
-    if is_redis(path):
-        assert {name: len(part) for name, part in raw_parts(path).items()} == \
+    if is_redis(store_location):
+        assert {name: len(part) for name, part in raw_parts(store_location).items()} == \
             {b"sketches": 1, b"docnos": 0, b"ids": 0, b"postings": 0}
     else:
-        with lmdb.open(str(path), readonly=True, max_dbs=6, lock=False) as env:
+        with lmdb.open(str(store_location), readonly=True, max_dbs=6, lock=False) as env:
             with pytest.raises(lmdb.NotFoundError):
                 env.open_db(b"postings", create=False)
 
@@ -100,10 +94,10 @@ WRITER = """
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(path, seed):
-    create_store(path, SketchConfig(k=K), []).close()
+def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(store_location, seed):
+    create_store(store_location, SketchConfig(k=K), []).close()
     helpers = os.pathsep.join(filter(None, [os.path.dirname(sketches.__file__), os.environ.get("PYTHONPATH")]))
-    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(path), str(seed)],
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(store_location), str(seed)],
                               stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": helpers})
     try:
         for _ in range(3 + seed):  # let several batches commit, then kill it in the middle of another
@@ -113,8 +107,8 @@ def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(path, seed):
         writer.send_signal(signal.SIGKILL)
         writer.wait()
     assert writer.returncode == -signal.SIGKILL
-    docnos = assert_index_matches_sketches(path)
+    docnos = assert_index_matches_sketches(store_location)
     assert len(docnos) > 0
-    with open_store(path) as store:  # and the store goes on being written, its index exact
+    with open_store(store_location) as store:  # and the store goes on being written, its index exact
         store.put_many([("after", encode_sketch([1, 2, 3]))])
-    assert_index_matches_sketches(path)
+    assert_index_matches_sketches(store_location)
