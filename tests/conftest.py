@@ -27,6 +27,38 @@ from serverproc import RedisServer, serving, write_jsonl  # noqa: E402
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+#: `pytest -m fast` takes the tests of these folders, and of these modules of tests/service (whose others run real
+#: servers; tests/corpora builds the benchmark corpora)...
+FAST_FOLDERS = {"core", "store", "runtime", "jobs", "cli"}
+FAST_SERVICE_MODULES = {"test_wire.py", "test_fuzz.py", "test_proto_fresh.py"}
+#: ...but for those marked slow or redis, and those using a fixture that starts a process: a `neardup serve`
+#: (`server` or any `*_server(s)`, and what uses one: client, channel...), redis-server (`redis_server`, and so
+#: redis_url), the Dask `cluster`, a store made by a real `neardup index` (`auto_store`).
+PROCESS_FIXTURES = {"server", "cluster", "auto_store"}
+
+
+def _starts_a_process(fixture: str) -> bool:
+    return fixture in PROCESS_FIXTURES or fixture.endswith(("_server", "_servers"))
+
+
+def _fast(item: pytest.Item, tests: Path) -> bool:
+    where = item.path.relative_to(tests).parts
+    if not (where[0] in FAST_FOLDERS or where[0] == "service" and where[-1] in FAST_SERVICE_MODULES):
+        return False
+    if item.get_closest_marker("slow") or item.get_closest_marker("redis"):
+        return False
+    return not any(_starts_a_process(name) for name in item.fixturenames)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks redis what uses the session's redis-server, then fast what runs in this process in seconds."""
+    tests = Path(__file__).parent
+    for item in items:
+        if "redis_server" in item.fixturenames:
+            item.add_marker(pytest.mark.redis)
+        if _fast(item, tests):
+            item.add_marker(pytest.mark.fast)
+
 
 @pytest.fixture
 def neardup(capsys) -> Callable[..., subprocess.CompletedProcess]:

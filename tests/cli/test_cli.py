@@ -47,6 +47,7 @@ def test_help_dedup_and_info_do_not_import_nltk_or_the_server(server, tmp_path, 
     assert not {name for name in modules if name.split(".")[0] in heavy or name in heavy}, argv
 
 
+@pytest.mark.slow
 def test_the_sketcher_imports_nltk_at_its_first_text(tmp_path):
     code = textwrap.dedent("""
         import sys
@@ -141,6 +142,7 @@ def test_neardup_info_piped_into_head_prints_its_first_line_and_no_traceback(ser
 
 # --- a server that cannot be reached ------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("program", [NEARDUP, [sys.executable, "-m", "neardup_client.cli"]],
                          ids=["neardup", "neardup-client"])
 @pytest.mark.parametrize("argv", [["info"], ["dedup", "story-0"]], ids=["info", "dedup"])

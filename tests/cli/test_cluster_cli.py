@@ -14,6 +14,8 @@ from neardup.runtime.engine import Deduplicator, Document
 from neardup.store import create_store, open_store
 from serverproc import run_neardup, sketch_store
 
+pytestmark = pytest.mark.slow  # every test runs `neardup cluster` (and index, serve) as a process of its own
+
 K = 32
 CONFIG = SketchConfig(k=K)
 

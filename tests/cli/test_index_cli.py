@@ -56,6 +56,7 @@ def run_index(corpus_path: Path | str, store_path: Path, *args: str, **kwargs) -
     return run_neardup("index", str(corpus_path), "--store", str(store_path), *args, **kwargs)
 
 
+@pytest.mark.slow
 def test_index_writes_every_document_and_prints_progress_and_a_summary(tmp_path):
     records = corpus_records(120) + [{"id": "ru-1", "lang": "ru",
                                       "text": "Министр представил бюджет. Депутаты спорили."}]
@@ -71,6 +72,7 @@ def test_index_writes_every_document_and_prints_progress_and_a_summary(tmp_path)
         assert store.count() == 121 and store.config == SketchConfig()
 
 
+@pytest.mark.slow
 def test_console_script_is_installed_and_runs(tmp_path):
     script = Path(sys.executable).parent / "neardup"
     if not script.exists():
@@ -109,6 +111,7 @@ def test_malformed_lines_are_reported_with_their_line_number_and_skipped(tmp_pat
         assert store.count() == 6 and None not in store.get_many(good)
 
 
+@pytest.mark.slow
 def test_strict_aborts_on_a_malformed_line_and_writes_nothing(tmp_path, neardup, index_ok):
     malformed_corpus(tmp_path / "corpus.jsonl")
     done = run_index(tmp_path / "corpus.jsonl", tmp_path / "new", "--strict")
@@ -125,6 +128,7 @@ def test_strict_aborts_on_a_malformed_line_and_writes_nothing(tmp_path, neardup,
         assert store.generation() == 1
 
 
+@pytest.mark.slow
 def test_stdin_gives_the_same_store_as_a_file(tmp_path, index_ok):
     records = corpus_records(30)
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", records)
@@ -217,6 +221,7 @@ def test_errors_are_one_line_with_their_exit_code(tmp_path, monkeypatch, neardup
     assert not (tmp_path / "s").exists()
 
 
+@pytest.mark.slow
 def test_a_10_mb_document_is_indexed(tmp_path, index_ok):
     paragraphs, size, seed = [], 0, 0
     while size < 10 * 2**20:
@@ -252,6 +257,7 @@ def start_index(corpus_path: Path, store_path: Path, *args: str) -> subprocess.P
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+@pytest.mark.slow
 def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tmp_path, big_corpus, index_ok):
     corpus_path, ids, clean = big_corpus
     crashed = tmp_path / "crashed"
@@ -276,6 +282,7 @@ def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tm
     assert stored(crashed, ids) == clean
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, big_corpus):
     """Ctrl-C mid-run: the corpus comes on stdin and only half of it before the signal, so the run cannot have
     finished first (a file of 4,000 documents is sketched in under a second, which a loaded machine's scheduler

@@ -211,6 +211,7 @@ def test_a_text_on_an_items_store_and_fields_on_a_text_store_are_refused(client,
     assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT
 
 
+@pytest.mark.slow
 def test_pairs_of_an_items_store(store, tmp_path):
     out = tmp_path / "pairs.jsonl"
     done = run_neardup("pairs", "--store", str(store), "--threshold", "0.5", "--output", str(out))
@@ -232,6 +233,7 @@ def test_the_command_line_sends_fields_and_clusters_items(server, store, tmp_pat
     assert cluster["ad-1"] == cluster["ad-1-repost"] != cluster["ad-2-manchester"] != cluster["other"]
 
 
+@pytest.mark.slow
 def test_index_refuses_a_bad_schema_and_text_records(tmp_path, schema_path):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"fields": [{"name": "title", "kind": "geo"}]}))

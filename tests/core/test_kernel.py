@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from neardup.core import _kernel, kernel, reference
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
-from neardup.core.vocabulary import COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD
+from neardup.core.vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD
 from neardup.core.reference import Grouping
 from sketches import random_values
 
@@ -141,7 +141,8 @@ def ten_thousand_disjoint():
     return [encode(sorted(rng.getrandbits(32) for _ in range(64))) for _ in range(10_000)]
 
 
-@pytest.mark.parametrize("metric, grouping", ALL_WAYS)
+@pytest.mark.parametrize("metric, grouping", [pytest.param(*way, marks=pytest.mark.slow) if way[1] == COMPLETE else way
+                                              for way in ALL_WAYS])  # complete linkage takes seconds here
 def test_ten_thousand_results(metric, grouping, ten_thousand_disjoint):
     identical = kernel.dedup([ten_thousand_disjoint[0]] * 10_000, 64, 0.9, metric, grouping)
     assert identical.duplicate_of == [-1] + [0] * 9_999

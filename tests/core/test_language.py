@@ -87,6 +87,7 @@ def test_an_auto_sketch_is_the_one_made_with_the_identified_lang():
     assert auto.sketch(FRENCH, "de") == Sketcher(SketchConfig(lang="german")).sketch(FRENCH)  # its own lang wins
 
 
+@pytest.mark.slow
 def test_identification_is_the_same_in_another_process():
     """Sketches must be reproducible: a fresh interpreter identifies and sketches each text as this one does."""
     script = ("import json, sys; from neardup.core.sketch_config import SketchConfig; from neardup.core.sketcher import Sketcher; "
@@ -157,6 +158,7 @@ def test_a_french_copy_scores_1_by_similar_text_and_inline_dedup(auto_store, nea
             assert refused.value.code == grpc.StatusCode.INVALID_ARGUMENT and "store's language" in str(refused.value)
 
 
+@pytest.mark.slow
 def test_a_fixed_language_store_scores_the_unlabelled_copy_lower(tmp_path):
     """What --lang auto fixes: in an English store, the copy sent without lang is stemmed in English."""
     index(write_jsonl(tmp_path / "c.jsonl", [{"id": "french", "text": FRENCH, "lang": "fr"}]), tmp_path / "store")

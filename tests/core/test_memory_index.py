@@ -55,6 +55,7 @@ def low_hot_limit(monkeypatch):
     monkeypatch.setattr(similar, "HOT_POSTINGS", HOT_LIMIT)
 
 
+@pytest.mark.slow
 def test_the_index_equals_an_exhaustive_scan_through_writes_and_compactions():
     rng = random.Random(5)
     corpus = make_corpus(rng, 400)
@@ -97,6 +98,7 @@ def answer_of(matches) -> list[tuple[str, float]]:
     return [(match.id, match.similarity) for match in matches]
 
 
+@pytest.mark.slow
 def test_the_view_follows_another_writer_and_answers_like_the_store(tmp_path, monkeypatch, caplog, low_hot_limit):
     """A server's view of an LMDB store written behind its back (the view learns of writes only from the store's
     generation and change log, as of another process's): after each batch, every search from memory equals the
@@ -224,6 +226,7 @@ def test_too_many_candidates_verifies_the_same_ones_as_the_store(tmp_path, low_h
             assert from_memory == bounded.find_similar(doc_id, params)
 
 
+@pytest.mark.slow
 def test_serve_refuses_a_store_the_memory_index_cannot_serve(tmp_path):
     simhash = sketch_store(tmp_path / "simhash", {"a": b"\x01" * 8}, SketchConfig(kind="simhash"))
     done = run_neardup("serve", "--store", str(simhash), "--search-index", "memory", "--port", "0")
@@ -239,6 +242,7 @@ def test_serve_refuses_a_store_the_memory_index_cannot_serve(tmp_path):
     assert done.returncode == 2 and "--search-index" in done.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["lmdb", pytest.param("redis", marks=pytest.mark.redis)])
 def test_servers_with_and_without_the_index_answer_alike_through_upsert_and_delete(request, tmp_path, backend):
     """Two servers on one store, one searching its memory, one the store: writes through either (and by another

@@ -117,6 +117,7 @@ def test_word_ngrams_slide_one_word_at_a_time():
         "an old map of the bay") == ["old map", "map the", "the bay"]
 
 
+@pytest.mark.slow
 def test_deterministic_across_processes_with_another_hash_seed():
     texts = [text(article(seed)) for seed in range(5)] + [RUSSIAN]
     script = ("import json, sys\nfrom neardup.core.sketch_config import SketchConfig\nfrom neardup.core.sketcher import Sketcher\n"
@@ -199,6 +200,7 @@ def ten_megabytes() -> str:
     return "\n\n".join(paragraphs)
 
 
+@pytest.mark.slow
 def test_a_10_mb_document_is_sketched_as_sentences():
     """Sentence splitting is the costly step: the whole text must go through it, however long.
     (Word n-grams need no splitter; test_index_cli covers the default end to end.)"""

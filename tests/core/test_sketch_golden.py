@@ -312,6 +312,7 @@ def test_no_store_is_created_for_another_sketcher_version(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["serve", "--store", "{store}", "--port", "0"],
                                      ["index", "{corpus}", "--store", "{store}"]], ids=["serve", "index"])
 def test_the_command_line_refuses_an_old_store_in_one_line(tmp_path, command):

@@ -124,6 +124,7 @@ def text_store(indexed_store) -> Path:
     return indexed_store("pairs-text", texts)
 
 
+@pytest.mark.slow
 def test_a_real_process_with_workers_finds_the_pairs_of_indexed_texts(text_store):
     """Worker processes, stdout and stderr of a real `neardup pairs`."""
     done = run_neardup("pairs", "--store", str(text_store), "--workers", "3")
@@ -134,6 +135,7 @@ def test_a_real_process_with_workers_finds_the_pairs_of_indexed_texts(text_store
     assert done.stderr.count("\n") == 1 and "3 workers" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_progress_shows_a_bar_on_stderr(text_store):
     done = run_neardup("pairs", "--store", str(text_store), "--workers", "2", "--progress")
     assert done.returncode == EXIT_OK, done.stderr
@@ -142,6 +144,7 @@ def test_progress_shows_a_bar_on_stderr(text_store):
     assert "\r" not in done.stderr  # not a terminal: whole lines
 
 
+@pytest.mark.slow
 def test_hot_values_across_ranges(neardup, tmp_path):
     """More articles than HOT_POSTINGS hold a few values, so their postings are left unread where that loses no
     match; short articles holding them are still found. Checked with the kernel over every pair (reference.py
@@ -306,6 +309,7 @@ def assert_group_gone(pgid: int) -> None:
         os.killpg(pgid, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "3"])
 def test_a_closed_stdout_ends_quietly_with_exit_code_141(many_pairs_store, workers):
     read, write = os.pipe()
@@ -320,6 +324,7 @@ def test_a_closed_stdout_ends_quietly_with_exit_code_141(many_pairs_store, worke
     assert_group_gone(process.pid)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "3"])
 def test_piped_into_head_prints_its_first_line_and_no_traceback(many_pairs_store, workers):
     command = f"{shlex.join([*NEARDUP, 'pairs', '--store', str(many_pairs_store), '--workers', workers])} | head -1"
@@ -329,6 +334,7 @@ def test_piped_into_head_prints_its_first_line_and_no_traceback(many_pairs_store
     assert line["a"].startswith("article-") and line["b"].startswith("article-")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", ["1", "3"])
 def test_ctrl_c_exits_130_without_a_traceback_and_stops_the_workers(many_pairs_store, workers):
     """Ctrl-C while the command waits for its reader (stdout is a pipe nobody reads after the first line)."""
@@ -343,6 +349,7 @@ def test_ctrl_c_exits_130_without_a_traceback_and_stops_the_workers(many_pairs_s
     assert_group_gone(process.pid)
 
 
+@pytest.mark.slow
 def test_a_worker_that_dies_is_one_line_and_exit_code_1(many_pairs_store):
     process = subprocess.Popen([*NEARDUP, "pairs", "--store", str(many_pairs_store), "--workers", "2"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

@@ -62,6 +62,7 @@ def test_short_rewrites_learn_a_threshold_below_the_fixed_default(learned_store)
     assert setting["threshold"] < DEFAULT_THRESHOLD
 
 
+@pytest.mark.slow
 def test_a_server_groups_the_rewrites_at_the_learned_threshold(learned_store):
     learned = stored_threshold(learned_store)["threshold"]
     families = [[f"f{family}-{copy}" for copy in range(3)] for family in range(FAMILIES)]
@@ -79,6 +80,7 @@ def test_a_server_groups_the_rewrites_at_the_learned_threshold(learned_store):
         assert sum(len(at_fixed & set(family)) == 1 for family in families) < grouped  # what it is learned for
 
 
+@pytest.mark.slow
 def test_a_corpus_without_near_duplicates_keeps_the_fixed_default(tmp_path, neardup):
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": f"d{n}", "text": text(article(n, sentences=10))}
                                                      for n in range(300)])
@@ -91,6 +93,7 @@ def test_a_corpus_without_near_duplicates_keeps_the_fixed_default(tmp_path, near
     assert (info.default_threshold, info.default_threshold_source) == (DEFAULT_THRESHOLD, FIXED)
 
 
+@pytest.mark.slow
 def test_set_by_hand_learned_again_and_the_fixed_default(rewrites_corpus, tmp_path, neardup):
     store = tmp_path / "store"
     done = neardup("index", rewrites_corpus, "--store", store, "--threshold", "0.3")
@@ -131,6 +134,7 @@ def test_learning_needs_a_bottomk_store_with_postings(rewrites_corpus, tmp_path,
         assert done.returncode == 0 and stored_threshold(store) is None  # their fixed default
 
 
+@pytest.mark.slow
 def test_a_store_made_before_is_served_at_the_fixed_default(learned_store, tmp_path):
     """A store without the entry (as every store made before): the fixed default, and it can get one."""
     import shutil

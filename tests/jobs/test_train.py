@@ -62,6 +62,7 @@ def test_train_compares_both_models_by_cross_validated_f1_and_stores_json(traine
         assert model["config_digest"] == store.config.digest()
 
 
+@pytest.mark.slow
 def test_served_dedup_decides_by_the_models_probability(trained):
     root, data, _ = trained
     repost = next(p for p in data.pairs if p["kind"] == "repost")
@@ -76,6 +77,7 @@ def test_served_dedup_decides_by_the_models_probability(trained):
     assert answer.duplicates[0].similarity == pytest.approx(expected) and 0 <= expected <= 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage, message", [
     (b"{not json", "pair model is damaged"),
     (json.dumps({"format": "neardup-pair-model", "version": 1, "config_digest": "0123456789abcdef"}).encode(),

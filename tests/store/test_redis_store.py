@@ -152,6 +152,7 @@ def test_a_read_spanning_a_write_is_refused_and_a_search_asks_again(redis_url):
         assert [match.id for match in found.matches] == ["b", "d"]
 
 
+@pytest.mark.redis
 def test_redis_going_away_is_unavailable_and_its_return_is_served(tmp_path):
     with RedisServer(tmp_path / "redis", durable=True) as server:
         url = server.url()
@@ -193,6 +194,7 @@ class _client:
         self._client.close()
 
 
+@pytest.mark.redis
 def test_a_tls_redis_with_a_password_is_used_through_the_environment_only(tmp_path, monkeypatch):
     """rediss:// checks Redis' certificate against $NEARDUP_REDIS_CA; the password comes from
     $NEARDUP_REDIS_PASSWORD and is never shown."""
@@ -239,6 +241,7 @@ def test_a_generation_gone_back_after_a_failover_drops_what_the_view_read(redis_
         assert reading.generation == 1 and reading.get_many(["a"]) == [encode_sketch([1])]
 
 
+@pytest.mark.redis
 def test_a_full_redis_refuses_whole_batches_and_keeps_every_acknowledged_one(tmp_path):
     """maxmemory with noeviction: a batch that would pass it is refused as a whole, the acknowledged ones stay and
     the request path still reads them; Redis refuses even reads inside MULTI then, so writes (deletes too) wait

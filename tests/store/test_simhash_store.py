@@ -331,6 +331,7 @@ def indexed(tmp_path_factory):
     return root, done
 
 
+@pytest.mark.slow
 def test_index_sketch_simhash_through_the_real_command(indexed):
     root, done = indexed
     assert "(unit=word:3 sketch=simhash lang=english min_word_len=1)" in done.stdout
@@ -342,6 +343,7 @@ def test_index_sketch_simhash_through_the_real_command(indexed):
         assert same == original
 
 
+@pytest.mark.slow
 def test_index_refuses_mixing_kinds_and_k(indexed, neardup, tmp_path):
     root, _ = indexed
     mixed = neardup("index", root / "corpus.jsonl", "--store", root / "store", "--sketch", "bottomk")
@@ -354,6 +356,7 @@ def test_index_refuses_mixing_kinds_and_k(indexed, neardup, tmp_path):
     assert again.returncode == 0 and "sketch=simhash" in again.stdout
 
 
+@pytest.mark.slow
 def test_pairs_of_the_indexed_store_equal_the_exhaustive_scan(indexed, neardup):
     root, _ = indexed
     with open_store(root / "store", readonly=True) as store, store.snapshot() as snapshot:
@@ -369,6 +372,7 @@ def test_pairs_of_the_indexed_store_equal_the_exhaustive_scan(indexed, neardup):
     assert all((f"a{seed}", f"a{seed}-same") in pairs for seed in range(0, 40, 4))
 
 
+@pytest.mark.slow
 def test_pairs_at_the_stores_default_exit_partial_and_hold_only_true_pairs(indexed, neardup):
     """The default, 46/64 (18 bits), is beyond what the tables find exactly: pairs come out, said inexact, exit 3."""
     root, _ = indexed
@@ -385,6 +389,7 @@ def test_pairs_at_the_stores_default_exit_partial_and_hold_only_true_pairs(index
     assert within[3] <= pairs <= within[18]
 
 
+@pytest.mark.slow
 def test_pairs_below_61_64_exit_partial_and_say_why(indexed, neardup):
     root, _ = indexed
     done = neardup("pairs", "--store", root / "store", "--threshold", "0.9")
@@ -395,6 +400,7 @@ def test_pairs_below_61_64_exit_partial_and_say_why(indexed, neardup):
     assert wrong.returncode == 1 and "metric containment does not apply" in wrong.stderr and not wrong.stdout
 
 
+@pytest.mark.slow
 def test_cluster_a_simhash_store(indexed, neardup):
     pytest.importorskip("scipy")
     pytest.importorskip("igraph")
