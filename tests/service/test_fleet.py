@@ -8,6 +8,7 @@ import threading
 import time
 
 import grpc
+import pytest
 
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
@@ -42,6 +43,7 @@ def test_a_write_through_one_server_is_seen_by_the_next_dedup_through_another(re
         assert info[0].store == info[1].store == "redis"
 
 
+@pytest.mark.redis
 def test_redis_restarted_under_writes_is_unavailable_then_served_and_keeps_every_acknowledged_batch(tmp_path):
     """Redis killed (its append-only file fsynced at every write) and started again while four clients upsert:
     they see UNAVAILABLE, never another error, their writes succeed again once Redis is back, and every batch a
