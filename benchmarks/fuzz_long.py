@@ -1,4 +1,4 @@
-"""The fuzz properties of tests/test_fuzz.py at length, outside CI (their inputs and checks: lib/fuzz.py).
+"""The fuzz properties of tests/service/test_fuzz.py at length, outside CI (their inputs and checks: lib/fuzz.py).
 
 Hypothesis draws the inputs (no example database, so every run is fresh) and each one goes through the same
 check the CI test uses; a failure stops that property with hypothesis's shrunk example. The tally of outcomes

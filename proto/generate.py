@@ -1,6 +1,6 @@
 """Regenerates the Python stubs of the contract into client/neardup_client/v1/.
 
-Run after editing a .proto: `python proto/generate.py`. tests/test_proto_fresh.py fails when the committed
+Run after editing a .proto: `python proto/generate.py`. tests/service/test_proto_fresh.py fails when the committed
 stubs differ from what this produces (needs grpcio-tools, pinned in the `test` extra).
 """
 from __future__ import annotations

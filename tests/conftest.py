@@ -1,6 +1,7 @@
-"""Fixtures shared by the test modules: the command line run in this process, stores indexed from a corpus, and a
-server (with a client) on the module's own `store` fixture. Plain helpers (real server processes, stores of given
-sketches) are in benchmarks/lib/server_process.py."""
+"""Fixtures shared by the test modules: the command line run in this process, stores indexed from a corpus (the
+module's own texts by default), where a store of each backend goes, and a server (with a client) on the module's
+`store`. Plain helpers are modules beside this one: benchmarks/lib/server_process.py (real server processes, stores of
+given sketches), textgen.py, sketches.py, brute.py, certs.py and observe.py (tests/README.md)."""
 from __future__ import annotations
 
 import itertools
@@ -13,15 +14,50 @@ from typing import Callable
 
 import pytest
 
-from neardup.cli.main import main
-from neardup_client import NearDupClient
-from benchmarks.lib.server_process import RedisServer, serving, write_jsonl
+# the shared helpers' asserts report like a test's own (before anything imports them)
+pytest.register_assert_rewrite("brute", "certs", "observe", "sketches", "textgen")
+
+from neardup.cli.main import main  # noqa: E402
+from neardup_client import NearDupClient  # noqa: E402
+from benchmarks.lib.server_process import RedisServer, serving, write_jsonl  # noqa: E402
 
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`, nohup) inherits SIGINT ignored,
 # and so would every command it starts: Python then installs no Ctrl-C handler, and the tests of Ctrl-C (exit 130)
 # would see their command run to the end. A handler here is reset to the default in each child, as a terminal's is.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+#: `pytest -m fast` takes the tests of these folders, and of these modules of tests/service (whose others run real
+#: servers; tests/corpora builds the benchmark corpora)...
+FAST_FOLDERS = {"core", "store", "runtime", "jobs", "cli"}
+FAST_SERVICE_MODULES = {"test_wire.py", "test_fuzz.py", "test_proto_fresh.py"}
+#: ...but for those marked slow or redis, and those using a fixture that starts a process: a `neardup serve`
+#: (`server` or any `*_server(s)`, and what uses one: client, channel...), redis-server (`redis_server`, and so
+#: redis_url), the Dask `cluster`, a store made by a real `neardup index` (`auto_store`).
+PROCESS_FIXTURES = {"server", "cluster", "auto_store"}
+
+
+def _starts_a_process(fixture: str) -> bool:
+    return fixture in PROCESS_FIXTURES or fixture.endswith(("_server", "_servers"))
+
+
+def _fast(item: pytest.Item, tests: Path) -> bool:
+    where = item.path.relative_to(tests).parts
+    if not (where[0] in FAST_FOLDERS or where[0] == "service" and where[-1] in FAST_SERVICE_MODULES):
+        return False
+    if item.get_closest_marker("slow") or item.get_closest_marker("redis"):
+        return False
+    return not any(_starts_a_process(name) for name in item.fixturenames)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Marks redis what uses the session's redis-server, then fast what runs in this process in seconds."""
+    tests = Path(__file__).parent
+    for item in items:
+        if "redis_server" in item.fixturenames:
+            item.add_marker(pytest.mark.redis)
+        if _fast(item, tests):
+            item.add_marker(pytest.mark.fast)
 
 
 @pytest.fixture
@@ -53,6 +89,24 @@ def indexed_store(tmp_path_factory) -> Callable[..., Path]:
         assert main(["index", str(corpus), "--store", str(root / "store"), *args]) == 0
         return root / "store"
     return make
+
+
+@pytest.fixture(scope="module")
+def store(request, indexed_store) -> Path:
+    """The test module's store: its corpus() texts indexed by `neardup index` in this process, with the module's
+    INDEX_ARGS if it has them ("--sketch", "simhash"). A module with another kind of store defines its own."""
+    module = request.module
+    if not hasattr(module, "corpus"):
+        pytest.fail(f"{module.__name__} uses the store fixture but has no corpus() of texts to index")
+    return indexed_store(module.__name__.removeprefix("test_").replace("_", "-"), module.corpus(),
+                         *getattr(module, "INDEX_ARGS", ()))
+
+
+@pytest.fixture(params=["lmdb", pytest.param("redis", marks=pytest.mark.redis)])
+def store_location(request, tmp_path) -> Path | str:
+    """Where a new store of each backend goes, nothing made there yet: an LMDB directory, or a prefix of its own on
+    the session's redis-server."""
+    return request.getfixturevalue("redis_url") if request.param == "redis" else tmp_path / "store"
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,11 @@
-"""Deterministic article-like texts for tests: distinct sentences from a fixed vocabulary and a seed."""
+"""Deterministic texts for tests: article-like sentences from a fixed vocabulary and a seed, the corpora several
+test modules share (stories with republications, corpus records with and without bad lines), and job ads with
+fields for items stores."""
 from __future__ import annotations
 
+import json
 import random
+from pathlib import Path
 
 _VOCABULARY = (
     "market council river station budget harbour festival minister railway hospital election contract "
@@ -26,3 +30,97 @@ def article(seed: int, sentences: int = 14) -> list[str]:
 
 def text(sentences: list[str]) -> str:
     return " ".join(sentences)
+
+
+# --- corpora ------------------------------------------------------------------------------------------------------
+
+STORIES_THRESHOLD = 0.5
+
+
+def stories() -> dict[str, str]:
+    """Three stories with republications, and unrelated articles: at STORIES_THRESHOLD the republications (and
+    only they) are duplicates."""
+    a, b = article(1), article(2)
+    edited = list(b)
+    edited[3] = edited[3].replace(edited[3].split()[2], "harbourmaster", 1)
+    return {
+        "a": text(a),
+        "a-republished": "BREAKING from the wire. " + text(a) + " Share this story with friends today.",
+        "a-truncated": text(a[:9]),
+        "b": text(b),
+        "b-edited": text(edited),
+        "c": text(article(3)),
+        "d": text(article(4)),
+        "e": text(article(5)),
+    }
+
+
+BOILERPLATE = "Share this article with your friends and follow us for more local news."
+
+
+def corpus_records(count: int, start: int = 0, boilerplate_every: int = 0, sentences: int = 14) -> list[dict]:
+    """Corpus records ({"id": "doc-SEED", "text": ...}) of count articles from seed start on, every
+    boilerplate_every-th of them ending in BOILERPLATE."""
+    made = []
+    for seed in range(start, start + count):
+        body = text(article(seed, sentences))
+        if boilerplate_every and seed % boilerplate_every == 0:
+            body = f"{body}\n\n{BOILERPLATE}"
+        made.append({"id": f"doc-{seed}", "text": body})
+    return made
+
+
+def malformed_corpus(path: Path) -> dict[int, str]:
+    """Good records with bad lines in between; returns line number → what the report must say."""
+    good = corpus_records(6)
+    lines = [json.dumps(good[0]).encode(),
+             b"{not json",
+             json.dumps({"text": "no id here."}).encode(),
+             json.dumps(good[1]).encode(),
+             json.dumps({"id": "", "text": "empty id."}).encode(),
+             json.dumps({"id": 7, "text": "numeric id."}).encode(),
+             b"",
+             json.dumps({"id": "no-text"}).encode(),
+             json.dumps({"id": "list-text", "text": ["a"]}).encode(),
+             b'{"id": "latin1", "text": "caf\xe9"}',
+             json.dumps({"id": "klingon", "text": "Qapla.", "lang": "tlh"}).encode(),
+             json.dumps(["id", "text"]).encode(),
+             json.dumps({"id": "x" * 600, "text": "long id."}).encode(),
+             b'{"id": "tab", "text": "a\tb"}',
+             *(json.dumps(record).encode() for record in good[2:])]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return {2: "bad JSON", 3: "missing id", 5: "non-empty string", 6: "non-empty string", 8: "missing text",
+            9: "text must be a string", 10: "invalid UTF-8", 11: "unknown language", 12: "not a JSON object",
+            13: "longer than 511", 14: "bad JSON (Invalid control character at: column 25)"}
+
+
+# --- items with fields (job ads) ------------------------------------------------------------------------------
+
+#: The fields of an items store (`neardup index --fields`) and the rules that make a pair duplicate.
+SCHEMA = {
+    "fields": [
+        {"name": "title", "unit": "word:1", "k": 16, "metric": "jaccard", "rule_tokens": 3, "weight": 2},
+        {"name": "body", "k": 64, "rule_tokens": 8, "weight": 1},
+        {"name": "phone", "kind": "exact", "normalize": "digits", "weight": 1},
+        {"name": "url", "kind": "exact", "normalize": "url", "weight": 4},
+        {"name": "location", "kind": "location", "precision": 5, "weight": 4},
+    ],
+    "rules": [["title", "body"], ["title", "location"], ["url"]],
+}
+BODY = ("We are looking for an experienced forklift driver to join our busy warehouse team. You will load and "
+        "unload lorries, move stock safely around the site and keep accurate records of every pallet. ")
+LEEDS, NEAR_LEEDS, MANCHESTER = {"lat": 53.8008, "lon": -1.5491}, {"lat": 53.8100, "lon": -1.5300}, \
+    {"lat": 53.4808, "lon": -2.2426}
+ITEMS = {
+    "ad-1": {"title": "Forklift Driver (Leeds)", "body": BODY + "Apply today from Leeds.", "phone": "+44 113 496 0123",
+             "url": "https://careers.acme.co.uk/vacancy/1234?src=board", "location": LEEDS},
+    # the same opening reposted elsewhere: other format, shortened body, same URL and place
+    "ad-1-repost": {"title": "FORKLIFT DRIVER - Leeds", "body": BODY, "phone": "0113 4960123",
+                    "url": "http://www.careers.acme.co.uk/vacancy/1234/", "location": NEAR_LEEDS},
+    # the same template for another city: nearly the same body, another place, reference and URL
+    "ad-2-manchester": {"title": "Forklift Driver (Manchester)", "body": BODY + "Apply today from Manchester.",
+                        "phone": "+44 113 496 0123", "url": "https://careers.acme.co.uk/vacancy/5678",
+                        "location": MANCHESTER},
+    "other": {"title": "Primary School Teacher", "body": "Plan and teach engaging lessons to children aged four "
+              "to eleven in our friendly school.", "location": {"lat": 51.45, "lon": -2.59}},
+}

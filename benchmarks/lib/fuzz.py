@@ -1,4 +1,4 @@
-"""The fuzz properties' inputs and checks, shared by tests/test_fuzz.py (in CI) and benchmarks/fuzz_long.py (at
+"""The fuzz properties' inputs and checks, shared by tests/service/test_fuzz.py (in CI) and benchmarks/fuzz_long.py (at
 length): hypothesis strategies for request bytes, sketcher texts and JSON lines, and per kind of input the check
 that its answer is well formed or the one error type the edge turns into a status code or a one-line message.
 Each check returns what happened (fuzz_long tallies it)."""

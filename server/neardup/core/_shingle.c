@@ -7,7 +7,7 @@
  * The Python loop made one crcmod call and one bytes slice per n-gram, which cost more than the CRC itself.
  * Here the loop is crcmod's own (_crcfunext.c, _crc32r: crc = table[byte ^ (crc & 0xFF)] ^ (crc >> 8)) over
  * crcmod's table, passed in by sketch.py, so the values are crcmod's CRC-32 of each n-gram's UTF-8 bytes
- * (tests/test_sketch.py holds them equal).
+ * (tests/core/test_sketch.py holds them equal).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

@@ -69,7 +69,7 @@ class _FastPunktMixin:
     PunktSentenceTokenizer) at NLTK's first use.
 
     Punkt finds candidate ends ('said. The'), asks text_contains_sentbreak whether each breaks a sentence, and
-    realigns closing quotes and brackets; tests/test_sketch.py holds this class equal to it on generated and
+    realigns closing quotes and brackets; tests/core/test_sketch.py holds this class equal to it on generated and
     real text. What changes is only the cost:
     * the walk over candidates (_match_potential_end_contexts, _slices_from_text, _realign_boundaries) is one
       loop over NLTK's own regexes instead of a chain of generators, which cost more than the decisions;

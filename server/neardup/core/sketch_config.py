@@ -17,7 +17,7 @@ from .vocabulary import (BOTTOMK, DEFAULT_K, DEFAULT_UNIT, ITEMS, KINDS, LOG_TF,
 
 #: The version of the sketching rules (tokenization, sentence splitting, stemming, normalization, hashing) whose
 #: sketches this code makes. Bump it whenever any sketch value for the same text and configuration could change
-#: (tests/test_sketch_golden.py fails then): a store records it, and one made by another version is refused.
+#: (tests/core/test_sketch_golden.py fails then): a store records it, and one made by another version is refused.
 #: It is the version of bottom-K sketches; SimHash sketches have their own (SIMHASH_WEIGHTING).
 SKETCHER_VERSION = 2
 #: The sketcher versions of SimHash sketches this code makes, each with how its fingerprints weigh a shingle

@@ -1,0 +1,163 @@
+"""A store's own default threshold (threshold.py): learned by `neardup index`, recorded on both backends, set by
+hand, kept by migrate, served by a real server and shown by Info."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from neardup.core.calibration import FIXED, LEARNED, SET
+from neardup.core.vocabulary import DEFAULT_THRESHOLD
+from neardup.store import open_store
+from neardup_client import NearDupClient
+from benchmarks.lib.server_process import serving, write_jsonl
+from textgen import _VOCABULARY, article, text
+
+FAMILIES, SINGLES = 70, 80
+
+
+def rewrite(words: list[str], rate: float, rng: random.Random) -> str:
+    """A heavy rewrite by hand: `rate` of the words replaced, and the two halves' order swapped."""
+    changed = [rng.choice(_VOCABULARY) if rng.random() < rate else word for word in words]
+    half = len(changed) // 2
+    return " ".join(changed[half:] + changed[:half])
+
+
+def short_rewrites() -> list[dict]:
+    """Short texts (~130 words): FAMILIES sources with two rewrites each at 25-35 % of their words, and SINGLES
+    unrelated texts."""
+    rng = random.Random(25)
+    records = []
+    for family in range(FAMILIES):
+        source = text(article(family, sentences=10))
+        records.append({"id": f"f{family}-0", "text": source})
+        records += [{"id": f"f{family}-{copy}", "text": rewrite(source.split(), rng.uniform(0.25, 0.35), rng)}
+                    for copy in (1, 2)]
+    records += [{"id": f"single{n}", "text": text(article(10_000 + n, sentences=10))} for n in range(SINGLES)]
+    return records
+
+
+@pytest.fixture(scope="module")
+def rewrites_corpus(tmp_path_factory):
+    return write_jsonl(tmp_path_factory.mktemp("rewrites") / "corpus.jsonl", short_rewrites())
+
+
+@pytest.fixture(scope="module")
+def learned_store(rewrites_corpus, tmp_path_factory):
+    from neardup.cli.main import main
+    store = tmp_path_factory.mktemp("learned") / "store"
+    assert main(["index", str(rewrites_corpus), "--store", str(store)]) == 0
+    return store
+
+
+def stored_threshold(location) -> dict | None:
+    with open_store(location, readonly=True) as store:
+        return store.threshold()
+
+
+def test_short_rewrites_learn_a_threshold_below_the_fixed_default(learned_store):
+    setting = stored_threshold(learned_store)
+    assert setting["source"] == LEARNED and setting["sampled"] == 3 * FAMILIES + SINGLES
+    assert setting["threshold"] < DEFAULT_THRESHOLD
+
+
+@pytest.mark.slow
+def test_a_server_groups_the_rewrites_at_the_learned_threshold(learned_store):
+    learned = stored_threshold(learned_store)["threshold"]
+    families = [[f"f{family}-{copy}" for copy in range(3)] for family in range(FAMILIES)]
+    result_set = [doc_id for family in families for doc_id in family] + [f"single{n}" for n in range(SINGLES)]
+    with serving(learned_store) as server, NearDupClient(server.target, timeout=10) as client:
+        info = client.info()
+        assert (info.default_threshold, info.default_threshold_source) == (learned, LEARNED)
+        answer = client.dedup(result_set)
+        assert answer.threshold == learned
+        kept = set(answer.keep)
+        grouped = sum(len(kept & set(family)) == 1 for family in families)
+        assert grouped >= 0.9 * FAMILIES, f"{grouped} of {FAMILIES} families kept once"
+        assert {f"single{n}" for n in range(SINGLES)} <= kept
+        at_fixed = set(client.dedup(result_set, threshold=DEFAULT_THRESHOLD).keep)
+        assert sum(len(at_fixed & set(family)) == 1 for family in families) < grouped  # what it is learned for
+
+
+@pytest.mark.slow
+def test_a_corpus_without_near_duplicates_keeps_the_fixed_default(tmp_path, neardup):
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": f"d{n}", "text": text(article(n, sentences=10))}
+                                                     for n in range(300)])
+    done = neardup("index", corpus, "--store", tmp_path / "store")
+    assert done.returncode == 0, done.stderr
+    assert "0.52 (fixed default of the sketch kind (learning found no near-duplicate mode" in done.stdout
+    assert stored_threshold(tmp_path / "store") is None
+    with serving(tmp_path / "store") as server, NearDupClient(server.target, timeout=10) as client:
+        info = client.info()
+    assert (info.default_threshold, info.default_threshold_source) == (DEFAULT_THRESHOLD, FIXED)
+
+
+@pytest.mark.slow
+def test_set_by_hand_learned_again_and_the_fixed_default(rewrites_corpus, tmp_path, neardup):
+    store = tmp_path / "store"
+    done = neardup("index", rewrites_corpus, "--store", store, "--threshold", "0.3")
+    assert done.returncode == 0, done.stderr
+    assert stored_threshold(store) == {"threshold": 0.3, "source": SET}
+    assert "default threshold:    0.3 (set by hand)" in done.stdout
+    with serving(store) as server, NearDupClient(server.target, timeout=10) as client:
+        info = client.info()
+    assert (info.default_threshold, info.default_threshold_source) == (0.3, SET)
+
+    done = neardup("configure", "--store", store, "--threshold", "learn")
+    assert done.returncode == 0, done.stderr
+    assert stored_threshold(store)["source"] == LEARNED and "learned from" in done.stdout
+    done = neardup("configure", "--store", store, "--threshold", "default")
+    assert done.returncode == 0 and stored_threshold(store) is None
+    assert done.stdout.strip().endswith("0.52 (fixed default of the sketch kind)")
+
+    again = neardup("index", rewrites_corpus, "--store", store)  # an existing store keeps its setting
+    assert again.returncode == 0 and stored_threshold(store) is None
+
+
+@pytest.mark.parametrize("value, message", [
+    ("1.5", "give a number in [0, 1], learn or default, not '1.5'"),
+    ("nan", "give a number in [0, 1], learn or default, not 'nan'"),
+    ("often", "give a number in [0, 1], learn or default, not 'often'"),
+])
+def test_a_bad_threshold_is_a_usage_error(tmp_path, neardup, value, message):
+    done = neardup("configure", "--store", tmp_path / "store", "--threshold", value)
+    assert done.returncode == 2 and message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_learning_needs_a_bottomk_store_with_postings(rewrites_corpus, tmp_path, neardup):
+    for store, args in ((tmp_path / "simhash", ["--sketch", "simhash"]), (tmp_path / "plain", ["--no-postings"])):
+        done = neardup("index", rewrites_corpus, "--store", store, *args, "--threshold", "learn")
+        assert done.returncode == 1 and "--threshold learn needs a bottom-K store with postings" in done.stderr
+        assert not store.exists()  # refused before anything was written
+        done = neardup("index", rewrites_corpus, "--store", store, *args)
+        assert done.returncode == 0 and stored_threshold(store) is None  # their fixed default
+
+
+@pytest.mark.slow
+def test_a_store_made_before_is_served_at_the_fixed_default(learned_store, tmp_path):
+    """A store without the entry (as every store made before): the fixed default, and it can get one."""
+    import shutil
+    copy = tmp_path / "old"
+    shutil.copytree(learned_store, copy)
+    with open_store(copy) as store:
+        store.set_threshold(None)
+    with serving(copy) as server, NearDupClient(server.target, timeout=10) as client:
+        info = client.info()
+        assert (info.default_threshold, info.default_threshold_source) == (DEFAULT_THRESHOLD, FIXED)
+        assert client.dedup(["f0-0", "f0-1"]).threshold == DEFAULT_THRESHOLD
+
+
+def test_redis_records_it_and_migrate_keeps_it(rewrites_corpus, learned_store, redis_url, tmp_path, neardup):
+    done = neardup("index", rewrites_corpus, "--store", redis_url)
+    assert done.returncode == 0, done.stderr
+    assert stored_threshold(redis_url) == stored_threshold(learned_store)  # the same sample, the same answer
+    done = neardup("configure", "--store", redis_url, "--threshold", "0.25")
+    assert done.returncode == 0 and stored_threshold(redis_url) == {"threshold": 0.25, "source": SET}
+    done = neardup("migrate", redis_url, tmp_path / "copy")
+    assert done.returncode == 0, done.stderr
+    assert stored_threshold(tmp_path / "copy") == {"threshold": 0.25, "source": SET}
+    with open_store(redis_url) as store:
+        store.set_threshold(None)
+        assert store.threshold() is None
+    assert json.dumps(stored_threshold(tmp_path / "copy"))  # the copy keeps its own

@@ -1,0 +1,135 @@
+"""`neardup train` (issue 13): a pair classifier fitted on labelled job-ad pairs of an items store, chosen by
+cross-validated F1, stored in the store as JSON (no pickle), served without scikit-learn: Dedup then reports its
+calibrated probability; a damaged model, or one of another configuration, stops `neardup serve` at start in one
+line."""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from neardup.jobs import train
+from neardup.cli.main import main
+from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_features
+from neardup.core.errors import ConfigMismatch
+from neardup.store import open_store
+from neardup_client import NearDupClient
+from benchmarks.lib import jobads
+from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
+from benchmarks.lib.server_process import Server, serving, write_jsonl
+
+pytest.importorskip("sklearn")
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A small tune split indexed into an items store by the CLI, and `neardup train` run on it."""
+    root = tmp_path_factory.mktemp("train")
+    data = jobads.generate("tune", 300)
+    corpus = write_jsonl(root / "items.jsonl", items_with_fields(data.items))
+    pairs = write_jsonl(root / "pairs.jsonl", data.pairs)
+    (root / "schema.json").write_text(json.dumps(SCHEMA))
+    assert main(["index", str(corpus), "--store", str(root / "store"), "--fields", str(root / "schema.json")]) == 0
+    out, err = io.StringIO(), io.StringIO()  # `neardup train` in this process: no interpreter to start
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["train", str(pairs), "--store", str(root / "store"), "--folds", "3"])
+    return root, data, subprocess.CompletedProcess([], code, out.getvalue(), err.getvalue())
+
+
+def test_train_compares_both_models_by_cross_validated_f1_and_stores_json(trained):
+    root, _, done = trained
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("logistic ") and lines[1].startswith("gradient-boosting ")
+    f1 = {line.split()[0]: float(line.split("F1 ")[1].split()[0]) for line in lines[:2]}
+    assert all(0.5 < value <= 1 for value in f1.values())
+    chosen = lines[2].split("chosen: ")[1].split(";")[0]
+    assert f1[chosen] == max(f1.values())
+    with open_store(root / "store", readonly=True) as store:
+        model = json.loads(store.model())
+        assert model["format"] == "neardup-pair-model" and model["kind"] == chosen
+        assert model["config_digest"] == store.config.digest()
+
+
+@pytest.mark.slow
+def test_served_dedup_decides_by_the_models_probability(trained):
+    root, data, _ = trained
+    repost = next(p for p in data.pairs if p["kind"] == "repost")
+    with open_store(root / "store", readonly=True) as store:
+        model = PairModel.from_json(store.model(), store.config.digest(), store.config.fields)
+        found = pair_features(store.config.fields, store.get_many([repost["a"], repost["b"]]))
+        expected = float(ItemScorer(store.config.fields, model).scores(found.features)[0])
+    with serving(root / "store") as server, NearDupClient(server.target, timeout=10) as client:
+        info = client.info()
+        assert info.default_threshold == pytest.approx(model.threshold) and info.pair_model == model.kind
+        answer = client.dedup([repost["a"], repost["b"]], threshold=0.0)
+    assert answer.duplicates[0].similarity == pytest.approx(expected) and 0 <= expected <= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("damage, message", [
+    (b"{not json", "pair model is damaged"),
+    (json.dumps({"format": "neardup-pair-model", "version": 1, "config_digest": "0123456789abcdef"}).encode(),
+     "trained for sketch configuration '0123456789abcdef'"),
+])
+def test_a_damaged_model_or_one_of_another_configuration_is_refused_at_start(trained, tmp_path, damage, message):
+    root, _, _ = trained
+    copy = tmp_path / "store"
+    shutil.copytree(root / "store", copy)
+    with open_store(copy) as store:
+        store.set_model(damage)
+    server = Server(copy)
+    code = server.process.wait(timeout=30)
+    server._log.close()
+    log = server.log().strip().splitlines()
+    assert code == 1 and len(log) == 1 and message in log[0] and "neardup train" in log[0]
+
+
+def test_train_refuses_a_text_store_and_unknown_ids(trained, indexed_store, tmp_path, neardup):
+    root, _, _ = trained
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", [{"a": "x", "b": "y", "duplicate": True}])
+    text_store = indexed_store("train-texts", {"x": "one text", "y": "another text"})
+    done = neardup("train", pairs, "--store", text_store)
+    assert done.returncode == 1 and "for an items store" in done.stderr and len(done.stderr.splitlines()) == 1
+    done = neardup("train", pairs, "--store", root / "store")
+    assert done.returncode == 1 and "2 ids" in done.stderr and "not stored" in done.stderr
+
+
+def test_model_evaluation_needs_no_scikit_learn(trained):
+    """The server side imports numpy alone: core/item_scoring.py never imports scikit-learn."""
+    source = (Path(__file__).resolve().parents[2] / "server" / "neardup" / "core" / "item_scoring.py").read_text()
+    assert not re.search(r"^\s*(import|from) (sklearn|pickle)", source, re.MULTILINE)
+    root, _, _ = trained
+    with open_store(root / "store", readonly=True) as store:
+        model = PairModel.from_json(store.model(), store.config.digest(), store.config.fields)
+    assert np.all(np.diff(model.probability(np.zeros((3, len(model.document["inputs"]))))) == 0)
+
+
+def test_a_model_whose_trees_loop_or_point_outside_is_damaged(trained):
+    """The compiled tree walk checks every node first: a child before its parent (a loop) or past the end is refused
+    when the model is read, never walked."""
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    root, data, _ = trained
+    with open_store(root / "store", readonly=True) as store:
+        document, digest, fields = json.loads(store.model()), store.config.digest(), store.config.fields
+        pairs = [(p["a"], p["b"], p["duplicate"]) for p in data.pairs]
+        ids = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
+        rows, scored = train.pair_rows(fields, dict(zip(ids, store.get_many(ids))), pairs)
+    inputs, labels = model_inputs(fields, rows[scored]), np.array([d for _, _, d in pairs])[scored]
+    fitted = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(inputs, labels)
+    document.update(train._dump("gradient-boosting", fitted, inputs))
+    model = PairModel.from_json(json.dumps(document).encode(), digest, fields)
+    assert np.allclose(model.raw(inputs), fitted.decision_function(inputs))
+    for child in (0, 10 ** 6):
+        broken = json.loads(json.dumps(document))
+        broken["trees"][0]["left"][0] = child
+        with pytest.raises(ConfigMismatch, match="pair model is damaged"):
+            PairModel.from_json(json.dumps(broken).encode(), digest, fields)

@@ -1,0 +1,114 @@
+"""The store's postings (of each backend) stay exactly what the stored sketches say, after any writes, deletes and a kill -9."""
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import lmdb
+import pytest
+
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.encoding import encode_sketch
+from neardup.core.errors import ConfigMismatch
+from neardup.store import create_store, is_redis, open_store
+from brute import assert_index_matches_sketches, raw_parts
+from sketches import K, sketch_with_shared_values
+import sketches
+
+
+def test_postings_follow_random_writes_replacements_and_deletes(store_location):
+    rng = random.Random(7)
+    create_store(store_location, SketchConfig(k=K), []).close()
+    with open_store(store_location) as store:
+        for _ in range(60):
+            ids = [f"d{rng.randrange(150)}" for _ in range(rng.randint(1, 30))]  # repeats within a batch too
+            store.put_many([(doc_id, sketch_with_shared_values(rng)) for doc_id in ids])
+            store.delete_many([f"d{rng.randrange(150)}" for _ in range(rng.randint(0, 12))] + ["never-stored"])
+    assert_index_matches_sketches(store_location)
+
+
+def test_docnos_are_kept_by_replacement_and_never_reused_after_delete(store_location):
+    with create_store(store_location, SketchConfig(k=K), []) as store:
+        store.put_many([("a", encode_sketch([1, 2])), ("b", encode_sketch([3]))])
+        store.put_many([("a", encode_sketch([5]))])
+        store.delete_many(["b"])
+        store.put_many([("b", encode_sketch([3])), ("c", encode_sketch([3]))])
+    docnos = assert_index_matches_sketches(store_location)
+    assert docnos == {b"a": 0, b"b": 2, b"c": 3}
+
+
+def test_a_store_without_postings_writes_none_and_refuses_search(store_location):
+    with create_store(store_location, SketchConfig(k=K), [], indexed=False) as store:
+        store.put_many([("a", encode_sketch([1, 2]))])
+        store.delete_many(["b"])
+        assert not store.indexed
+        with pytest.raises(ConfigMismatch, match="keeps no postings"):
+            store.snapshot()
+        with pytest.raises(ConfigMismatch, match="keeps no postings"):
+            store.set_clusters([("a", 1)])
+    if is_redis(store_location):
+        assert {name: len(part) for name, part in raw_parts(store_location).items()} == \
+            {b"sketches": 1, b"docnos": 0, b"ids": 0, b"postings": 0}
+    else:
+        with lmdb.open(str(store_location), readonly=True, max_dbs=6, lock=False) as env:
+            with pytest.raises(lmdb.NotFoundError):
+                env.open_db(b"postings", create=False)
+
+
+def test_a_format_1_store_opens_and_writes_without_postings(tmp_path):
+    """Stores made before postings existed: readable and writable as they are, search says to re-index."""
+    path = tmp_path / "s"
+    create_store(path, SketchConfig(k=K), [], indexed=False).close()
+    with lmdb.open(str(path), max_dbs=6) as env, env.begin(write=True) as txn:
+        meta = env.open_db(b"meta", txn=txn)
+        txn.put(b"format_version", b"1", db=meta)
+        txn.delete(b"indexed", db=meta)
+        txn.delete(b"next_docno", db=meta)
+    with open_store(path) as store:
+        assert store.format_version == 1 and not store.indexed
+        store.put_many([("a", encode_sketch([1, 2]))])
+        store.delete_many(["a"])
+        with pytest.raises(ConfigMismatch, match="re-index"):
+            store.snapshot()
+
+
+#: Run with sketches.py's folder on PYTHONPATH.
+WRITER = """
+    import random, sys
+    from neardup.store import open_store
+    from sketches import sketch_with_shared_values
+    rng = random.Random(int(sys.argv[2]))
+    with open_store(sys.argv[1]) as store:
+        while True:
+            batch = [(f"d{rng.randrange(3000)}", sketch_with_shared_values(rng))
+                     for _ in range(rng.randint(200, 2000))]
+            store.put_many(batch)
+            store.delete_many([f"d{rng.randrange(3000)}" for _ in range(100)])
+            print(store.generation(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(store_location, seed):
+    create_store(store_location, SketchConfig(k=K), []).close()
+    helpers = os.pathsep.join(filter(None, [os.path.dirname(sketches.__file__), os.environ.get("PYTHONPATH")]))
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(WRITER), str(store_location), str(seed)],
+                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": helpers})
+    try:
+        for _ in range(3 + seed):  # let several batches commit, then kill it in the middle of another
+            assert writer.stdout.readline(), "the writer died"
+        time.sleep(random.Random(seed).uniform(0, 0.05))
+    finally:
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+    assert writer.returncode == -signal.SIGKILL
+    docnos = assert_index_matches_sketches(store_location)
+    assert len(docnos) > 0
+    with open_store(store_location) as store:  # and the store goes on being written, its index exact
+        store.put_many([("after", encode_sketch([1, 2, 3]))])
+    assert_index_matches_sketches(store_location)
