@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence, Union
@@ -163,6 +164,78 @@ class SimilarResult:
             "metric": self.metric,
             "top_k": self.top_k,
         }
+
+
+#: A passage of a text: (start, end) in Unicode code points of the text as sent (text[start:end] in Python).
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class ExplainedDocument:
+    """One document of an explained pair: counts, and where in its text (when it was sent with one) it shares
+    shingles with the other, shares sketch values with it, and holds boilerplate. Spans are ascending and merged."""
+
+    id: str
+    has_text: bool              # sent with its text: the spans and shingle counts are answered
+    shingles: int               # distinct shingles of its text
+    stoplisted_shingles: int    # of which stop-listed (boilerplate), in no sketch
+    sketch_values: int          # values of its bottom-K sketch (0 on a simhash store)
+    compared_values: int        # of which the similarity compares (at or below both sketches' caps)
+    shared: list[Span]          # its shingles outside the stop-list that the other text has too (needs both texts)
+    sketch_shared: list[Span]   # its shingles whose values both sketches hold: what decided the similarity
+    boilerplate: list[Span]     # its stop-listed shingles
+
+    def to_dict(self) -> dict:
+        return {**dataclasses.asdict(self), **{name: [list(span) for span in getattr(self, name)]
+                                               for name in ("shared", "sketch_shared", "boilerplate")}}
+
+
+@dataclass(frozen=True)
+class ExplainResult:
+    """The answer of explain: the pair's similarity, Dedup's decision for it, and what each document shares."""
+
+    similarity: float
+    duplicate: bool             # Dedup of [a, b] makes b a duplicate of a at the threshold applied
+    threshold: float
+    metric: str
+    a: ExplainedDocument
+    b: ExplainedDocument
+    shared_shingles: int        # distinct shingles outside the stop-list both texts have (0 without both texts)
+    shared_sketch_values: int   # values both bottom-K sketches hold
+    note: str                   # what could not be answered and why ("" when everything was)
+
+    def to_dict(self) -> dict:
+        return {"similarity": round(self.similarity, 6), "duplicate": self.duplicate, "threshold": self.threshold,
+                "metric": self.metric, "shared_shingles": self.shared_shingles,
+                "shared_sketch_values": self.shared_sketch_values, "note": self.note,
+                "a": self.a.to_dict(), "b": self.b.to_dict()}
+
+
+def _explain_request(a: str | Document, b: str | Document, threshold: float | None,
+                     metric: str | None) -> pb.ExplainRequest:
+    request = pb.ExplainRequest(a=_document(a if isinstance(a, Document) else Document(a)),
+                                b=_document(b if isinstance(b, Document) else Document(b)))
+    if threshold is not None:
+        request.threshold = threshold
+    if metric is not None:
+        request.metric = metric_value(metric)
+    return request
+
+
+def _explained(message: pb.ExplainedDocument) -> ExplainedDocument:
+    return ExplainedDocument(
+        id=message.id, has_text=message.has_text, shingles=message.shingles,
+        stoplisted_shingles=message.stoplisted_shingles, sketch_values=message.sketch_values,
+        compared_values=message.compared_values,
+        **{name: [(span.start, span.end) for span in getattr(message, name)]
+           for name in ("shared", "sketch_shared", "boilerplate")})
+
+
+def _explain_result(response: pb.ExplainResponse) -> ExplainResult:
+    return ExplainResult(similarity=response.similarity, duplicate=response.duplicate, threshold=response.threshold,
+                         metric=METRIC_NAMES.get(response.metric, "unspecified"), a=_explained(response.a),
+                         b=_explained(response.b), shared_shingles=response.shared_shingles,
+                         shared_sketch_values=response.shared_sketch_values, note=response.note)
 
 
 def _dedup_request(results: Sequence[str | Document], threshold: float | None, metric: str | None,
@@ -548,6 +621,38 @@ class NearDupClient(_Settings):
         request = _similar_request(id, document, top_k, threshold, metric)
         return _similar_result(self._call(self._stub.FindSimilar, request, timeout))
 
+    def explain(self, a: str | Document, b: str | Document, *, threshold: float | None = None,
+                metric: str | None = None, timeout: float | None = None) -> ExplainResult:
+        """How similar two documents are under the store's rules, whether dedup([a, b]) makes b a duplicate of a,
+        and the passages of each text the other shares.
+
+        Args:
+            a, b: each a stored article's id (str: its stored sketch; the store keeps no texts, so no spans), or a
+                Document with text (spans are answered for it) or a sketch made with the store's configuration.
+            threshold: the similarity in [0, 1] from which b is a duplicate; None: the server's default.
+            metric: "containment" or "jaccard" (a bottom-K store), "hamming" (a simhash store); None: the
+                server's default.
+            timeout: seconds for this call; None: the client's timeout.
+
+        Returns:
+            ExplainResult: similarity, duplicate, the threshold and metric applied, and per document its counts
+            and spans (start, end) in code points of its text: shared, sketch_shared, boilerplate; `note` says
+            what could not be answered (a document without text).
+
+        Raises:
+            ValueError: an unknown metric name (before anything is sent).
+            NearDupClientError: the call failed; `code` says why, `details` what to fix:
+                NOT_FOUND when a document given by id is not stored;
+                INVALID_ARGUMENT for bad input (threshold outside [0, 1] or NaN, a document without id or text, an
+                id over 511 UTF-8 bytes, malformed sketch bytes, an unknown language);
+                RESOURCE_EXHAUSTED over a limit (a text over 10 MiB, a message over --max-message-bytes);
+                FAILED_PRECONDITION on an items store, for a metric of the other sketch kind, or a sketch of
+                another sketch configuration;
+                UNAVAILABLE, DEADLINE_EXCEEDED, UNAUTHENTICATED as for dedup().
+        """
+        request = _explain_request(a, b, threshold, metric)
+        return _explain_result(self._call(self._stub.Explain, request, timeout))
+
     def info(self, *, timeout: float | None = None) -> Info:
         """The store's size and sketch configuration, the server's limits and defaults.
 
@@ -675,6 +780,17 @@ class AsyncNearDupClient(_Settings):
         """
         request = _similar_request(id, document, top_k, threshold, metric)
         return _similar_result(await self._call(self._stub.FindSimilar, request, timeout))
+
+    async def explain(self, a: str | Document, b: str | Document, *, threshold: float | None = None,
+                      metric: str | None = None, timeout: float | None = None) -> ExplainResult:
+        """How similar two documents are, whether b duplicates a, and what they share (arguments and answer as
+        NearDupClient.explain).
+
+        Raises:
+            as NearDupClient.explain: the same exceptions, for the same causes.
+        """
+        request = _explain_request(a, b, threshold, metric)
+        return _explain_result(await self._call(self._stub.Explain, request, timeout))
 
     async def info(self, *, timeout: float | None = None) -> Info:
         """The store's size and sketch configuration, the server's limits and defaults.

@@ -1,5 +1,6 @@
-"""`neardup dedup`, `neardup similar` and `neardup info`: the service from a shell, answers as JSON on stdout.
-`neardup` mounts these commands; the framework both command lines share is cli_framework.py."""
+"""`neardup dedup`, `neardup similar`, `neardup explain` and `neardup info`: the service from a shell, answers as JSON on
+stdout. `neardup` mounts these commands; the framework both command lines share is cli_framework.py. The options
+that reach a server (add_connection_arguments, connect) are shared with `neardup ui`."""
 from __future__ import annotations
 
 import argparse
@@ -70,7 +71,8 @@ TOKEN_ENV, TARGET_ENV = "NEARDUP_TOKEN", "NEARDUP_TARGET"
 DEFAULT_CONNECT_TIMEOUT = 10.0
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    """--target, --timeout, --token and the --tls-* options: how a command reaches a server (connect)."""
     parser.add_argument("--target", type=target, default=os.environ.get(TARGET_ENV, DEFAULT_TARGET),
                         help=f"HOST:PORT of the server; ${TARGET_ENV} overrides the default")
     parser.add_argument("--timeout", type=checked(float, positive), default=DEFAULT_TIMEOUT, help="seconds per call")
@@ -88,7 +90,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
 def _add_dedup_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Ask a server which results of a result set to keep. Prints JSON: keep (ids in rank "
                           "order), duplicates (id, duplicate_of, similarity), groups, missing, cached.")
-    _common(parser)
+    add_connection_arguments(parser)
     parser.add_argument("ids", nargs="*", metavar="ID", help="stored article ids in rank order (or --jsonl)")
     parser.add_argument("--jsonl", metavar="FILE",
                         help="the result set as JSON Lines (id, and text with optional lang, or fields for an items "
@@ -106,7 +108,7 @@ def _add_similar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Ask a server for the stored articles most similar to a stored one (ID) or to a text "
                           "(--text FILE), over the whole store. Prints JSON: matches (id, similarity) best first, "
                           "never the query itself; exact; and the threshold, metric and top_k applied.")
-    _common(parser)
+    add_connection_arguments(parser)
     parser.add_argument("id", nargs="?", metavar="ID", help="a stored article's id (or --text)")
     parser.add_argument("--text", metavar="FILE", help="search with this file's UTF-8 text, - for stdin; instead of ID")
     parser.add_argument("--lang", help="stemming language of --text (default: the store's)")
@@ -118,10 +120,31 @@ def _add_similar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=_similar)
 
 
+def _add_explain_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Ask a server how similar two documents are under its store's rules, whether the second is a duplicate of "
+        "the first, and which passages of their texts they share. A and B are stored ids; --text-a/--text-b FILE "
+        "give that document as a file's text instead (then the IDs given fill the other documents, in order), or "
+        "--jsonl FILE gives both as two JSON Lines records (id, text, optional lang; a record with only an id is "
+        "read from the store). The store keeps no texts: spans are answered only for documents sent with text. "
+        "Prints JSON: similarity, duplicate, threshold, metric, counts, and per document its spans [start, end) "
+        "in Unicode code points of its text: shared, sketch_shared, boilerplate; note says what is missing.")
+    add_connection_arguments(parser)
+    parser.add_argument("ids", nargs="*", metavar="ID", help="stored article ids: A then B (or fewer, with --text-*)")
+    parser.add_argument("--text-a", metavar="FILE", help="document A is this file's UTF-8 text, - for stdin")
+    parser.add_argument("--text-b", metavar="FILE", help="document B is this file's UTF-8 text, - for stdin")
+    parser.add_argument("--jsonl", metavar="FILE", help="both documents as two JSON Lines records, - for stdin")
+    parser.add_argument("--lang", help="stemming language of the --text-* files (default: the store's)")
+    parser.add_argument("--threshold", type=checked(float, fraction),
+                        help="similarity in [0, 1] from which B is a duplicate of A (default: the server's)")
+    parser.add_argument("--metric", choices=METRICS, help=f"{described(METRIC_HELP)} (default: the server's)")
+    parser.set_defaults(func=_explain)
+
+
 def _add_info_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Print JSON about a server: its store's article count and generation, sketch "
                           "configuration, limits, defaults and version.")
-    _common(parser)
+    add_connection_arguments(parser)
     parser.set_defaults(func=_info)
 
 
@@ -129,11 +152,12 @@ def _add_info_arguments(parser: argparse.ArgumentParser) -> None:
 COMMANDS: dict[str, tuple[str, AddArguments]] = {
     "dedup": ("ask a server which results of a result set to keep", _add_dedup_arguments),
     "similar": ("search a server's store for near-duplicates of an id or a text", _add_similar_arguments),
+    "explain": ("how similar two documents are, and the passages they share", _add_explain_arguments),
     "info": ("a server's store size, sketch configuration, limits and defaults", _add_info_arguments),
 }
 
 
-def _credentials(args) -> grpc.ChannelCredentials | None:
+def channel_credentials(args) -> grpc.ChannelCredentials | None:
     """TLS when any --tls-* option is given; without --tls-ca the system's trusted CAs verify the server."""
     if bool(args.tls_cert) != bool(args.tls_key):
         raise UsageError("--tls-cert and --tls-key go together")
@@ -150,11 +174,17 @@ def _credentials(args) -> grpc.ChannelCredentials | None:
                                         certificate_chain=files["tls_cert"])
 
 
+def connect(args) -> NearDupClient:
+    """A client for the server that add_connection_arguments' options name (the token from --token, else
+    $NEARDUP_TOKEN)."""
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    return NearDupClient(args.target, timeout=args.timeout, token=token, credentials=channel_credentials(args))
+
+
 def _call(args, method: Callable[[NearDupClient], object]):
     """One call; a server that cannot be reached is named, with the likely cause."""
-    token = args.token or os.environ.get(TOKEN_ENV) or None
     try:
-        with NearDupClient(args.target, timeout=args.timeout, token=token, credentials=_credentials(args)) as client:
+        with connect(args) as client:
             client.wait_until_ready(args.connect_timeout)  # a server just started (`serve &`) is waited for
             return method(client)
     except NearDupClientError as error:
@@ -211,6 +241,37 @@ def _similar(args) -> int:
     return EXIT_OK
 
 
+def _explain_documents(args) -> list:
+    """The two documents of `neardup explain`: ids, --text-a/--text-b files, or --jsonl's two records."""
+    if args.jsonl is not None:
+        if args.ids or args.text_a or args.text_b:
+            raise UsageError("--jsonl gives both documents: no IDs or --text-a/--text-b with it")
+        documents = _read_documents(args.jsonl)
+        if len(documents) != 2:
+            raise CommandFailed(f"{args.jsonl}: explain compares two documents, the file holds {len(documents)}")
+        return documents
+    texts = [args.text_a, args.text_b]
+    if len(args.ids) != texts.count(None):
+        raise UsageError(f"give two documents: {texts.count(None)} ID(s) with "
+                         f"{2 - texts.count(None)} --text-a/--text-b, got {len(args.ids)} ID(s)")
+    try:
+        _require_utf8(*args.ids, args.lang)
+    except ValueError as error:
+        raise UsageError(f"ID or --lang {error}") from None
+    if args.lang is not None and texts == [None, None]:
+        raise UsageError("--lang goes with --text-a or --text-b")
+    ids = iter(args.ids)
+    return [next(ids) if path is None else Document(Path(path).name if path != "-" else "-", text=_read_text(path),
+                                                     lang=args.lang) for path in texts]
+
+
+def _explain(args) -> int:
+    a, b = _explain_documents(args)
+    answer = _call(args, lambda client: client.explain(a, b, threshold=args.threshold, metric=args.metric))
+    print(json.dumps(answer.to_dict(), ensure_ascii=False, indent=2))
+    return EXIT_OK
+
+
 def _info(args) -> int:
     print(json.dumps(dataclasses.asdict(_call(args, NearDupClient.info)), indent=2))
     return EXIT_OK
@@ -226,8 +287,8 @@ def build_parser(prog: str = "neardup-client") -> OneLineParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the standalone client (`neardup-client`); `neardup dedup`, `similar` and `info` run the same
-    code."""
+    """Entry point of the standalone client (`neardup-client`); `neardup dedup`, `similar`, `explain` and `info` run
+    the same code."""
     return run(build_parser(), argv)
 
 

@@ -292,3 +292,69 @@ class FindSimilarResponse(_message.Message):
     metric: Metric
     top_k: int
     def __init__(self, matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., exact: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., top_k: _Optional[int] = ...) -> None: ...
+
+class ExplainRequest(_message.Message):
+    __slots__ = ("a", "b", "threshold", "metric", "sketch_config")
+    A_FIELD_NUMBER: _ClassVar[int]
+    B_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
+    a: Document
+    b: Document
+    threshold: float
+    metric: Metric
+    sketch_config: SketchConfig
+    def __init__(self, a: _Optional[_Union[Document, _Mapping]] = ..., b: _Optional[_Union[Document, _Mapping]] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ...) -> None: ...
+
+class Span(_message.Message):
+    __slots__ = ("start", "end")
+    START_FIELD_NUMBER: _ClassVar[int]
+    END_FIELD_NUMBER: _ClassVar[int]
+    start: int
+    end: int
+    def __init__(self, start: _Optional[int] = ..., end: _Optional[int] = ...) -> None: ...
+
+class ExplainedDocument(_message.Message):
+    __slots__ = ("id", "has_text", "shingles", "stoplisted_shingles", "sketch_values", "compared_values", "shared", "sketch_shared", "boilerplate")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    HAS_TEXT_FIELD_NUMBER: _ClassVar[int]
+    SHINGLES_FIELD_NUMBER: _ClassVar[int]
+    STOPLISTED_SHINGLES_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_VALUES_FIELD_NUMBER: _ClassVar[int]
+    COMPARED_VALUES_FIELD_NUMBER: _ClassVar[int]
+    SHARED_FIELD_NUMBER: _ClassVar[int]
+    SKETCH_SHARED_FIELD_NUMBER: _ClassVar[int]
+    BOILERPLATE_FIELD_NUMBER: _ClassVar[int]
+    id: str
+    has_text: bool
+    shingles: int
+    stoplisted_shingles: int
+    sketch_values: int
+    compared_values: int
+    shared: _containers.RepeatedCompositeFieldContainer[Span]
+    sketch_shared: _containers.RepeatedCompositeFieldContainer[Span]
+    boilerplate: _containers.RepeatedCompositeFieldContainer[Span]
+    def __init__(self, id: _Optional[str] = ..., has_text: _Optional[bool] = ..., shingles: _Optional[int] = ..., stoplisted_shingles: _Optional[int] = ..., sketch_values: _Optional[int] = ..., compared_values: _Optional[int] = ..., shared: _Optional[_Iterable[_Union[Span, _Mapping]]] = ..., sketch_shared: _Optional[_Iterable[_Union[Span, _Mapping]]] = ..., boilerplate: _Optional[_Iterable[_Union[Span, _Mapping]]] = ...) -> None: ...
+
+class ExplainResponse(_message.Message):
+    __slots__ = ("similarity", "duplicate", "threshold", "metric", "a", "b", "shared_shingles", "shared_sketch_values", "note")
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    DUPLICATE_FIELD_NUMBER: _ClassVar[int]
+    THRESHOLD_FIELD_NUMBER: _ClassVar[int]
+    METRIC_FIELD_NUMBER: _ClassVar[int]
+    A_FIELD_NUMBER: _ClassVar[int]
+    B_FIELD_NUMBER: _ClassVar[int]
+    SHARED_SHINGLES_FIELD_NUMBER: _ClassVar[int]
+    SHARED_SKETCH_VALUES_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
+    similarity: float
+    duplicate: bool
+    threshold: float
+    metric: Metric
+    a: ExplainedDocument
+    b: ExplainedDocument
+    shared_shingles: int
+    shared_sketch_values: int
+    note: str
+    def __init__(self, similarity: _Optional[float] = ..., duplicate: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., a: _Optional[_Union[ExplainedDocument, _Mapping]] = ..., b: _Optional[_Union[ExplainedDocument, _Mapping]] = ..., shared_shingles: _Optional[int] = ..., shared_sketch_values: _Optional[int] = ..., note: _Optional[str] = ...) -> None: ...

@@ -66,6 +66,11 @@ class NearDupStub:
                 request_serializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarRequest.SerializeToString,
                 response_deserializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarResponse.FromString,
                 _registered_method=True)
+        self.Explain = channel.unary_unary(
+                '/neardup.v1.NearDup/Explain',
+                request_serializer=neardup_dot_v1_dot_neardup__pb2.ExplainRequest.SerializeToString,
+                response_deserializer=neardup_dot_v1_dot_neardup__pb2.ExplainResponse.FromString,
+                _registered_method=True)
 
 
 class NearDupServicer:
@@ -126,6 +131,17 @@ class NearDupServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Explain(self, request, context):
+        """How similar two documents are under the store's rules (the sketching, stop-list and metric code of Dedup),
+        whether Dedup makes the second a duplicate of the first, and the passages of each text that the other shares:
+        for a reader, not for the request path. Each document is a stored article (only its id; NOT_FOUND when it is
+        not stored) or inline (text; or a sketch). The store keeps sketches, not texts: the spans need the texts
+        (ExplainResponse.note says what is missing). An items store is FAILED_PRECONDITION (it compares fields).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_NearDupServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -158,6 +174,11 @@ def add_NearDupServicer_to_server(servicer, server):
                     servicer.FindSimilar,
                     request_deserializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarRequest.FromString,
                     response_serializer=neardup_dot_v1_dot_neardup__pb2.FindSimilarResponse.SerializeToString,
+            ),
+            'Explain': grpc.unary_unary_rpc_method_handler(
+                    servicer.Explain,
+                    request_deserializer=neardup_dot_v1_dot_neardup__pb2.ExplainRequest.FromString,
+                    response_serializer=neardup_dot_v1_dot_neardup__pb2.ExplainResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -324,6 +345,33 @@ class NearDup:
             '/neardup.v1.NearDup/FindSimilar',
             neardup_dot_v1_dot_neardup__pb2.FindSimilarRequest.SerializeToString,
             neardup_dot_v1_dot_neardup__pb2.FindSimilarResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Explain(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/neardup.v1.NearDup/Explain',
+            neardup_dot_v1_dot_neardup__pb2.ExplainRequest.SerializeToString,
+            neardup_dot_v1_dot_neardup__pb2.ExplainResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, object]] = {
     "configure": ("set a store's default threshold (a number, learned from its articles, or the fixed default)",
                   "neardup.cli.configure:add_arguments"),
     "train": ("train an items store's pair classifier from labelled pairs", "neardup.cli.train:add_arguments"),
+    "ui": ("serve a web page for a running server: groups, shared passages, store, search",
+           "neardup.cli.ui:add_arguments"),
     **client_cli.COMMANDS,
 }
 

@@ -122,7 +122,7 @@ static inline size_t min_shared(size_t len_a, size_t len_b, size_t floor, int me
     return shared;
 }
 
-/* reference._compared_lengths: both sketches are complete samples below tau = min(cap a, cap b); the
+/* reference.compared_lengths: both sketches are complete samples below tau = min(cap a, cap b); the
  * containment floor is min(MIN_EVIDENCE, |a|, |b|). The sketch whose cap is tau keeps all of its values (its
  * cap is its largest value, or it has none), so only the other one is cut. */
 static inline void compared_lengths(const result_set *set, size_t a, size_t b, size_t *len_a, size_t *len_b,

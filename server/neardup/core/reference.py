@@ -68,7 +68,7 @@ def _cap(sketch: Sequence[int], k: int) -> int:
     return sketch[-1] if len(sketch) >= k else _UNCAPPED
 
 
-def _compared_lengths(a: Sequence[int], b: Sequence[int], k: int) -> tuple[int, int, int]:
+def compared_lengths(a: Sequence[int], b: Sequence[int], k: int) -> tuple[int, int, int]:
     """|a'|, |b'| and the containment floor min(MIN_EVIDENCE, |a|, |b|)."""
     tau = min(_cap(a, k), _cap(b, k))
     return bisect_right(a, tau), bisect_right(b, tau), min(MIN_EVIDENCE, len(a), len(b))
@@ -83,7 +83,7 @@ def _score(shared: int, len_a: int, len_b: int, floor: int, metric: str) -> floa
 
 
 def similarity(a: Sequence[int], b: Sequence[int], k: int, metric: str) -> float:
-    len_a, len_b, floor = _compared_lengths(a, b, k)
+    len_a, len_b, floor = compared_lengths(a, b, k)
     shared = len(set(a[:len_a]) & set(b[:len_b]))
     return _score(shared, len_a, len_b, floor, metric)
 
@@ -105,7 +105,7 @@ def min_shared(len_a: int, len_b: int, floor: int, metric: str, threshold: float
 
 def is_duplicate(a: Sequence[int], b: Sequence[int], k: int, metric: str, threshold: float) -> bool:
     """Merges a and b, stopping as soon as the threshold is reached or can no longer be reached."""
-    len_a, len_b, floor = _compared_lengths(a, b, k)
+    len_a, len_b, floor = compared_lengths(a, b, k)
     needed = min_shared(len_a, len_b, floor, metric, threshold)
     i = j = shared = 0
     while True:

@@ -48,6 +48,42 @@ def _ngram_hashes(words: list[str], n: int) -> set[int]:
     return _shingle.ngram_hashes(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK)
 
 
+def _crc(data: bytes) -> int:
+    """CRC-32 of bytes, as the compiled loop computes it (crcmod's loop and table)."""
+    return _CRC_MASK ^ _crc32_update(data, _CRC_MASK, _CRC_TABLE)
+
+
+def _located_words(text: str, min_word_len: int) -> list[tuple[str, int, int]]:
+    """The lowercased words of Sketcher._words before stemming, each with the characters [start, end) of `text`
+    it came from. The words are found in text.lower(), as _words finds them; only U+0130 (İ) lowers to two code
+    points, so offsets are mapped back through each character's lowercase length when the lengths differ."""
+    lowered = text.lower()
+    origin = None
+    if len(lowered) != len(text):
+        origin = [position for position, char in enumerate(text) for _ in char.lower()]
+        if len(origin) != len(lowered):  # lowercasing one character at a time must give the same length
+            raise AssertionError("lowercasing changed length in context")
+        origin.append(len(text))
+    located = []
+    for match in _WORD.finditer(lowered):
+        word = match.group()
+        if len(word) < min_word_len:
+            continue
+        start, end = match.span()
+        if origin is not None:
+            start, end = origin[start], origin[end - 1] + 1
+        located.append((word, start, end))
+    return located
+
+
+class LocatedShingle(NamedTuple):
+    """A shingle's hash and the characters [start, end) of the text it was made from (code point offsets)."""
+
+    hash: int
+    start: int
+    end: int
+
+
 #: array.array's code of a 4-byte unsigned integer, the compiled functions' uint32.
 _UINT32 = next(code for code in "IL" if array.array(code).itemsize == 4)
 
@@ -126,6 +162,59 @@ class Sketcher:
         if len(words) <= n:
             return [" ".join(words)] if words else []
         return [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+    def located_shingles(self, text: str, lang: str | None = None) -> list[LocatedShingle]:
+        """Every shingle of the text in text order (repeats included), with its hash and the characters of the text
+        it was made from: a word n-gram from its first word's first character to its last word's last (the whole
+        text's words when it has at most N), a sentence without the white space around it. Offsets are code
+        points of `text` (Python string indexes). The set of the hashes is hashes(text, lang): each is the CRC-32
+        of the same bytes the compiled loop hashes, one shingle at a time (slower: for explaining a pair, not for
+        sketching a corpus; core/explain.py)."""
+        if not isinstance(text, str):
+            raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
+        lang = self.language(text, lang)
+        n = self.config.word_ngram
+        if n is None:
+            return self._located_sentences(text, lang)
+        stem = stem_function(lang)
+        words, starts, ends = [], [], []
+        for word, start, end in _located_words(text, self.config.min_word_len):
+            words.append(stem(word).encode("utf-8"))
+            starts.append(start)
+            ends.append(end)
+        if len(words) <= n:
+            windows = [(0, len(words))] if words else []
+        else:
+            windows = [(first, first + n) for first in range(len(words) - n + 1)]
+        return [LocatedShingle(_crc(b" ".join(words[first:stop])), starts[first], ends[stop - 1])
+                for first, stop in windows]
+
+    def _located_sentences(self, text: str, lang: str) -> list[LocatedShingle]:
+        """located_shingles of a sentence unit: shingles() walked with each block's, piece's and sentence's
+        offset (Punkt's sentences are slices of their piece, in order, with white space between them)."""
+        splitter = sentence_splitter(lang)
+        blocks, start = [], 0
+        if self.config.unit == PARA_SENTENCE:
+            for blank in _BLANK_LINE.finditer(text):  # as _BLANK_LINE.split(text)
+                blocks.append((start, text[start:blank.start()]))
+                start = blank.end()
+        blocks.append((start, text[start:]))
+        located = []
+        for offset, block in blocks:
+            for piece in bounded_pieces(block):
+                cursor = 0
+                for sentence in splitter.tokenize(piece):
+                    at = piece.find(sentence, cursor)
+                    if at < 0:
+                        raise AssertionError("a sentence Punkt found is no slice of its text")
+                    cursor = at + len(sentence)
+                    shingle = " ".join(self._words(sentence, lang))
+                    if shingle:
+                        lead = len(sentence) - len(sentence.lstrip())
+                        located.append(LocatedShingle(_crc(shingle.encode("utf-8")), offset + at + lead,
+                                                      offset + at + len(sentence.rstrip())))
+                offset += len(piece)
+        return located
 
     def hashes(self, text: str, lang: str | None = None) -> set[int]:
         """Every distinct shingle hash of the text, before the stop-list and the K cut (the offline stage counts

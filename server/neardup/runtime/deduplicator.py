@@ -10,14 +10,14 @@ from itertools import islice
 from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from .. import __version__
-from ..core import calibration, candidates, kernel, vocabulary
+from ..core import calibration, candidates, explain, kernel, vocabulary
 from ..core.encoding import check_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
 from ..core.item_scoring import ItemScorer, PairModel
 from ..core.sketch_config import SketchConfig
 from ..core.sketcher import ItemSketcher, Sketcher
-from ..core.vocabulary import (DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD, GROUPINGS, ITEMS, KIND_METRICS,
-                               METRICS, SIMHASH)
+from ..core.vocabulary import (DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD, GREEDY, GROUPINGS, ITEMS,
+                               KIND_METRICS, METRICS, SIMHASH)
 from ..store.base import SketchStore, Snapshot, check_ids, encode_id
 
 if TYPE_CHECKING:
@@ -102,6 +102,12 @@ class DedupOutcome(NamedTuple):
     missing: list[int]          # positions whose id has no stored sketch
     read_ids: Sequence[str]     # ids whose sketches (or clusters) came from the store: what a cached answer reads
     clusters: list[int] | None = None  # per position, once the store is clustered (-1: none)
+
+
+class ExplainOutcome(NamedTuple):
+    similarity: float   # under the metric applied
+    duplicate: bool     # what Dedup decides for the pair: the second document duplicates the first
+    explanation: "explain.PairExplanation"
 
 
 class SearchIndex(Protocol):
@@ -272,6 +278,38 @@ class Deduplicator:
         clusters = reader.clusters([doc.id for doc in documents])
         return DedupOutcome(grouping, missing, stored_ids if clusters is None else [d.id for d in documents],
                             clusters)
+
+    def explain(self, a: Document, b: Document, params: DedupParams, reader: Reader | None = None) -> ExplainOutcome:
+        """How similar two documents are under params (threshold and metric), whether Dedup makes the second a
+        duplicate of the first, and what they share (core/explain.py). Each is a stored article (only an id: its
+        stored sketch, NotFound when there is none) or inline (text, or a sketch: spans need the text); both are
+        sketched, read and compared by Dedup's code. ConfigMismatch on an items store: its documents are fields."""
+        if self.items is not None:
+            raise ConfigMismatch("Explain shows the passages two texts share; an items store compares fields: use "
+                                 "Dedup or FindSimilar for a pair's similarity")
+        self.check_metric(params.metric)
+        docs = {"a": a, "b": b}
+        sketches = {field: self._inline_sketch(doc, field) for field, doc in docs.items() if doc.inline}
+        stored = [field for field in docs if field not in sketches]
+        for field in stored:
+            if not docs[field].id:
+                raise InvalidArgument(f"document {field} is empty: give a stored article's id, or a text", field)
+            encode_id(docs[field].id, field=f"{field}.id")
+        for field, sketch in zip(stored, (reader or self.reader).get_many([docs[f].id for f in stored]) if stored else ()):
+            if sketch is None:
+                raise NotFound(f"no article {docs[field].id!r} is stored (document {field})")
+            sketches[field] = sketch
+        sketch_a, sketch_b = sketches["a"], sketches["b"]
+        grouping = kernel.unpack(self._dedup([sketch_a, sketch_b], DedupParams(params.threshold, params.metric,
+                                                                                GREEDY)))
+        if self.config.kind == SIMHASH:
+            similarity = next((score for _, score in kernel.similar_simhash(sketch_a, [sketch_b], 0.0)), 0.0)
+        else:
+            similarity = kernel.similarity(sketch_a, sketch_b, self.config.k, params.metric)
+        sides = [explain.Side(None if doc.text is None else self.sketcher.located_shingles(doc.text, doc.lang),
+                              sketch) for doc, sketch in zip((a, b), (sketch_a, sketch_b))]
+        explanation = explain.explain(self.config.kind, self.config.k, self.sketcher.stoplist, *sides)
+        return ExplainOutcome(similarity, grouping.duplicate_of[1] == 0, explanation)
 
     def find_similar(self, query: str | Document, params: SimilarParams, reader: Reader | None = None
                      ) -> SimilarOutcome:

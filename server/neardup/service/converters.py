@@ -9,7 +9,8 @@ from ..core.errors import InvalidArgument
 from ..core.fields import ExactValue, FieldSpec, GeoPoint
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK
-from ..runtime.deduplicator import DedupOutcome, DedupParams, Document, SimilarOutcome, SimilarParams
+from ..runtime.deduplicator import (DedupOutcome, DedupParams, Document, ExplainOutcome, SimilarOutcome,
+                                    SimilarParams)
 from ..store.base import MAX_ID_BYTES
 from . import _wire
 
@@ -41,6 +42,40 @@ def similar_params(request: pb.FindSimilarRequest, defaults: DedupParams) -> Sim
         threshold=request.threshold if request.HasField("threshold") else defaults.threshold,
         metric=_enum_name(request.metric, METRIC_NAMES, defaults.metric, "metric"),
     )
+
+
+def explain_params(request: pb.ExplainRequest, defaults: DedupParams) -> DedupParams:
+    """Threshold and metric default as for Dedup; the pair is decided as a greedy Dedup of [a, b] would."""
+    return DedupParams(
+        threshold=request.threshold if request.HasField("threshold") else defaults.threshold,
+        metric=_enum_name(request.metric, METRIC_NAMES, defaults.metric, "metric"),
+    )
+
+
+def explain_documents(request: pb.ExplainRequest) -> tuple[Document, Document]:
+    """Both documents of an ExplainRequest; one that is not set is INVALID_ARGUMENT naming it."""
+    for field in ("a", "b"):
+        if not request.HasField(field):
+            raise InvalidArgument(f"set both a and b in an ExplainRequest: {field} is missing", field)
+    return document(request.a, "a"), document(request.b, "b")
+
+
+def explain_response(outcome: ExplainOutcome, params: DedupParams, ids: tuple[str, str]) -> pb.ExplainResponse:
+    explanation = outcome.explanation
+    return pb.ExplainResponse(
+        similarity=outcome.similarity, duplicate=outcome.duplicate, threshold=params.threshold,
+        metric=METRIC_VALUES[params.metric],
+        a=_explained_document(ids[0], explanation.a), b=_explained_document(ids[1], explanation.b),
+        shared_shingles=explanation.shared_shingles, shared_sketch_values=explanation.shared_sketch_values,
+        note=explanation.note)
+
+
+def _explained_document(doc_id: str, side) -> pb.ExplainedDocument:
+    return pb.ExplainedDocument(
+        id=doc_id, has_text=side.has_text, shingles=side.shingles, stoplisted_shingles=side.stoplisted_shingles,
+        sketch_values=side.sketch_values, compared_values=side.compared_values,
+        **{name: [pb.Span(start=start, end=end) for start, end in getattr(side, name)]
+           for name in ("shared", "sketch_shared", "boilerplate")})
 
 
 def similar_query(request: pb.FindSimilarRequest, request_bytes: bytes) -> str | Document:

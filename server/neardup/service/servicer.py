@@ -181,6 +181,15 @@ class NearDupServicer:
         outcome = self.engine.find_similar(query, params, reading)
         return converters.similar_response(outcome, params).SerializeToString()
 
+    def Explain(self, request_bytes: bytes, context) -> bytes:
+        """A pair's similarity, decision and shared passages: stored sketches read through the view, as Dedup's."""
+        request = _decode(pb.ExplainRequest, request_bytes)
+        params = converters.explain_params(request, self.defaults)
+        a, b = converters.explain_documents(request)
+        self.engine.check_config(converters.request_sketch_config(request))
+        outcome = self.engine.explain(a, b, params, self.view.read())
+        return converters.explain_response(outcome, params, (a.id, b.id)).SerializeToString()
+
     def Info(self, request_bytes: bytes, context) -> bytes:
         _decode(pb.InfoRequest, request_bytes)
         return converters.info_response(self.engine.info()).SerializeToString()

@@ -1,0 +1,269 @@
+"""The web page's HTTP server: the static files and a JSON API that calls the gRPC server through the Python client.
+
+Routes (JSON bodies and answers, UTF-8):
+  GET  /                 the page (static/index.html); /static/NAME its script and style sheet
+  GET  /api/info         Info: {articles, sketch_config, default_threshold, default_threshold_source, ...}, and the
+                         metrics of the store's sketch kind and the groupings (for the page's choices)
+  POST /api/dedup        {ids: [...]} or {documents: [{id, text?, lang?}]}, optional threshold, metric, grouping:
+                         the answer per position (ids, duplicate_of, similarity, group, missing_positions) and the
+                         client's summary (keep, duplicates, groups, missing, cached, threshold, metric, grouping)
+  POST /api/explain      {a: DOC, b: DOC, threshold?, metric?}, each DOC {id} (stored) or {id?, text, lang?}:
+                         ExplainResult.to_dict() (spans in code points of the texts)
+  POST /api/similar      {id} or {text, lang?}, optional top_k, threshold, metric: SimilarResult.to_dict()
+A call the server refuses answers {"error": {"code": "INVALID_ARGUMENT", "message": the server's message}} with
+an HTTP status of its kind (400, 404, 412, 413, 401, 503...); a body this API cannot read answers the same shape
+with code "BAD_REQUEST".
+
+The page has no login of its own: whoever reaches its port calls the server with the token it was started with.
+So it listens on loopback unless told otherwise, answers only requests addressed to a loopback host name there
+(a page of another site cannot reach it by rebinding a name of its own to 127.0.0.1), and takes POST bodies only
+as application/json, which a page of another site cannot send without a CORS preflight this server never allows.
+"""
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import json
+import logging
+import socket
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib import resources
+from urllib.parse import urlsplit
+
+import grpc
+from neardup_client import Document, NearDupClient, NearDupClientError
+from neardup_client.enums import GROUPINGS
+
+from ..core.vocabulary import KIND_METRICS
+
+log = logging.getLogger("neardup.ui")
+
+STATIC_FILES = {"index.html": "text/html", "app.js": "text/javascript", "style.css": "text/css"}
+#: The largest request body read (pasted result sets with their texts).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+HTTP_STATUS = {
+    grpc.StatusCode.INVALID_ARGUMENT: HTTPStatus.BAD_REQUEST,
+    grpc.StatusCode.NOT_FOUND: HTTPStatus.NOT_FOUND,
+    grpc.StatusCode.FAILED_PRECONDITION: HTTPStatus.PRECONDITION_FAILED,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+    grpc.StatusCode.UNAUTHENTICATED: HTTPStatus.UNAUTHORIZED,
+    grpc.StatusCode.PERMISSION_DENIED: HTTPStatus.FORBIDDEN,
+    grpc.StatusCode.UNAVAILABLE: HTTPStatus.SERVICE_UNAVAILABLE,
+    grpc.StatusCode.DEADLINE_EXCEEDED: HTTPStatus.GATEWAY_TIMEOUT,
+}
+_LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+class BadRequest(Exception):
+    """A request body this API cannot read; the message says what is wrong."""
+
+
+def _static(name: str) -> bytes:
+    return resources.files(__package__).joinpath("static", name).read_bytes()
+
+
+def _number(body: dict, name: str, kind=float):
+    value = body.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int):
+        raise BadRequest(f"{name} must be a {'number' if kind is float else 'whole number'}, got {value!r}")
+    return kind(value)
+
+
+def _string(body: dict, name: str, where: str = "") -> str | None:
+    value = body.get(name)
+    if value is not None and not isinstance(value, str):
+        raise BadRequest(f"{where}{name} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _document(value, where: str) -> str | Document:
+    """A stored id ({id} or a plain string) or a document with text."""
+    if isinstance(value, str):
+        return value
+    if not isinstance(value, dict):
+        raise BadRequest(f"{where} must be an object with an id and optional text and lang")
+    doc_id = _string(value, "id", f"{where}.") or ""
+    text, lang = _string(value, "text", f"{where}."), _string(value, "lang", f"{where}.")
+    if text is None:
+        return doc_id
+    return Document(doc_id, text=text, lang=lang or None)
+
+
+def _parameters(body: dict, *names: str) -> dict:
+    parameters = {"threshold": _number(body, "threshold"), "metric": _string(body, "metric"),
+                  "grouping": _string(body, "grouping"), "top_k": _number(body, "top_k", int)}
+    return {name: parameters[name] for name in names if parameters[name] is not None}
+
+
+class Api:
+    """The JSON API's operations on one client; each takes the parsed body and returns what to answer."""
+
+    def __init__(self, client: NearDupClient):
+        self.client = client
+
+    def info(self, _body: dict) -> dict:
+        """Info, with the metrics the store's sketch kind answers and the groupings, for the page's choices."""
+        info = dataclasses.asdict(self.client.info())
+        return {**info, "metrics": list(KIND_METRICS.get(info["sketch_config"]["kind"], ())),
+                "groupings": list(GROUPINGS)}
+
+    def dedup(self, body: dict) -> dict:
+        ids, documents = body.get("ids"), body.get("documents")
+        if (ids is None) == (documents is None):
+            raise BadRequest("give ids or documents")
+        if ids is not None:
+            if not isinstance(ids, list) or not all(isinstance(doc_id, str) for doc_id in ids):
+                raise BadRequest("ids must be a list of strings")
+            results = ids
+        else:
+            if not isinstance(documents, list):
+                raise BadRequest("documents must be a list")
+            results = [_document(doc, f"documents[{position}]") for position, doc in enumerate(documents)]
+            results = [Document(doc) if isinstance(doc, str) else doc for doc in results]
+        answer = self.client.dedup(results, **_parameters(body, "threshold", "metric", "grouping"))
+        return {"ids": list(answer.ids), "duplicate_of": list(answer.duplicate_of),
+                "similarity": list(answer.similarity), "group": list(answer.group),
+                "missing_positions": list(answer.missing_positions), **answer.to_dict()}
+
+    def explain(self, body: dict) -> dict:
+        for name in ("a", "b"):
+            if name not in body:
+                raise BadRequest(f"give documents a and b: {name} is missing")
+        answer = self.client.explain(_document(body["a"], "a"), _document(body["b"], "b"),
+                                     **_parameters(body, "threshold", "metric"))
+        return answer.to_dict()
+
+    def similar(self, body: dict) -> dict:
+        doc_id, text = _string(body, "id"), _string(body, "text")
+        if (doc_id is None) == (text is None):
+            raise BadRequest("give an id or a text")
+        query = {"id": doc_id} if doc_id is not None else {
+            "document": Document("", text=text, lang=_string(body, "lang") or None)}
+        return self.client.find_similar(**query, **_parameters(body, "top_k", "threshold", "metric")).to_dict()
+
+
+ROUTES = {("GET", "/api/info"): "info", ("POST", "/api/dedup"): "dedup", ("POST", "/api/explain"): "explain",
+          ("POST", "/api/similar"): "similar"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: "UiServer"
+    protocol_version = "HTTP/1.1"
+    server_version = "neardup-ui"
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def _handle(self, method: str) -> None:
+        if not self.server.host_allowed(self.headers.get("Host", "")):
+            self._error(HTTPStatus.FORBIDDEN, "FORBIDDEN", "this page answers requests to its loopback address only")
+            return
+        path = urlsplit(self.path).path
+        if method == "GET" and (path == "/" or path.startswith("/static/")):
+            name = "index.html" if path == "/" else path.removeprefix("/static/")
+            if name not in STATIC_FILES:
+                self._error(HTTPStatus.NOT_FOUND, "NOT_FOUND", f"no such file: {path}")
+                return
+            self._send(HTTPStatus.OK, _static(name), f"{STATIC_FILES[name]}; charset=utf-8")
+            return
+        operation = ROUTES.get((method, path))
+        if operation is None:
+            known = {route_path for _, route_path in ROUTES}
+            self._error(HTTPStatus.METHOD_NOT_ALLOWED if path in known else HTTPStatus.NOT_FOUND, "NOT_FOUND",
+                        f"no {method} {path}; the API is {', '.join(f'{m} {p}' for m, p in ROUTES)}")
+            return
+        try:
+            body = self._body() if method == "POST" else {}
+            answer = getattr(self.server.api, operation)(body)
+        except BadRequest as error:
+            self._error(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", str(error))
+        except NearDupClientError as error:
+            self._error(HTTP_STATUS.get(error.code, HTTPStatus.BAD_GATEWAY), error.code.name, error.details)
+        except ValueError as error:  # the client's own checks (an unknown metric name)
+            self._error(HTTPStatus.BAD_REQUEST, "INVALID_ARGUMENT", str(error))
+        except Exception:  # noqa: BLE001 (a bug: the page says so, the log has the traceback)
+            log.exception("internal error in %s %s", method, path)
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, "INTERNAL", "internal error; see the log of neardup ui")
+        else:
+            self._send(HTTPStatus.OK, json.dumps(answer, ensure_ascii=False).encode("utf-8"),
+                       "application/json; charset=utf-8")
+
+    def _body(self) -> dict:
+        if self.headers.get_content_type() != "application/json":
+            raise BadRequest("send the request body as application/json")
+        try:
+            length = int(self.headers.get("Content-Length", ""))
+        except ValueError:
+            raise BadRequest("a request body needs its Content-Length") from None
+        if not 0 <= length <= MAX_BODY_BYTES:
+            raise BadRequest(f"the request body is over {MAX_BODY_BYTES} bytes")
+        try:
+            body = json.loads(self.rfile.read(length).decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            raise BadRequest(f"the request body is not JSON: {error}") from None
+        if not isinstance(body, dict):
+            raise BadRequest("the request body must be a JSON object")
+        return body
+
+    def _error(self, status: HTTPStatus, code: str, message: str) -> None:
+        self._send(status, json.dumps({"error": {"code": code, "message": message}}, ensure_ascii=False)
+                   .encode("utf-8"), "application/json; charset=utf-8")
+
+    def _send(self, status: HTTPStatus, data: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", "default-src 'self'")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args) -> None:  # noqa: A002 (BaseHTTPRequestHandler's name)
+        log.info("%s %s", self.address_string(), format % args)
+
+
+class UiServer(ThreadingHTTPServer):
+    """The page and its API on (host, port), calling the gRPC server through `client`."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, host: str, port: int, client: NearDupClient):
+        self.address_family = _family(host)
+        super().__init__((host, port), Handler)
+        self.api = Api(client)
+        self.loopback_only = _is_loopback(host)
+
+    def host_allowed(self, host_header: str) -> bool:
+        """Whether a request's Host names this server: any host when it listens beyond loopback, else a loopback
+        name or address (with or without a port)."""
+        if not self.loopback_only:
+            return True
+        name = urlsplit(f"//{host_header}").hostname or ""
+        return name in _LOOPBACK_NAMES or _is_loopback(name)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        return f"http://{f'[{host}]' if ':' in host else host}:{port}/"
+
+
+def _family(host: str) -> socket.AddressFamily:
+    try:
+        return socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    except ValueError:
+        return socket.AF_INET
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"

@@ -1,0 +1,519 @@
+// The neardup page: calls the JSON API of `neardup ui` (neardup/ui/app.py), which calls the gRPC server.
+// No framework, no build step. Spans from Explain count Unicode code points; a JavaScript string counts UTF-16 code
+// units, so spans are converted (codePointOffsets) before a text is cut.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const SPAN_CLASSES = ["shared", "sketch_shared", "boilerplate"];
+const THRESHOLD_SOURCES = {
+  learned: "learned by `neardup index` from the store's articles",
+  set: "set by hand (`neardup configure --threshold`)",
+  fixed: "the sketch kind's fixed default",
+  pair_model: "chosen for the items store's trained pair model",
+};
+
+const state = {
+  info: null,
+  resultSet: null,        // {mode: "ids" | "documents", ids: [...], documents: [...] | null}
+  answer: null,           // the Dedup answer shown
+  threshold: null,        // sent with each call: the slider's value once moved (or the URL's); null: the server's
+  requests: 0,            // Dedup calls made; only the answer of the latest is shown
+  inFlight: false,
+  again: false,
+  picked: [],             // positions picked for a pair
+};
+
+// ---- the API ----
+
+class ApiError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+async function api(method, path, body) {
+  let response;
+  try {
+    response = await fetch(path, body === undefined ? { method } : {
+      method, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+    });
+  } catch (error) {
+    throw new ApiError("UNREACHABLE", `the page's server (neardup ui) cannot be reached: ${error.message}`);
+  }
+  let data;
+  try {
+    data = await response.json();
+  } catch (error) {
+    throw new ApiError(String(response.status), `${response.status} ${response.statusText}: no JSON answer`);
+  }
+  if (data && data.error) throw new ApiError(data.error.code, data.error.message);
+  if (!response.ok) throw new ApiError(String(response.status), response.statusText);
+  return data;
+}
+
+function showError(id, error) {
+  const element = $(id);
+  if (!error) {
+    element.hidden = true;
+    element.textContent = "";
+    return;
+  }
+  element.textContent = error.code ? `${error.code}: ${error.message}` : error.message;
+  element.hidden = false;
+}
+
+function element(tag, className, text) {
+  const made = document.createElement(tag);
+  if (className) made.className = className;
+  if (text !== undefined) made.textContent = text;
+  return made;
+}
+
+const fixed = (value) => Number(value).toFixed(3);
+const count = (number, noun, plural = `${noun}s`) => `${number} ${number === 1 ? noun : plural}`;
+
+// ---- views ----
+
+function showView() {
+  const view = (location.hash || "#results").slice(1);
+  for (const name of ["results", "store", "similar"]) {
+    $(`view-${name}`).hidden = name !== view;
+    $(`nav-${name}`).classList.toggle("current", name === view);
+  }
+  if (view !== "results") $("pair").hidden = true;
+  if (view === "store") loadInfo().catch(() => {});
+}
+
+async function loadInfo() {
+  try {
+    const info = await api("GET", "/api/info");
+    state.info = info;
+    showError("store-error", null);
+    renderInfo(info);
+    return info;
+  } catch (error) {
+    showError("store-error", error);
+    $("server-line").textContent = "server not answering";
+    throw error;
+  }
+}
+
+function renderInfo(info) {
+  const config = info.sketch_config;
+  const source = info.default_threshold_source;
+  $("server-line").textContent =
+    `${info.articles} articles · ${config.kind} ${config.unit} · default threshold ${info.default_threshold}` +
+    (source ? ` (${source})` : "");
+  const rows = [
+    ["Articles", info.articles],
+    ["Store", info.store],
+    ["Generation", info.generation],
+    ["Sketch kind", config.kind],
+    ["Shingle unit", config.unit],
+    ["K (sketch values kept)", config.kind === "bottomk" ? config.k : "–"],
+    ["Shortest word kept", config.min_word_len],
+    ["Language", config.lang + (config.lang_identifier ? ` (${config.lang_identifier})` : "")],
+    ["Shingle hash", config.hash],
+    ["Sketcher version", config.sketcher_version],
+    ["Stop-list (boilerplate shingles)", `${info.stoplist_size}` +
+      (config.stoplist_digest ? ` · digest ${config.stoplist_digest}` : "")],
+    ["Default threshold", `${info.default_threshold}` +
+      (source ? ` — ${THRESHOLD_SOURCES[source] || source}` : "")],
+    ["Default metric", info.default_metric],
+    ["Default grouping", info.default_grouping],
+    ["Most results per request", info.max_result_set],
+    ["Searchable (Find similar)", info.indexed ? "yes" : "no: the store keeps no postings"],
+    ["Pair model", info.pair_model || "–"],
+    ["Server version", `${info.version} · store format ${info.format_version}`],
+  ];
+  const table = $("info");
+  table.replaceChildren();
+  for (const [name, value] of rows) {
+    const row = element("tr");
+    row.append(element("th", "", name), element("td", "", String(value)));
+    table.append(row);
+  }
+  fillSelect($("metric"), info.metrics, info.default_metric);
+  fillSelect($("grouping"), info.groupings, info.default_grouping);
+  if (state.threshold === null) setSlider(info.default_threshold);
+}
+
+function fillSelect(select, names, fallback) {
+  const chosen = select.value;
+  select.replaceChildren(element("option", "", `server default (${fallback})`));
+  select.firstChild.value = "";
+  for (const name of names || []) {
+    const option = element("option", "", name);
+    option.value = name;
+    select.append(option);
+  }
+  select.value = chosen;
+}
+
+function setSlider(value) {
+  $("threshold").value = String(value);
+  $("threshold-value").textContent = Number.isFinite(Number(value)) ? fixed(value) : String(value);
+}
+
+// ---- the result set ----
+
+function parseResultSet(text) {
+  const lines = text.split(/\r?\n/).filter((line) => line.trim());
+  if (lines.length && lines[0].trim().startsWith("{")) {
+    const documents = lines.map((line, index) => {
+      let record;
+      try {
+        record = JSON.parse(line);
+      } catch (error) {
+        throw new ApiError("BAD_INPUT", `line ${index + 1}: not JSON (${error.message})`);
+      }
+      if (!record || typeof record !== "object" || Array.isArray(record) || typeof record.id !== "string") {
+        throw new ApiError("BAD_INPUT", `line ${index + 1}: a JSON object with a string "id" is expected`);
+      }
+      if (record.text !== undefined && typeof record.text !== "string") {
+        throw new ApiError("BAD_INPUT", `line ${index + 1}: "text" must be a string`);
+      }
+      const doc = { id: record.id };
+      if (typeof record.text === "string") doc.text = record.text;
+      if (typeof record.lang === "string") doc.lang = record.lang;
+      return doc;
+    });
+    return { mode: "documents", ids: documents.map((doc) => doc.id), documents };
+  }
+  const ids = text.split(/[\n,]/).map((id) => id.trim()).filter((id) => id);
+  return { mode: "ids", ids, documents: null };
+}
+
+function parameters() {
+  const chosen = {};
+  if (state.threshold !== null) chosen.threshold = state.threshold;
+  if ($("metric").value) chosen.metric = $("metric").value;
+  return chosen;
+}
+
+async function dedup() {
+  const resultSet = state.resultSet;
+  if (!resultSet) return;
+  const request = ++state.requests;
+  const results = $("results");
+  results.dataset.state = "loading";
+  const body = resultSet.mode === "ids" ? { ids: resultSet.ids } : { documents: resultSet.documents };
+  Object.assign(body, parameters());
+  if ($("grouping").value) body.grouping = $("grouping").value;
+  try {
+    const answer = await api("POST", "/api/dedup", body);
+    if (request !== state.requests) return;
+    showError("results-error", null);
+    state.answer = answer;
+    renderResults(answer);
+    results.dataset.threshold = String(answer.threshold);
+    results.dataset.state = "ready";
+  } catch (error) {
+    if (request !== state.requests) return;
+    state.answer = null;
+    results.replaceChildren();
+    $("summary").textContent = "";
+    showError("results-error", error);
+    results.dataset.state = "error";
+  }
+  updateShareLink();
+}
+
+// Regroups at the slider's value: one Dedup at a time, and once more when the slider moved meanwhile, so the page
+// always ends with the answer for where the slider stopped.
+async function regroup() {
+  if (state.inFlight) {
+    state.again = true;
+    return;
+  }
+  state.inFlight = true;
+  try {
+    await dedup();
+  } finally {
+    state.inFlight = false;
+    if (state.again) {
+      state.again = false;
+      regroup();
+    }
+  }
+}
+
+function renderResults(answer) {
+  const list = $("results");
+  list.replaceChildren();
+  const missing = new Set(answer.missing_positions);
+  const items = [];
+  let duplicates = 0;
+  answer.ids.forEach((id, position) => {
+    const of = answer.duplicate_of[position];
+    const item = element("li", of < 0 ? "result kept" : "result duplicate");
+    item.dataset.position = String(position);
+    item.dataset.id = id;
+    const row = element("div", "row");
+    const pick = element("input", "pick");
+    pick.type = "checkbox";
+    pick.title = "pick two results to compare them";
+    pick.addEventListener("change", () => picked(position, pick.checked));
+    row.append(pick, element("span", "rank", `${position + 1}.`), element("span", "id", id));
+    if (missing.has(position)) row.append(element("span", "badge missing", "not stored"));
+    if (of >= 0) {
+      duplicates += 1;
+      item.dataset.duplicateOf = String(of);
+      item.dataset.similarity = String(answer.similarity[position]);
+      row.append(element("span", "similarity", `≈ ${fixed(answer.similarity[position])}`),
+        element("span", "of", `duplicates ${answer.ids[of]}`));
+      const compare = element("button", "explain", "compare");
+      compare.type = "button";
+      compare.addEventListener("click", () => openPair(of, position));
+      row.append(compare);
+    }
+    item.append(row);
+    items[position] = item;
+    if (of < 0) {
+      item.append(element("ol", "duplicates"));
+      list.append(item);
+    }
+  });
+  answer.ids.forEach((_, position) => {
+    const of = answer.duplicate_of[position];
+    if (of >= 0) items[of].querySelector("ol.duplicates").append(items[position]);
+  });
+  const kept = answer.ids.length - duplicates;
+  $("summary").textContent =
+    `${count(answer.ids.length, "result")}: ${kept} kept, ${count(duplicates, "duplicate")} in ` +
+    `${count(answer.groups.length, "group")}` + (missing.size ? `, ${missing.size} not stored (kept)` : "") +
+    ` · threshold ${fixed(answer.threshold)}, ${answer.metric}, ${answer.grouping}` +
+    (answer.cached ? " · from the session cache" : "");
+  state.picked = [];
+}
+
+function updateShareLink() {
+  const link = $("share");
+  const resultSet = state.resultSet;
+  if (!resultSet || resultSet.mode !== "ids" || !resultSet.ids.length) {
+    link.hidden = true;
+    return;
+  }
+  const query = new URLSearchParams({ ids: resultSet.ids.join(",") });
+  if (state.threshold !== null) query.set("threshold", String(state.threshold));
+  link.href = `/?${query}`;
+  link.hidden = false;
+  history.replaceState(null, "", `/?${query}${location.hash}`);
+}
+
+function picked(position, checked) {
+  state.picked = state.picked.filter((p) => p !== position);
+  if (checked) state.picked.push(position);
+  if (state.picked.length === 2) {
+    const [first, second] = [...state.picked].sort((x, y) => x - y);
+    for (const box of document.querySelectorAll("#results input.pick")) box.checked = false;
+    state.picked = [];
+    openPair(first, second);
+  }
+}
+
+// ---- a pair ----
+
+function documentAt(position) {
+  const resultSet = state.resultSet;
+  if (resultSet.mode === "documents") return resultSet.documents[position];
+  return { id: resultSet.ids[position] };
+}
+
+async function openPair(first, second) {
+  await explain(documentAt(first), documentAt(second));
+}
+
+async function explain(a, b) {
+  const pair = $("pair");
+  pair.hidden = false;
+  pair.dataset.state = "loading";
+  try {
+    const answer = await api("POST", "/api/explain", { a, b, ...parameters() });
+    showError("pair-error", null);
+    renderPair(answer, a, b);
+    pair.dataset.state = "ready";
+  } catch (error) {
+    showError("pair-error", error);
+    for (const id of ["pair-summary", "pair-note"]) $(id).textContent = "";
+    $("pair-counts").replaceChildren();
+    for (const side of ["pair-a", "pair-b"]) {
+      $(side).querySelector("h3").textContent = "";
+      $(side).querySelector(".text").replaceChildren();
+    }
+    pair.dataset.state = "error";
+  }
+  pair.scrollIntoView({ block: "start" });
+}
+
+function renderPair(answer, a, b) {
+  const verdict = answer.duplicate ? "near-duplicates" : "not near-duplicates";
+  $("pair-summary").textContent =
+    `similarity ${fixed(answer.similarity)} (${answer.metric}): ${verdict} at threshold ${fixed(answer.threshold)}`;
+  $("pair-summary").className = answer.duplicate ? "duplicate" : "distinct";
+  const counts = [
+    ["", a.id || "a", b.id || "b"],
+    ["shingles", answer.a.has_text ? answer.a.shingles : "–", answer.b.has_text ? answer.b.shingles : "–"],
+    ["of which boilerplate", answer.a.has_text ? answer.a.stoplisted_shingles : "–",
+      answer.b.has_text ? answer.b.stoplisted_shingles : "–"],
+    ["sketch values", answer.a.sketch_values, answer.b.sketch_values],
+    ["compared", answer.a.compared_values, answer.b.compared_values],
+  ];
+  const table = $("pair-counts");
+  table.replaceChildren();
+  for (const [index, cells] of counts.entries()) {
+    const row = element("tr");
+    cells.forEach((cell, column) => row.append(element(index === 0 || column === 0 ? "th" : "td", "", String(cell))));
+    table.append(row);
+  }
+  const shared = element("tr");
+  shared.append(element("th", "", "shared"), element("td", "wide",
+    `${answer.shared_shingles} shingles · ${answer.shared_sketch_values} sketch values`));
+  shared.lastChild.colSpan = 2;
+  table.append(shared);
+  const notes = [];
+  if (!answer.a.has_text || !answer.b.has_text) {
+    notes.push("Texts are not stored: the store keeps sketches only. Paste JSON Lines documents with their " +
+      "texts to see the shared passages.");
+  }
+  if (answer.note) notes.push(`Server: ${answer.note}.`);
+  $("pair-note").textContent = notes.join(" ");
+  $("pair-note").hidden = !notes.length;
+  for (const [side, doc, explained] of [["pair-a", a, answer.a], ["pair-b", b, answer.b]]) {
+    $(side).querySelector("h3").textContent = doc.id || "(no id)";
+    const container = $(side).querySelector(".text");
+    if (explained.has_text && typeof doc.text === "string") {
+      highlight(container, doc.text, explained);
+    } else {
+      container.replaceChildren(element("p", "note", "text not stored"));
+    }
+  }
+}
+
+// offsets[i] is where code point i starts, in UTF-16 code units; offsets[length in code points] is text.length.
+function codePointOffsets(text) {
+  const offsets = [0];
+  let units = 0;
+  for (const character of text) {
+    units += character.length;
+    offsets.push(units);
+  }
+  return offsets;
+}
+
+// The text, cut where any span starts or ends; each piece inside spans is a <mark> with the classes of the lists
+// holding it (shared, sketch_shared, boilerplate), the rest plain text.
+function highlight(container, text, explained) {
+  const offsets = codePointOffsets(text);
+  const at = (codePoint) => offsets[Math.min(codePoint, offsets.length - 1)];
+  const lists = SPAN_CLASSES.map((name) => explained[name].map(([start, end]) => [at(start), at(end)]));
+  const cuts = new Set([0, text.length]);
+  for (const spans of lists) for (const [start, end] of spans) cuts.add(start).add(end);
+  const points = [...cuts].sort((x, y) => x - y);
+  const next = lists.map(() => 0);
+  container.replaceChildren();
+  for (let i = 0; i + 1 < points.length; i++) {
+    const [from, to] = [points[i], points[i + 1]];
+    const names = [];
+    lists.forEach((spans, list) => {
+      while (next[list] < spans.length && spans[next[list]][1] <= from) next[list] += 1;
+      if (next[list] < spans.length && spans[next[list]][0] <= from) names.push(SPAN_CLASSES[list]);
+    });
+    const piece = text.slice(from, to);
+    if (names.length) {
+      container.append(element("mark", names.join(" "), piece));
+    } else {
+      container.append(document.createTextNode(piece));
+    }
+  }
+}
+
+// ---- find similar ----
+
+async function findSimilar() {
+  const id = $("similar-id").value.trim();
+  const text = $("similar-text").value;
+  const body = id ? { id } : { text };
+  const topK = Number($("similar-top-k").value);
+  if (topK) body.top_k = topK;
+  const threshold = $("similar-threshold").value;
+  if (threshold !== "") body.threshold = Number(threshold);
+  const list = $("matches");
+  list.dataset.state = "loading";
+  try {
+    if (!id && !text.trim()) throw new ApiError("BAD_INPUT", "give a stored id or a text to search with");
+    const answer = await api("POST", "/api/similar", body);
+    showError("similar-error", null);
+    list.replaceChildren();
+    for (const match of answer.matches) {
+      const item = element("li", "match");
+      item.dataset.id = match.id;
+      item.append(element("span", "id", match.id), element("span", "similarity", `≈ ${fixed(match.similarity)}`));
+      if (match.cluster >= 0) item.append(element("span", "badge", `cluster ${match.cluster}`));
+      const compare = element("button", "explain", "compare");
+      compare.type = "button";
+      compare.addEventListener("click", () => {
+        location.hash = "#results";
+        explain(id ? { id } : { id: "query", text }, { id: match.id });
+      });
+      item.append(compare);
+      list.append(item);
+    }
+    $("similar-summary").textContent =
+      `${count(answer.matches.length, "match", "matches")} at threshold ${fixed(answer.threshold)} (${answer.metric}), best first` +
+      (answer.exact ? "" : " · not exact: a match may be missing (see the server's documentation)");
+    list.dataset.state = "ready";
+  } catch (error) {
+    list.replaceChildren();
+    $("similar-summary").textContent = "";
+    showError("similar-error", error);
+    list.dataset.state = "error";
+  }
+}
+
+// ---- start ----
+
+function start() {
+  $("dedup-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    try {
+      state.resultSet = parseResultSet($("input").value);
+    } catch (error) {
+      state.resultSet = null;
+      showError("results-error", error);
+      return;
+    }
+    $("pair").hidden = true;
+    regroup();
+  });
+  $("threshold").addEventListener("input", () => {
+    state.threshold = Number($("threshold").value);
+    $("threshold-value").textContent = fixed(state.threshold);
+    regroup();
+  });
+  for (const id of ["metric", "grouping"]) $(id).addEventListener("change", () => regroup());
+  $("pair-close").addEventListener("click", () => { $("pair").hidden = true; });
+  $("similar-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    findSimilar();
+  });
+  window.addEventListener("hashchange", showView);
+  showView();
+
+  const query = new URLSearchParams(location.search);
+  const threshold = query.get("threshold");
+  if (threshold !== null) {  // sent as given: a bad one is the server's to refuse, with its message
+    state.threshold = threshold.trim() !== "" && Number.isFinite(Number(threshold)) ? Number(threshold) : threshold;
+    setSlider(threshold);
+  }
+  const info = loadInfo().catch(() => null);
+  const ids = query.get("ids");
+  if (ids !== null) {
+    $("input").value = ids.split(",").map((id) => id.trim()).filter((id) => id).join("\n");
+    state.resultSet = parseResultSet($("input").value);
+    info.then(() => regroup());
+  }
+}
+
+start();

@@ -1,0 +1,365 @@
+"""The web page (`neardup ui`) in a real browser: a real `neardup serve` on a store made by `neardup index`, a real
+`neardup ui` process in front of it, and Debian's chromium driven by Playwright. What the page shows must be what
+the server answers the Python client: the groups of a result set (as a shared link, and after the threshold slider
+moved), the highlighted passages of a pair (Explain's spans, in code points, on texts with characters beyond
+U+FFFF), and the server's own message for a request it refuses.
+
+Chromium (Debian's package) and Playwright (the `test` extra) are installed by .ci/run; without them these tests
+fail and say so, they are not skipped. `NEARDUP_SCREENSHOTS=docs/images pytest tests/test_ui.py` also saves a
+screenshot of each view there (docs/ui.md shows them).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from neardup.core.explain import merge_spans
+from neardup_client import Document, NearDupClientError
+from benchmarks.lib.server_process import NEARDUP, free_port
+from textgen import article, text
+
+FOOTER = "Subscribe to our newsletter for more stories like this one, every single morning."
+STORY, OTHER, THIRD = article(61), article(62), article(63)
+EDITED = [sentence.replace(sentence.split()[1], "harbourmaster", 1) if n % 2 else sentence
+          for n, sentence in enumerate(article(64))]
+TEXTS = {
+    "story": text(STORY),
+    "story-copy": "From the wire: " + text(STORY) + " Share this story.",
+    "story-part": text(STORY[:6]) + " " + text(OTHER[:8]),
+    "other": text(OTHER),
+    "third": text(THIRD),
+    "edited-source": text(article(64)),
+    "edited": text(EDITED),
+    # a site's articles, all with its footer: the footer is learned as boilerplate
+    **{f"site-{i}": text(article(80 + i)) + " " + FOOTER for i in range(12)},
+}
+IDS = ["story", "other", "story-copy", "site-1", "edited-source", "nowhere", "story-part", "edited", "third"]
+#: Pasted documents: characters beyond U+FFFF (two UTF-16 code units each) and İ (two code points in lowercase)
+#: before and inside the shared passages, and the site's footer.
+PASTED = [
+    {"id": "wire", "text": "Wire 𝔘𝔭𝔡𝔞𝔱𝔢: " + text(STORY[:9])},
+    {"id": "blog", "text": "İstanbul blog 😀 reposts: " + text(STORY[:9]).replace("the", "thé", 2) + " " + FOOTER},
+    {"id": "story", "text": None},  # only an id: read from the store
+    {"id": "unrelated", "text": text(THIRD[:5]) + " " + FOOTER},
+]
+SCREENSHOTS = os.environ.get("NEARDUP_SCREENSHOTS")
+
+
+def _playwright():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("the web page's tests need Playwright: pip install playwright (the `test` extra has it; "
+                    "bash .ci/run installs it)")
+    if shutil.which("chromium") is None:
+        pytest.fail("the web page's tests need Debian's chromium: apt-get install chromium (as .ci/run does)")
+    return sync_playwright
+
+
+@pytest.fixture(scope="module")
+def store(indexed_store):
+    return indexed_store("ui", TEXTS)
+
+
+@pytest.fixture(scope="module")
+def ui(server, tmp_path_factory):
+    """`neardup ui` for the module's server, as a user starts it; its URL. It must stop cleanly on SIGTERM."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("ui") / "ui.log"
+    with open(log, "w") as output:
+        process = subprocess.Popen([*NEARDUP, "ui", "--target", server.target, "--port", str(port)],
+                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}/"
+    deadline = time.monotonic() + 30
+    while True:
+        assert process.poll() is None, f"neardup ui exited with {process.returncode}: {log.read_text()}"
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, f"neardup ui did not answer within 30 s: {log.read_text()}"
+        time.sleep(0.05)
+    yield url
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(30) == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_playwright = _playwright()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=shutil.which("chromium"))
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    errors = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert errors == [], errors  # no script error on any page
+
+
+def _screenshot(page, name: str) -> None:
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+
+
+def _wait_ready(page, selector: str) -> None:
+    page.wait_for_selector(f"{selector}[data-state=ready], {selector}[data-state=error]", state="attached",
+                           timeout=20_000)
+
+
+# --- what the page shows, read from the page ----------------------------------------------------------------------
+
+_GROUPS = """() => Array.from(document.querySelectorAll('#results > li.kept')).map(li => ({
+  id: li.dataset.id,
+  missing: li.querySelector(':scope > .row .missing') !== null,
+  duplicates: Array.from(li.querySelectorAll(':scope > ol.duplicates > li')).map(d => ({
+    id: d.dataset.id, of: Number(d.dataset.duplicateOf), similarity: Number(d.dataset.similarity),
+    shown: d.querySelector('.similarity').textContent})),
+}))"""
+
+_SEGMENTS = """(selector) => Array.from(document.querySelector(selector).childNodes).map(node =>
+  [node.textContent, node.nodeType === Node.ELEMENT_NODE ? Array.from(node.classList) : []])"""
+
+
+def _expected_groups(answer) -> list[dict]:
+    missing = set(answer.missing_positions)
+    return [{"id": doc_id, "missing": position in missing,
+             "duplicates": [{"id": answer.ids[q], "of": position, "similarity": answer.similarity[q]}
+                            for q, of in enumerate(answer.duplicate_of) if of == position]}
+            for position, doc_id in enumerate(answer.ids) if answer.duplicate_of[position] < 0]
+
+
+def _shown_groups(page) -> list[dict]:
+    """The groups as the page shows them; each similarity is shown to three decimals."""
+    groups = page.evaluate(_GROUPS)
+    for group in groups:
+        for duplicate in group["duplicates"]:
+            shown = duplicate.pop("shown")
+            assert shown.startswith("≈ ") and abs(float(shown[2:]) - duplicate["similarity"]) < 0.0005 + 1e-12
+    return groups
+
+
+def _highlighted(page, selector: str) -> tuple[str, dict[str, list[tuple[int, int]]]]:
+    """The text a pair's column shows and, per highlight class, the merged spans it covers, in code points (a
+    Python str's indexes: the page's UTF-16 strings arrive here as code points)."""
+    spans: dict[str, list[tuple[int, int]]] = {"shared": [], "sketch_shared": [], "boilerplate": []}
+    shown, offset = [], 0
+    for piece, classes in page.evaluate(_SEGMENTS, selector):
+        for name in classes:
+            spans[name].append((offset, offset + len(piece)))
+        shown.append(piece)
+        offset += len(piece)
+    return "".join(shown), {name: merge_spans(found) for name, found in spans.items()}
+
+
+# --- the result set -----------------------------------------------------------------------------------------------
+
+def test_a_shared_link_shows_the_groups_dedup_answers(page, ui, client):
+    page.goto(f"{ui}?ids={','.join(IDS)}")
+    _wait_ready(page, "#results")
+    answer = client.dedup(IDS)
+    assert page.get_attribute("#results", "data-state") == "ready"
+    assert _shown_groups(page) == _expected_groups(answer)
+    assert answer.duplicates and answer.missing == ["nowhere"]  # the page had groups and a missing id to show
+    assert float(page.get_attribute("#results", "data-threshold")) == answer.threshold
+    assert page.input_value("#input").split("\n") == IDS
+    _screenshot(page, "results")
+
+
+def _move_slider(page, fraction: float) -> float:
+    """Clicks the slider's track at `fraction` of its width, as a person would; the value it took."""
+    box = page.locator("#threshold").bounding_box()
+    page.mouse.click(box["x"] + box["width"] * fraction, box["y"] + box["height"] / 2)
+    value = float(page.input_value("#threshold"))
+    page.wait_for_function("value => document.getElementById('results').dataset.state === 'ready' && "
+                           "Number(document.getElementById('results').dataset.threshold) === value", arg=value,
+                           timeout=20_000)
+    return value
+
+
+def test_moving_the_slider_regroups_to_dedups_answer_at_its_threshold(page, ui, client):
+    page.goto(f"{ui}?ids={','.join(IDS)}")
+    _wait_ready(page, "#results")
+    groupings = []
+    for fraction in (0.97, 0.25, 0.75):
+        threshold = _move_slider(page, fraction)
+        answer = client.dedup(IDS, threshold=threshold)
+        assert _shown_groups(page) == _expected_groups(answer), threshold
+        groupings.append(answer.duplicate_of)
+    assert len(set(groupings)) == 3  # each position of the slider grouped the results differently
+    assert f"threshold={page.input_value('#threshold')}" in page.url  # the link to share says where it stood
+
+
+def test_the_pair_of_pasted_documents_highlights_explains_spans(page, ui, client):
+    page.goto(ui)
+    page.fill("#input", "\n".join(json.dumps({key: value for key, value in doc.items() if value is not None},
+                                             ensure_ascii=False) for doc in PASTED))
+    page.click("#run")
+    _wait_ready(page, "#results")
+    documents = [Document(doc["id"], text=doc["text"]) if doc["text"] else doc["id"] for doc in PASTED]
+    assert _shown_groups(page) == _expected_groups(client.dedup(documents))
+    page.click("li.duplicate[data-id=blog] button.explain")
+    _wait_ready(page, "#pair")
+    assert page.get_attribute("#pair", "data-state") == "ready"
+    wire, blog = (Document(doc["id"], text=doc["text"]) for doc in PASTED[:2])
+    answer = client.explain(wire, blog)
+    for selector, doc, explained in (("#pair-a .text", wire, answer.a), ("#pair-b .text", blog, answer.b)):
+        shown, spans = _highlighted(page, selector)
+        assert shown == doc.text
+        assert spans == {name: getattr(explained, name) for name in ("shared", "sketch_shared", "boilerplate")}
+    assert answer.a.shared and answer.b.sketch_shared and answer.b.boilerplate  # there was something to show
+    assert page.text_content("#pair-summary").startswith(f"similarity {answer.similarity:.3f} (containment): "
+                                                         "near-duplicates")
+    _screenshot(page, "pair")
+
+
+def test_any_two_results_can_be_compared(page, ui, client):
+    page.goto(ui)
+    page.fill("#input", "\n".join(json.dumps({key: value for key, value in doc.items() if value is not None},
+                                             ensure_ascii=False) for doc in PASTED))
+    page.click("#run")
+    _wait_ready(page, "#results")
+    page.check("li[data-id=wire] input.pick")
+    page.click("li[data-id=unrelated] input.pick")  # the second pick opens the pair, and both are unchecked
+    _wait_ready(page, "#pair")
+    answer = client.explain(Document("wire", text=PASTED[0]["text"]), Document("unrelated", text=PASTED[3]["text"]))
+    assert not answer.duplicate and "not near-duplicates" in page.text_content("#pair-summary")
+    shown, spans = _highlighted(page, "#pair-b .text")
+    assert shown == PASTED[3]["text"] and spans["boilerplate"] == answer.b.boilerplate != []
+    # a pasted line with only an id is read from the store: its text is not there to show
+    page.check("li[data-id=wire] input.pick")
+    page.click("li[data-id=story] input.pick")
+    _wait_ready(page, "#pair")
+    assert page.text_content("#pair-b .text") == "text not stored"
+
+
+def test_a_pair_of_stored_ids_shows_the_similarity_and_says_texts_are_not_stored(page, ui, client):
+    page.goto(f"{ui}?ids=story,story-copy")
+    _wait_ready(page, "#results")
+    page.click("li.duplicate button.explain")
+    _wait_ready(page, "#pair")
+    answer = client.explain("story", "story-copy")
+    assert page.text_content("#pair-summary").startswith(f"similarity {answer.similarity:.3f}")
+    assert "Texts are not stored" in page.text_content("#pair-note")
+    assert answer.note in page.text_content("#pair-note")
+
+
+@pytest.mark.parametrize("query", ["ids=story,{long},other", "ids=story,other&threshold=2"])
+def test_a_request_the_server_refuses_shows_its_message(page, ui, client, query):
+    long_id = "x" * 600
+    page.goto(f"{ui}?{query.format(long=long_id)}")
+    _wait_ready(page, "#results")
+    ids = ["story", long_id, "other"] if "long" in query else ["story", "other"]
+    with pytest.raises(NearDupClientError) as refused:
+        client.dedup(ids, threshold=2.0 if "threshold" in query else None)
+    assert page.get_attribute("#results", "data-state") == "error"
+    assert page.text_content("#results-error") == f"{refused.value.code.name}: {refused.value.details}"
+    assert page.is_visible("#results-error") and page.locator("#results > li").count() == 0
+
+
+def test_a_malformed_json_line_is_named_before_anything_is_sent(page, ui):
+    page.goto(ui)
+    page.fill("#input", '{"id": "a", "text": "one"}\n{"id": 3}')
+    page.click("#run")
+    page.wait_for_selector("#results-error:not([hidden])")
+    assert page.text_content("#results-error") == 'BAD_INPUT: line 2: a JSON object with a string "id" is expected'
+
+
+# --- the store and a search ---------------------------------------------------------------------------------------
+
+def test_the_store_view_shows_info(page, ui, client):
+    page.goto(f"{ui}#store")
+    page.wait_for_selector("#info tr")
+    info = client.info()
+    rows = dict(page.evaluate("() => Array.from(document.querySelectorAll('#info tr')).map(row => "
+                              "[row.cells[0].textContent, row.cells[1].textContent])"))
+    assert rows["Articles"] == str(info.articles) and rows["Shingle unit"] == info.sketch_config["unit"]
+    assert rows["Stop-list (boilerplate shingles)"].startswith(f"{info.stoplist_size} · digest ")
+    assert info.stoplist_size > 0
+    assert rows["Default threshold"].startswith(f"{info.default_threshold} — ")
+    source = {"learned": "learned by", "fixed": "fixed default", "set": "set by hand"}[info.default_threshold_source]
+    assert source in rows["Default threshold"]
+    assert rows["Default metric"] == info.default_metric
+    _screenshot(page, "store")
+
+
+def test_find_similar_lists_the_servers_matches_best_first(page, ui, client):
+    page.goto(f"{ui}#similar")
+    page.fill("#similar-id", "story")
+    page.fill("#similar-threshold", "0.3")
+    page.click("#similar-run")
+    _wait_ready(page, "#matches")
+    shown = page.evaluate("() => Array.from(document.querySelectorAll('#matches > li')).map(li => li.dataset.id)")
+    assert shown == [match.id for match in client.find_similar("story", threshold=0.3).matches]
+    assert shown == ["story-copy", "story-part"]
+    _screenshot(page, "similar")
+    page.fill("#similar-id", "")
+    page.fill("#similar-threshold", "")
+    page.fill("#similar-text", PASTED[1]["text"])
+    page.click("#similar-run")
+    page.wait_for_function("() => document.getElementById('matches').dataset.state === 'ready'")
+    shown = page.evaluate("() => Array.from(document.querySelectorAll('#matches > li')).map(li => li.dataset.id)")
+    assert shown == [m.id for m in client.find_similar(document=Document("", text=PASTED[1]["text"])).matches]
+    assert "story" in shown
+    page.fill("#similar-id", "nowhere")
+    page.click("#similar-run")
+    page.wait_for_function("() => document.getElementById('matches').dataset.state === 'error'")
+    assert page.text_content("#similar-error") == "NOT_FOUND: no article 'nowhere' is stored"
+
+
+# --- the JSON API without a browser -------------------------------------------------------------------------------
+
+def _call(url: str, body: bytes | None = None, headers: dict | None = None) -> tuple[int, dict | str]:
+    request = urllib.request.Request(url, data=body, headers=headers or {}, method="POST" if body is not None
+                                     else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            status, data, kind = response.status, response.read(), response.headers.get_content_type()
+    except urllib.error.HTTPError as error:
+        status, data, kind = error.code, error.read(), error.headers.get_content_type()
+    return status, json.loads(data) if kind == "application/json" else data.decode()
+
+
+def test_the_api_answers_json_and_refuses_what_a_page_of_another_site_could_send(ui, client):
+    json_type = {"Content-Type": "application/json"}
+    status, answer = _call(ui + "api/dedup", json.dumps({"ids": ["story", "story-copy"]}).encode(), json_type)
+    assert status == 200 and answer["duplicate_of"] == [-1, 0] and answer["keep"] == ["story"]
+    status, answer = _call(ui + "api/explain", json.dumps({"a": {"id": "story"}, "b": {"id": "nowhere"}}).encode(),
+                           json_type)
+    assert (status, answer["error"]["code"]) == (404, "NOT_FOUND")
+    assert _call(ui + "api/dedup", b'{"ids": ["story"]}', {"Content-Type": "text/plain"})[0] == 400
+    assert _call(ui + "api/dedup", b'not json', json_type)[1]["error"]["code"] == "BAD_REQUEST"
+    assert _call(ui + "api/nothing")[0] == 404
+    assert _call(ui + "api/info", headers={"Host": "attacker.example:80"})[0] == 403
+    status, page_text = _call(ui)
+    assert status == 200 and "/static/app.js" in page_text
+
+
+def test_the_page_files_are_package_data():
+    from neardup.ui import app
+
+    for name in app.STATIC_FILES:
+        assert app._static(name)  # read through importlib.resources, as an installed package reads them
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    (line,) = [line for line in pyproject.splitlines() if line.startswith('"neardup.ui" = [')]
+    assert all(f'"static/*{Path(name).suffix}"' in line for name in app.STATIC_FILES), line
