@@ -69,7 +69,7 @@ def test_sketches_are_the_k_smallest_values(chunk):
 
 
 def test_signatures_are_datasketchs(chunk):
-    datasketch = pytest.importorskip("datasketch")  # the bench extra
+    import datasketch  # the test extra has it: a missing one fails, as it should
     permutations = datasketch.MinHash(num_perm=similar_corpus.NUM_PERM, seed=1).permutations
     similar_corpus.check_signatures(chunk, similar_corpus.signatures(chunk, permutations), permutations)
     wrong = similar_corpus.signatures(chunk, permutations)
