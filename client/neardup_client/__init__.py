@@ -1,7 +1,8 @@
 """Python client of the neardup near-duplicate detection service. Needs only grpcio and protobuf."""
-from ._client import (DEFAULT_TARGET, DEFAULT_TIMEOUT, AsyncNearDupClient, DedupResult, Document, Duplicate,
-                      ExplainedDocument, ExplainResult, Info, Match, NearDupClient, NearDupClientError, SimilarResult,
-                      Span, StreamAnswer)
+from ._async_client import AsyncNearDupClient
+from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, NearDupClient, NearDupClientError, StreamAnswer
+from .messages import (DedupResult, Document, Duplicate, ExplainResult, ExplainedDocument, Info, Match, SimilarResult,
+                       Span)
 
 __all__ = ["AsyncNearDupClient", "DEFAULT_TARGET", "DEFAULT_TIMEOUT", "DedupResult", "Document", "Duplicate",
            "ExplainResult", "ExplainedDocument", "Info", "Match", "NearDupClient", "NearDupClientError",

@@ -14,10 +14,11 @@ from typing import Callable
 import grpc
 
 from . import __version__
-from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, Document, NearDupClient, NearDupClientError
+from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, NearDupClient, NearDupClientError
 from .cli_framework import (EXIT_OK, AddArguments, CommandFailed, OneLineParser, UsageError, add_command, at_least,
                             checked, fraction, not_negative, positive, run, target)
 from .enums import GROUPINGS, GROUPING_HELP, METRICS, METRIC_HELP, described
+from .messages import Document
 
 
 def _require_utf8(*values: str | None) -> None:

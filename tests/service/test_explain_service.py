@@ -260,7 +260,8 @@ def test_the_command_line_explains_ids_texts_and_json_lines(neardup, server, tmp
     (["--jsonl", "{file}"], EXIT_FAILED, "the file holds 1"),
     (["story", "story-copy", "--lang", "german"], EXIT_USAGE, "--lang goes with"),
     (["story", "nowhere"], EXIT_FAILED, "NOT_FOUND: no article 'nowhere' is stored"),
-    (["story", "story-copy", "--threshold", "2"], EXIT_FAILED, "INVALID_ARGUMENT: threshold"),
+    (["story", "story-copy", "--threshold", "2"], EXIT_USAGE, "argument --threshold: must be in [0, 1]"),
+    (["story", "story-copy", "--metric", "hamming"], EXIT_FAILED, "FAILED_PRECONDITION: "),
     (["--text-a", "{missing}", "story"], EXIT_FAILED, "cannot read"),
 ])
 def test_the_command_line_says_what_is_wrong(neardup, server, tmp_path, argv, code, message):
