@@ -139,6 +139,9 @@ def test_stdin_gives_the_same_store_as_a_file(tmp_path, index_ok):
     assert stored(tmp_path / "from-stdin", ids) == stored(tmp_path / "from-file", ids)
 
 
+# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
+# threads can hang
+@pytest.mark.slow
 def test_two_workers_give_byte_identical_sketches_and_keep_corpus_order(tmp_path, index_ok):
     """Enough lines for several blocks of worker tasks; repeated ids check that the last record still wins."""
     records = corpus_records(1400, boilerplate_every=3, sentences=6)

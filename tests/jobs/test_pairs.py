@@ -180,6 +180,9 @@ def test_hot_values_across_ranges(neardup, tmp_path):
             assert score == reference.similarity(sketch_of[a], sketch_of[b], K, metric)
 
 
+# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
+# threads can hang
+@pytest.mark.slow
 def test_output_file_holds_the_same_pairs_and_nothing_is_left_beside_it(neardup, planted_store, tmp_path):
     on_stdout = neardup("pairs", "--store", planted_store)
     done = neardup("pairs", "--store", planted_store, "--workers", "2", "--output", tmp_path / "pairs.jsonl")
@@ -204,6 +207,9 @@ def test_a_failed_run_leaves_no_output_file(neardup, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
+# threads can hang
+@pytest.mark.slow
 def test_an_empty_store_has_no_pairs(neardup, tmp_path):
     done = neardup("pairs", "--store", sketch_store(tmp_path / "store", {}), "--workers", "3")
     assert (done.returncode, done.stdout) == (EXIT_OK, "")
