@@ -191,6 +191,9 @@ def test_a_simhash_store_of_an_unknown_sketcher_version_is_refused(tmp_path):
         open_store(path, readonly=True)
 
 
+# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
+# threads can hang
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_indexers_fingerprints_are_the_sketchers_of_each_text(tmp_path, workers):
     """`neardup index --sketch simhash` keeps each text's hash counts between its passes (the stop-list learned in

@@ -6,6 +6,10 @@ import sys
 
 from tqdm import tqdm
 
+# tqdm's monitor thread (it only retunes a bar's redraw interval) outlives the bars; a worker forked while it
+# holds tqdm's lock would wait on that lock for ever. Without it, a job that forks workers forks one thread.
+tqdm.monitor_interval = 0
+
 _LOG_INTERVAL = 10.0  # seconds between progress lines where stderr is no terminal
 
 
