@@ -2,7 +2,8 @@
 `neardup ui` process in front of it, and Debian's chromium driven by Playwright. What the page shows must be what
 the server answers the Python client: the groups of a result set (as a shared link, and after the threshold slider
 moved), the highlighted passages of a pair (Explain's spans, in code points, on texts with characters beyond
-U+FFFF), and the server's own message for a request it refuses.
+U+FFFF), and the server's own message for a request it refuses. With --store on a store clustered by `neardup
+cluster`, the Store view lists the largest clusters `neardup clusters --export` has and finds the cluster of an id.
 
 Chromium (Debian's package) and Playwright (the `test` extra) are installed by .ci/run; without them these tests
 fail and say so, they are not skipped. `NEARDUP_SCREENSHOTS=docs/images pytest tests/test_ui.py` also saves a
@@ -24,7 +25,7 @@ import pytest
 
 from neardup.core.explain import merge_spans
 from neardup_client import Document, NearDupClientError
-from benchmarks.lib.server_process import NEARDUP, free_port
+from benchmarks.lib.server_process import NEARDUP, free_port, serving
 from textgen import article, text
 
 FOOTER = "Subscribe to our newsletter for more stories like this one, every single morning."
@@ -70,13 +71,12 @@ def store(indexed_store):
     return indexed_store("ui", TEXTS)
 
 
-@pytest.fixture(scope="module")
-def ui(server, tmp_path_factory):
-    """`neardup ui` for the module's server, as a user starts it; its URL. It must stop cleanly on SIGTERM."""
+def _running_ui(target: str, log: Path, *args: str):
+    """`neardup ui` for the server at target, as a user starts it, with args; yields its URL. It must stop cleanly on
+    SIGTERM."""
     port = free_port()
-    log = tmp_path_factory.mktemp("ui") / "ui.log"
     with open(log, "w") as output:
-        process = subprocess.Popen([*NEARDUP, "ui", "--target", server.target, "--port", str(port)],
+        process = subprocess.Popen([*NEARDUP, "ui", "--target", target, "--port", str(port), *args],
                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 30
@@ -94,6 +94,12 @@ def ui(server, tmp_path_factory):
     process.send_signal(signal.SIGTERM)
     assert process.wait(30) == 0, log.read_text()
     assert "Traceback" not in log.read_text()
+
+
+@pytest.fixture(scope="module")
+def ui(server, tmp_path_factory):
+    """`neardup ui` for the module's server, without --store."""
+    yield from _running_ui(server.target, tmp_path_factory.mktemp("ui") / "ui.log")
 
 
 @pytest.fixture(scope="module")
@@ -300,7 +306,6 @@ def test_the_store_view_shows_info(page, ui, client):
     source = {"learned": "learned by", "fixed": "fixed default", "set": "set by hand"}[info.default_threshold_source]
     assert source in rows["Default threshold"]
     assert rows["Default metric"] == info.default_metric
-    _screenshot(page, "store")
 
 
 def test_find_similar_lists_the_servers_matches_best_first(page, ui, client):
@@ -325,6 +330,179 @@ def test_find_similar_lists_the_servers_matches_best_first(page, ui, client):
     page.click("#similar-run")
     page.wait_for_function("() => document.getElementById('matches').dataset.state === 'error'")
     assert page.text_content("#similar-error") == "NOT_FOUND: no article 'nowhere' is stored"
+
+
+# --- the store's clusters (neardup ui --store) ----------------------------------------------------------------------
+
+WIRE = text(article(90))
+#: Near-duplicate groups of 53 (more than the 50 members the page lists of a cluster), 4, 3 and 2, and singletons.
+CLUSTER_TEXTS = {
+    **{f"wire-{n:02}": f"Edition {n}: " + WIRE for n in range(53)},
+    **{f"story-{n}": prefix + text(STORY) for n, prefix in enumerate(["", "From the wire: ", "Reposted: ", "Via: "])},
+    **{f"edit-{n}": prefix + text(article(64)) for n, prefix in enumerate(["", "Update: ", "Correction: "])},
+    **{f"pair-{n}": prefix + text(article(91)) for n, prefix in enumerate(["", "Also: "])},
+    **{f"single-{n}": text(article(100 + n)) for n in range(8)},
+}
+
+
+@pytest.fixture(scope="module")
+def clustered_store(indexed_store):
+    """A store made by `neardup index` and clustered by `neardup cluster`, both run in this process."""
+    from neardup.cli.main import main
+
+    location = indexed_store("ui-clusters", CLUSTER_TEXTS)
+    assert main(["cluster", "--store", str(location)]) == 0
+    return location
+
+
+@pytest.fixture(scope="module")
+def clustered_server(clustered_store):
+    with serving(clustered_store) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def clustered_ui(clustered_server, clustered_store, tmp_path_factory):
+    """`neardup ui --store` on the clustered store, in front of its server."""
+    yield from _running_ui(clustered_server.target, tmp_path_factory.mktemp("ui") / "ui.log", "--store",
+                           str(clustered_store))
+
+
+def _exported_clusters(store: Path) -> list[dict]:
+    """`neardup clusters --export -` grouped by cluster, largest first (ties: smaller cluster id first), members in
+    id order."""
+    exported = subprocess.run([*NEARDUP, "clusters", "--store", str(store), "--export", "-"], capture_output=True,
+                              text=True, check=True).stdout
+    members: dict[int, list[str]] = {}
+    for line in exported.splitlines():
+        record = json.loads(line)
+        assert record["cluster"] >= 0, record
+        members.setdefault(record["cluster"], []).append(record["id"])
+    return [{"cluster": cluster, "size": len(ids), "members": sorted(ids)}
+            for cluster, ids in sorted(members.items(), key=lambda item: (-len(item[1]), item[0]))]
+
+
+_CLUSTERS = """(selector) => Array.from(document.querySelectorAll(selector)).map(li => ({
+  cluster: Number(li.dataset.cluster), size: Number(li.dataset.size),
+  members: Array.from(li.querySelectorAll('li.member')).map(m => m.dataset.id),
+  more: li.querySelector('li.more') ? li.querySelector('li.more').textContent : null}))"""
+
+
+def _shown_clusters(page, selector: str = "#clusters-list > li.cluster") -> list[dict]:
+    """The clusters the page lists; a cut list's members are the first 50, and it says how many more."""
+    shown = page.evaluate(_CLUSTERS, selector)
+    for cluster in shown:
+        more = cluster.pop("more")
+        assert more == (f"… and {cluster['size'] - 50} more" if cluster["size"] > 50 else None), cluster
+    return shown
+
+
+def _cut(clusters: list[dict]) -> list[dict]:
+    return [{**cluster, "members": cluster["members"][:50]} for cluster in clusters]
+
+
+def _open_store_view(page, url: str) -> None:
+    page.goto(f"{url}#store")
+    page.wait_for_selector("#clusters[data-state=ready], #clusters[data-state=error]", state="attached",
+                           timeout=20_000)
+    page.wait_for_selector("#info tr")
+
+
+def test_the_store_view_lists_the_largest_clusters_the_export_has(page, clustered_ui, clustered_store):
+    _open_store_view(page, clustered_ui)
+    assert page.get_attribute("#clusters", "data-kind") == "clustered"
+    expected = _exported_clusters(clustered_store)
+    assert _shown_clusters(page) == _cut(expected[:20])
+    assert [cluster["size"] for cluster in expected[:5]] == [53, 4, 3, 2, 1]  # the groups were clustered
+    note = page.text_content("#clusters-note")
+    assert note.startswith(f"{len(CLUSTER_TEXTS)} articles in {len(expected)} clusters (8 of one article; complete")
+    _screenshot(page, "store")
+
+
+def test_the_cluster_of_an_id_is_found(page, clustered_ui, clustered_store):
+    _open_store_view(page, clustered_ui)
+    expected = {member: cluster for cluster in _exported_clusters(clustered_store) for member in cluster["members"]}
+    for doc_id in ("story-2", "wire-07", "single-3"):
+        page.fill("#cluster-id", doc_id)
+        page.click("#cluster-find")
+        page.wait_for_function("id => document.getElementById('cluster-found').dataset.state === 'ready' && "
+                               "document.getElementById('cluster-found').dataset.id === id", arg=doc_id)
+        assert page.text_content("#cluster-found .found") == f"{doc_id} is in cluster {expected[doc_id]['cluster']}:"
+        assert _shown_clusters(page, "#cluster-found li.cluster") == _cut([expected[doc_id]])
+    page.fill("#cluster-id", "nowhere")
+    page.click("#cluster-find")
+    page.wait_for_function("() => document.getElementById('cluster-found').dataset.id === 'nowhere'")
+    assert page.text_content("#cluster-found") == "nowhere is not stored"
+    assert page.get_attribute("#cluster-found", "data-kind") == "not-stored"
+
+
+def test_the_clusters_are_read_again_when_the_store_changed(page, clustered_ui, clustered_store,
+                                                            clustered_server):
+    """An article upserted through the server gets its cluster when written (the store is clustered); the page
+    reads the clusters again since the store's generation changed."""
+    from neardup_client import NearDupClient
+
+    _open_store_view(page, clustered_ui)
+    before = {cluster["cluster"]: cluster["size"] for cluster in _shown_clusters(page)}
+    with NearDupClient(clustered_server.target, timeout=10) as client:
+        assert client.upsert([Document("pair-2", text="Again: " + text(article(91)))]) == 1
+    expected = _exported_clusters(clustered_store)
+    (grown,) = [cluster for cluster in expected if "pair-2" in cluster["members"]]
+    assert grown["size"] == 3 and before[grown["cluster"]] == 2
+    page.reload()
+    page.wait_for_selector("#clusters[data-state=ready]", state="attached", timeout=20_000)
+    assert _shown_clusters(page) == _cut(expected[:20])
+    status, answer = _call(clustered_ui + "api/clusters?id=pair-2")
+    assert status == 200 and answer["cluster"] == grown["cluster"] and answer["members"] == grown["members"]
+
+
+def test_the_clusters_api_answers_json_and_names_a_bad_parameter(clustered_ui, clustered_store):
+    expected = _exported_clusters(clustered_store)
+    status, answer = _call(clustered_ui + "api/clusters?top=2&members=3")
+    assert status == 200 and answer["clustered"] and answer["store"] == str(clustered_store)
+    assert answer["largest"] == [{**cluster, "members": cluster["members"][:3], "more": cluster["size"] - 3}
+                                 for cluster in expected[:2]]
+    status, answer = _call(clustered_ui + "api/clusters?top=0")
+    assert (status, answer["error"]["code"]) == (400, "BAD_REQUEST") and "top" in answer["error"]["message"]
+    status, answer = _call(clustered_ui + "api/clusters?id=" + "x" * 600)
+    assert status == 200 and answer["stored"] is False and answer["cluster"] == -1
+
+
+def test_without_store_the_view_says_how_to_show_clusters(page, ui):
+    _open_store_view(page, ui)
+    assert page.get_attribute("#clusters", "data-kind") == "no-store"
+    assert page.text_content("#clusters-note") == ("Clusters are shown when the page is started with the server's "
+                                                   "store: neardup ui --store LOCATION.")
+    assert page.is_hidden("#cluster-form") and page.is_hidden("#clusters-error")
+    assert page.locator("#clusters-list > li").count() == 0
+    status, answer = _call(ui + "api/clusters?id=story")
+    assert (status, answer["error"]["code"]) == (412, "FAILED_PRECONDITION")
+
+
+def test_a_store_not_clustered_says_how_to_cluster_it(page, server, store, tmp_path):
+    for url in _running_ui(server.target, tmp_path / "ui.log", "--store", str(store)):
+        _open_store_view(page, url)
+        assert page.get_attribute("#clusters", "data-kind") == "not-clustered"
+        assert page.text_content("#clusters-note") == (f"The store {store} is not clustered: run neardup cluster "
+                                                       f"--store {store} to give its articles cluster ids.")
+        status, answer = _call(url + "api/clusters?id=story")
+        assert status == 200 and answer["stored"] and answer["cluster"] == -1 and not answer["clustered"]
+
+
+@pytest.mark.parametrize("where", ["missing", "not-a-store"])
+def test_a_store_that_cannot_be_opened_is_a_one_line_error_before_the_page_starts(server, tmp_path, where):
+    location = tmp_path / where
+    if where == "not-a-store":
+        location.mkdir()
+        (location / "notes.txt").write_text("not a store")
+    port = free_port()
+    done = subprocess.run([*NEARDUP, "ui", "--target", server.target, "--port", str(port), "--store",
+                           str(location)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done
+    assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert str(location) in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(OSError):  # nothing listened
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
 
 
 # --- the JSON API without a browser -------------------------------------------------------------------------------

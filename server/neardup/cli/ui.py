@@ -16,11 +16,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Serve a web page for a running `neardup serve`: a result set's groups with a threshold slider, the "
         "passages two documents share (Explain), the store's configuration (Info) and a search (FindSimilar). "
+        "With --store, the Store view also lists the store's largest clusters and finds the cluster of an id. "
         "It calls the server with the token and TLS options given here, and has no login of its own: keep it on "
         "loopback (the default) unless everyone who can reach --host may use the server.")
     add_connection_arguments(parser)
     parser.add_argument("--host", default="127.0.0.1", help="address the page listens on; 0.0.0.0 or :: for all")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port the page listens on; 0 picks a free one")
+    parser.add_argument("--store", metavar="LOCATION", default=None,
+                        help="the server's store, opened read-only (never written), for the Store view's clusters, "
+                             "which the gRPC API does not list: an LMDB directory or a redis:// URL")
     parser.set_defaults(func=_run, timeout=10.0)  # an Explain of long texts takes longer than a Dedup
 
 
@@ -36,14 +40,18 @@ def _run(args) -> int:
     from ..ui.app import UiServer
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    clusters = _open_clusters(args.store) if args.store is not None else None
     client = connect(args)
     try:
-        server = UiServer(args.host, args.port, client)
+        server = UiServer(args.host, args.port, client, clusters)
     except OSError as error:
         client.close()
+        if clusters is not None:
+            clusters.close()
         raise CommandFailed(f"cannot listen on {args.host}:{args.port}: {error.strerror} (is the port in use?)") \
             from None
-    print(f"neardup ui: {server.url} (server {args.target})", file=sys.stderr, flush=True)
+    store = f"; clusters of {args.store}" if clusters is not None else ""
+    print(f"neardup ui: {server.url} (server {args.target}{store})", file=sys.stderr, flush=True)
     signal.signal(signal.SIGTERM, _stop)
     try:
         server.serve_forever()
@@ -52,4 +60,20 @@ def _run(args) -> int:
     finally:
         server.server_close()
         client.close()
+        if clusters is not None:
+            clusters.close()
     return 0
+
+
+def _open_clusters(location: str):
+    """The store's clusters, read once now; a store that cannot be opened is the command's one-line error
+    (StoreUnavailable, exit code 1) before the page starts."""
+    from ..store import open_store
+    from ..ui.clusters import StoreClusters
+
+    store = open_store(location, readonly=True)
+    try:
+        return StoreClusters(store)
+    except BaseException:
+        store.close()
+        raise

@@ -10,6 +10,11 @@ Routes (JSON bodies and answers, UTF-8):
   POST /api/explain      {a: DOC, b: DOC, threshold?, metric?}, each DOC {id} (stored) or {id?, text, lang?}:
                          ExplainResult.to_dict() (spans in code points of the texts)
   POST /api/similar      {id} or {text, lang?}, optional top_k, threshold, metric: SimilarResult.to_dict()
+  GET  /api/clusters     ?top=20&members=50: the largest clusters of the store given to `neardup ui --store` (read
+                         from the store: the gRPC API lists none), each {cluster, size, members, more}; ?id=X: the
+                         cluster of one id {id, stored, cluster (-1: none), size, members, more}; both with {store,
+                         generation, clustered}. Without --store: {"store": null, "clustered": false}, and ?id=X
+                         answers FAILED_PRECONDITION.
 A call the server refuses answers {"error": {"code": "INVALID_ARGUMENT", "message": the server's message}} with
 an HTTP status of its kind (400, 404, 412, 413, 401, 503...); a body this API cannot read answers the same shape
 with code "BAD_REQUEST".
@@ -29,13 +34,15 @@ import socket
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import grpc
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.enums import GROUPINGS
 
+from ..core.errors import InvalidArgument, NearDupError
 from ..core.vocabulary import KIND_METRICS
+from .clusters import DEFAULT_MEMBERS, StoreClusters
 
 log = logging.getLogger("neardup.ui")
 
@@ -53,10 +60,16 @@ HTTP_STATUS = {
     grpc.StatusCode.DEADLINE_EXCEEDED: HTTPStatus.GATEWAY_TIMEOUT,
 }
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+#: The clusters listed when a request does not say, and the most a request may ask for.
+DEFAULT_TOP, MAX_TOP, MAX_MEMBERS = 20, 1000, 10_000
 
 
 class BadRequest(Exception):
     """A request body this API cannot read; the message says what is wrong."""
+
+
+class NotAvailable(Exception):
+    """What this page cannot answer as it was started (clusters without --store); the message says how to."""
 
 
 def _static(name: str) -> bytes:
@@ -101,8 +114,9 @@ def _parameters(body: dict, *names: str) -> dict:
 class Api:
     """The JSON API's operations on one client; each takes the parsed body and returns what to answer."""
 
-    def __init__(self, client: NearDupClient):
+    def __init__(self, client: NearDupClient, clusters: StoreClusters | None = None):
         self.client = client
+        self.clusters = clusters
 
     def info(self, _body: dict) -> dict:
         """Info, with the metrics the store's sketch kind answers and the groupings, for the page's choices."""
@@ -144,9 +158,31 @@ class Api:
             "document": Document("", text=text, lang=_string(body, "lang") or None)}
         return self.client.find_similar(**query, **_parameters(body, "top_k", "threshold", "metric")).to_dict()
 
+    def clusters_view(self, query: dict) -> dict:
+        """The largest clusters (?top, ?members), or the cluster of one id (?id), read from the --store store."""
+        members = _whole(query, "members", DEFAULT_MEMBERS, MAX_MEMBERS)
+        doc_id = query.get("id")
+        if self.clusters is None:
+            if doc_id is not None:
+                raise NotAvailable("this page was started without --store: start `neardup ui` with --store LOCATION "
+                                   "(the server's store) to find clusters")
+            return {"store": None, "clustered": False}
+        if doc_id is not None:
+            return self.clusters.find(doc_id, members)
+        return self.clusters.summary(_whole(query, "top", DEFAULT_TOP, MAX_TOP), members)
+
+
+def _whole(query: dict, name: str, default: int, largest: int) -> int:
+    value = query.get(name)
+    if value is None:
+        return default
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= largest:
+        raise BadRequest(f"{name} must be a whole number from 1 to {largest}, got {value!r}")
+    return int(value)
+
 
 ROUTES = {("GET", "/api/info"): "info", ("POST", "/api/dedup"): "dedup", ("POST", "/api/explain"): "explain",
-          ("POST", "/api/similar"): "similar"}
+          ("POST", "/api/similar"): "similar", ("GET", "/api/clusters"): "clusters_view"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -164,7 +200,8 @@ class Handler(BaseHTTPRequestHandler):
         if not self.server.host_allowed(self.headers.get("Host", "")):
             self._error(HTTPStatus.FORBIDDEN, "FORBIDDEN", "this page answers requests to its loopback address only")
             return
-        path = urlsplit(self.path).path
+        url = urlsplit(self.path)
+        path = url.path
         if method == "GET" and (path == "/" or path.startswith("/static/")):
             name = "index.html" if path == "/" else path.removeprefix("/static/")
             if name not in STATIC_FILES:
@@ -179,12 +216,20 @@ class Handler(BaseHTTPRequestHandler):
                         f"no {method} {path}; the API is {', '.join(f'{m} {p}' for m, p in ROUTES)}")
             return
         try:
-            body = self._body() if method == "POST" else {}
+            # a GET's parameters are its query's (the last of a repeated name)
+            body = self._body() if method == "POST" else {name: values[-1] for name, values in
+                                                          parse_qs(url.query, keep_blank_values=True).items()}
             answer = getattr(self.server.api, operation)(body)
         except BadRequest as error:
             self._error(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", str(error))
+        except NotAvailable as error:
+            self._error(HTTPStatus.PRECONDITION_FAILED, "FAILED_PRECONDITION", str(error))
         except NearDupClientError as error:
             self._error(HTTP_STATUS.get(error.code, HTTPStatus.BAD_GATEWAY), error.code.name, error.details)
+        except InvalidArgument as error:  # the --store store's check of an id (an overlong one)
+            self._error(HTTPStatus.BAD_REQUEST, "INVALID_ARGUMENT", str(error))
+        except NearDupError as error:  # the --store store cannot be read now (a Redis server down)
+            self._error(HTTPStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", str(error))
         except ValueError as error:  # the client's own checks (an unknown metric name)
             self._error(HTTPStatus.BAD_REQUEST, "INVALID_ARGUMENT", str(error))
         except Exception:  # noqa: BLE001 (a bug: the page says so, the log has the traceback)
@@ -230,15 +275,16 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class UiServer(ThreadingHTTPServer):
-    """The page and its API on (host, port), calling the gRPC server through `client`."""
+    """The page and its API on (host, port), calling the gRPC server through `client`; `clusters`: the store's
+    clusters (`neardup ui --store`), or None."""
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, host: str, port: int, client: NearDupClient):
+    def __init__(self, host: str, port: int, client: NearDupClient, clusters: StoreClusters | None = None):
         self.address_family = _family(host)
         super().__init__((host, port), Handler)
-        self.api = Api(client)
+        self.api = Api(client, clusters)
         self.loopback_only = _is_loopback(host)
 
     def host_allowed(self, host_header: str) -> bool:

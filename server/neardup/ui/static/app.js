@@ -82,7 +82,10 @@ function showView() {
     $(`nav-${name}`).classList.toggle("current", name === view);
   }
   if (view !== "results") $("pair").hidden = true;
-  if (view === "store") loadInfo().catch(() => {});
+  if (view === "store") {
+    loadInfo().catch(() => {});
+    loadClusters();
+  }
 }
 
 async function loadInfo() {
@@ -429,6 +432,96 @@ function highlight(container, text, explained) {
   }
 }
 
+// ---- the store's clusters (neardup ui --store) ----
+
+const TOP_CLUSTERS = 20;
+
+function clusterItem(cluster) {
+  const item = element("li", "cluster");
+  item.dataset.cluster = cluster.cluster;
+  item.dataset.size = cluster.size;
+  const head = element("div", "row");
+  head.append(element("span", "badge", `cluster ${cluster.cluster}`), element("span", "size",
+    count(cluster.size, "article")));
+  const members = element("ul", "members");
+  for (const id of cluster.members) {
+    const member = element("li", "member id", id);
+    member.dataset.id = id;
+    members.append(member);
+  }
+  if (cluster.more) members.append(element("li", "more", `… and ${cluster.more} more`));
+  item.append(head, members);
+  return item;
+}
+
+async function loadClusters() {
+  const section = $("clusters");
+  section.dataset.state = "loading";
+  try {
+    const answer = await api("GET", `/api/clusters?top=${TOP_CLUSTERS}`);
+    showError("clusters-error", null);
+    const list = $("clusters-list");
+    list.replaceChildren();
+    $("cluster-form").hidden = !answer.clustered;
+    if (answer.store === null) {
+      section.dataset.kind = "no-store";
+      $("clusters-note").textContent = "Clusters are shown when the page is started with the server's store: " +
+        "neardup ui --store LOCATION.";
+    } else if (!answer.clustered) {
+      section.dataset.kind = "not-clustered";
+      $("clusters-note").textContent = `The store ${answer.store} is not clustered: ` +
+        `run neardup cluster --store ${answer.store} to give its articles cluster ids.`;
+    } else {
+      section.dataset.kind = "clustered";
+      const how = answer.clustering || {};
+      $("clusters-note").textContent =
+        `${count(answer.articles, "article")} in ${count(answer.clusters, "cluster")} ` +
+        `(${answer.singletons} of one article; ${how.method || "?"} linkage at ${how.threshold} ${how.metric || ""})` +
+        ` · the largest ${Math.min(TOP_CLUSTERS, answer.clusters)}, largest first:`;
+      for (const cluster of answer.largest) list.append(clusterItem(cluster));
+    }
+    section.dataset.generation = answer.generation ?? "";
+    section.dataset.state = "ready";
+  } catch (error) {
+    showError("clusters-error", error);
+    section.dataset.state = "error";
+  }
+}
+
+async function findCluster() {
+  const found = $("cluster-found");
+  const id = $("cluster-id").value.trim();
+  found.dataset.state = "loading";
+  found.replaceChildren();
+  try {
+    if (!id) throw new ApiError("BAD_INPUT", "give a stored id");
+    const answer = await api("GET", `/api/clusters?id=${encodeURIComponent(id)}`);
+    showError("cluster-error", null);
+    found.dataset.id = answer.id;
+    found.dataset.cluster = answer.cluster;
+    const line = element("p", "found");
+    if (!answer.stored) {
+      found.dataset.kind = "not-stored";
+      line.append(element("span", "id", answer.id), " is not stored");
+      found.append(line);
+    } else if (answer.cluster < 0) {
+      found.dataset.kind = "not-clustered";
+      line.append(element("span", "id", answer.id), " is not clustered");
+      found.append(line);
+    } else {
+      found.dataset.kind = "clustered";
+      line.append(element("span", "id", answer.id), ` is in cluster ${answer.cluster}:`);
+      const list = element("ol", "found-cluster");
+      list.append(clusterItem(answer));
+      found.append(line, list);
+    }
+    found.dataset.state = "ready";
+  } catch (error) {
+    showError("cluster-error", error);
+    found.dataset.state = "error";
+  }
+}
+
 // ---- find similar ----
 
 async function findSimilar() {
@@ -497,6 +590,10 @@ function start() {
   $("similar-form").addEventListener("submit", (event) => {
     event.preventDefault();
     findSimilar();
+  });
+  $("cluster-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    findCluster();
   });
   window.addEventListener("hashchange", showView);
   showView();
