@@ -139,8 +139,8 @@ def test_stdin_gives_the_same_store_as_a_file(tmp_path, index_ok):
     assert stored(tmp_path / "from-stdin", ids) == stored(tmp_path / "from-file", ids)
 
 
-# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
-# threads can hang
+# `neardup index --workers 2` in a process of its own: forking workers from this one, after other tests' gRPC
+# threads, can hang
 @pytest.mark.slow
 def test_two_workers_give_byte_identical_sketches_and_keep_corpus_order(tmp_path, index_ok):
     """Enough lines for several blocks of worker tasks; repeated ids check that the last record still wins."""
@@ -148,7 +148,8 @@ def test_two_workers_give_byte_identical_sketches_and_keep_corpus_order(tmp_path
     records += [{"id": "doc-5", "text": "A replacement that comes last."}, {"id": "doc-1399", "text": "Last."}]
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", records)
     one = index_ok(corpus_path, tmp_path / "one", "--stop-min-docs", "100", "--workers", "1")
-    index_ok(corpus_path, tmp_path / "two", "--stop-min-docs", "100", "--workers", "2")
+    two = run_index(corpus_path, tmp_path / "two", "--stop-min-docs", "100", "--workers", "2")
+    assert two.returncode == 0, two.stderr
     assert "duplicate ids:        2" in one.stdout
     ids = [r["id"] for r in records[:1400]]
     sketches = stored(tmp_path / "one", ids)

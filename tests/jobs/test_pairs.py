@@ -168,8 +168,8 @@ def test_hot_values_across_ranges(neardup, tmp_path):
         for i, (a, _) in enumerate(articles):
             for position, score in kernel.similar(raw[i], raw[i + 1:], K, threshold, metric):
                 expected[a, articles[i + 1 + position][0]] = score
-        done = neardup("pairs", "--store", store_path, "--metric", metric, "--threshold", threshold,
-                       "--workers", "2")
+        done = run_neardup("pairs", "--store", str(store_path), "--metric", metric, "--threshold", str(threshold),
+                           "--workers", "2")
         assert done.returncode == EXIT_OK, done.stderr
         found = printed_pairs(done.stdout)
         assert found == expected
@@ -180,12 +180,13 @@ def test_hot_values_across_ranges(neardup, tmp_path):
             assert score == reference.similarity(sketch_of[a], sketch_of[b], K, metric)
 
 
-# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
-# threads can hang
+# `pairs --workers` in a process of its own: forking workers from this one, after other tests' gRPC threads, can
+# hang
 @pytest.mark.slow
 def test_output_file_holds_the_same_pairs_and_nothing_is_left_beside_it(neardup, planted_store, tmp_path):
     on_stdout = neardup("pairs", "--store", planted_store)
-    done = neardup("pairs", "--store", planted_store, "--workers", "2", "--output", tmp_path / "pairs.jsonl")
+    done = run_neardup("pairs", "--store", str(planted_store), "--workers", "2",
+                       "--output", str(tmp_path / "pairs.jsonl"))
     assert done.returncode == EXIT_OK and done.stdout == ""
     assert done.stderr.startswith("pairs: ")
     assert printed_pairs((tmp_path / "pairs.jsonl").read_text(encoding="utf-8")) == printed_pairs(on_stdout.stdout)
@@ -207,11 +208,11 @@ def test_a_failed_run_leaves_no_output_file(neardup, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
-# threads can hang
+# `pairs --workers` in a process of its own: forking workers from this one, after other tests' gRPC threads, can
+# hang
 @pytest.mark.slow
 def test_an_empty_store_has_no_pairs(neardup, tmp_path):
-    done = neardup("pairs", "--store", sketch_store(tmp_path / "store", {}), "--workers", "3")
+    done = run_neardup("pairs", "--store", str(sketch_store(tmp_path / "store", {})), "--workers", "3")
     assert (done.returncode, done.stdout) == (EXIT_OK, "")
     assert done.stderr.startswith("pairs: 0 articles, 0 pairs")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import lmdb
 import numpy as np
@@ -191,8 +192,8 @@ def test_a_simhash_store_of_an_unknown_sketcher_version_is_refused(tmp_path):
         open_store(path, readonly=True)
 
 
-# forks workers from this process: kept out of the fast subset, where a fork after the in-process gRPC tests'
-# threads can hang
+# `neardup index --workers` in a process of its own: forking workers from this one, after other tests' gRPC
+# threads, can hang
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_indexers_fingerprints_are_the_sketchers_of_each_text(tmp_path, workers):
@@ -205,12 +206,12 @@ def test_the_indexers_fingerprints_are_the_sketchers_of_each_text(tmp_path, work
     texts["short"] = "one two"
     corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"id": k, "text": v} for k, v in texts.items()])
     path = tmp_path / "store"
-    summary = index_corpus(str(corpus), str(path), sketch=SIMHASH, workers=workers, stop_min_docs=2,
-                           stop_fraction=0.5)
-    assert summary.stoplist_learned and summary.stoplist_size > 0
+    done = run_neardup("index", str(corpus), "--store", str(path), "--sketch", SIMHASH, "--workers", str(workers),
+                       "--stop-min-docs", "2", "--stop-fraction", "0.5")
+    assert done.returncode == 0 and re.search(r"stop-listed shingles: [1-9][0-9,]* \(learned", done.stdout), done
     more = {f"m{seed}": repetitive(100 + seed) + " " + footer for seed in range(5)}
-    index_corpus(str(write_jsonl(tmp_path / "more.jsonl", [{"id": k, "text": v} for k, v in more.items()])),
-                 str(path), workers=workers)
+    more_corpus = write_jsonl(tmp_path / "more.jsonl", [{"id": k, "text": v} for k, v in more.items()])
+    assert run_neardup("index", str(more_corpus), "--store", str(path), "--workers", str(workers)).returncode == 0
     with open_store(path, readonly=True) as store:
         assert store.config.weighting == LOG_TF and store.config.sketcher_version == 3
         sketcher = Sketcher(store.config, store.stoplist)
