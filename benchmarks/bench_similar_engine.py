@@ -93,10 +93,7 @@ def markdown(results: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = similar_run.parser(__doc__)
-    args = parser.parse_args(argv)
-    plan = similar_run.plan_of(args, parser)
-    similar_run.run("bench_similar_engine", "bench_similar_engine", args, lambda work: measured(plan, work), markdown)
+    similar_run.main("bench_similar_engine", __doc__, measured, markdown, argv)
 
 
 if __name__ == "__main__":

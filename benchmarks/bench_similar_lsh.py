@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lsh-max", type=int, default=1_000_000, help="largest size MinHashLSH is built at")
     args = parser.parse_args(argv)
     plan = similar_run.plan_of(args, parser, lsh_queries=args.lsh_queries, lsh_max=args.lsh_max)
-    similar_run.run("bench_similar_lsh", "bench_similar_lsh", args, lambda work: measured(plan, args.quick, work),
+    similar_run.run("bench_similar_lsh", args, lambda work: measured(plan, args.quick, work),
                     markdown)
 
 

@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     plan = similar_run.plan_of(args, parser)
     calls = args.calls or (400 if args.quick else 2000)
-    similar_run.run("bench_similar_server", "bench_similar_server", args, lambda work: measured(plan, calls, work),
+    similar_run.run("bench_similar_server", args, lambda work: measured(plan, calls, work),
                     markdown)
 
 

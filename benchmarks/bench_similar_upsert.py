@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> None:
                         help="articles also written to a store without postings")
     args = parser.parse_args(argv)
     plan = similar_run.plan_of(args, parser, plain=args.plain)
-    similar_run.run("bench_similar_upsert", "bench_similar_upsert", args, lambda work: measured(plan, work),
+    similar_run.run("bench_similar_upsert", args, lambda work: measured(plan, work),
                     markdown)
 
 

@@ -292,10 +292,20 @@ def plan_of(args: argparse.Namespace, found: argparse.ArgumentParser, lsh_querie
                 args.threshold)
 
 
-def run(script: str, stem: str, args: argparse.Namespace, measured: Callable[[Path], dict],
+def main(script: str, doc: str, measured: Callable[[Plan, Path], dict], markdown: Callable[[dict], str],
+         argv: list[str] | None = None) -> dict:
+    """The whole `main` of a script without options of its own: parse, plan, run."""
+    found = parser(doc)
+    args = found.parse_args(argv)
+    plan = plan_of(args, found)
+    return run(script, args, lambda work: measured(plan, work), markdown)
+
+
+def run(script: str, args: argparse.Namespace, measured: Callable[[Path], dict],
         markdown: Callable[[dict], str]) -> dict:
     """One script's run: `measured(work)` in a scratch directory gives the rows and the script's own figures; with
-    the command, the machine and the seconds they are written as out/STEM.json and .md (also printed)."""
+    the command, the machine and the seconds they are written as out/SCRIPT.json and .md (also printed)."""
+    stem = script
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     command = f"python -m benchmarks.{script}" + (" --quick" if args.quick else "")
     if sorted(args.sizes) != ([100_000] if args.quick else [100_000, 1_000_000]):
