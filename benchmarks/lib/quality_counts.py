@@ -11,7 +11,7 @@ from benchmarks.lib.devcorpus import Doc
 from benchmarks.lib.quality_methods import Method
 from neardup.core import calibration, vocabulary
 
-#: The SimHash distance its corpus search finds exactly (similar.SIMHASH_EXACT_DISTANCE, without importing numpy's
+#: The SimHash distance its permutation tables answer (similar.SIMHASH_EXACT_DISTANCE, without importing numpy's
 #: corpus search here) and its threshold.
 SIMHASH_EXACT_BITS = 3
 SIMHASH_EXACT_THRESHOLD = (64 - SIMHASH_EXACT_BITS) / 64

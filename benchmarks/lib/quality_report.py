@@ -100,8 +100,9 @@ def markdown(default: dict, baselines: list[dict], explored: list[dict], command
                   "shingles and stop-list, one 64-bit fingerprint per text, each shingle weighing 1 + ln of its "
                   "count in the text): overall, per Hamming distance allowed (threshold t allows 64 − ⌈64 t⌉ bits; "
                   f"a simhash store's default, {vocabulary.SIMHASH_THRESHOLD:g} = {64 - default_bits}/64, allows "
-                  f"{default_bits}; its corpus search finds up to {SIMHASH_EXACT_BITS} exactly), and per scope at "
-                  "its one best overall threshold. It sits beside the baselines above but is none: the margins are "
+                  f"{default_bits}; its corpus search reads permutation tables up to {SIMHASH_EXACT_BITS} bits and "
+                  "scans every fingerprint past that, exact either way), and per scope at its one best overall "
+                  "threshold. It sits beside the baselines above but is none: the margins are "
                   "over the baselines only.", "",
                   "| max distance (bits) | threshold | precision | recall | F1 | grouped: template | site | topic | "
                   "quote |", "|---|---|---|---|---|---|---|---|---|"]
@@ -113,7 +114,7 @@ def markdown(default: dict, baselines: list[dict], explored: list[dict], command
             precision, recall, f1, i = _simhash_distance_f1(simhash, distance)
             neg = simhash["negatives_grouped_curve"]
             marks = [mark for mark, bits in (("default", default_bits), ("best", best_bits),
-                                             ("exact search", SIMHASH_EXACT_BITS)) if distance == bits]
+                                             ("table search", SIMHASH_EXACT_BITS)) if distance == bits]
             mark = f" ({', '.join(marks)})" if marks else ""
             lines.append(f"| {distance}{mark} | {(64 - distance) / 64:.4f} | {precision:.3f} | "
                          f"{recall:.3f} | **{f1:.3f}** | {neg['template'][i]:.1%} | "

@@ -464,6 +464,38 @@ def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_c
     assert (similar.simhash_candidates(postings, 61 / 64, above=1000).docnos > 1000).all()
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**64 - 1), st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 64)), max_size=80,
+                                           unique_by=lambda article: article[0]),
+       st.sampled_from([0.0, 0.5, 46 / 64, 0.9, 61 / 64, 1.0, 1.5]), st.integers(-1, 5000), st.integers(-1, 5000))
+def test_simhash_scan_finds_every_article_within_the_distance(query, articles, threshold, exclude, above):
+    """The exact scan against a brute force over every stored fingerprint (some empty: no shingles), with the
+    query's own docno left out and the pairs' `above`."""
+    rng = random.Random(query)
+    stored = {docno: query ^ sum(1 << bit for bit in rng.sample(range(64), bits)) for docno, bits in articles}
+    empty = {docno for docno in stored if docno % 7 == 0}
+    fingerprints = similar.Fingerprints.of((docno, b"" if docno in empty else encode(stored[docno]))
+                                           for docno in sorted(stored))
+    found = similar.simhash_scan(fingerprints, encode(query), threshold, exclude=exclude, above=above)
+    expected = sorted((reference.hamming(query, value), docno) for docno, value in stored.items()
+                      if docno not in empty and docno != exclude and docno > above
+                      and reference.hamming(query, value) <= reference.max_distance(threshold))
+    assert found.exact and found.docnos.tolist() == [docno for _, docno in expected]
+    nearest = similar.simhash_scan(fingerprints, encode(query), threshold, exclude=exclude, above=above,
+                                   max_candidates=3)
+    assert nearest.docnos.tolist() == [docno for _, docno in expected[:3]] and nearest.exact == (len(expected) <= 3)
+    assert similar.simhash_scan(fingerprints, b"", threshold).docnos.tolist() == []
+
+
+def test_simhash_scan_refuses_what_is_no_fingerprint():
+    fingerprints = similar.Fingerprints.of([(0, encode(5))])
+    with pytest.raises(ValueError, match="SimHash sketch is 8"):
+        similar.simhash_scan(fingerprints, b"123", 0.5)
+    with pytest.raises(ValueError, match="not a multiple of 8"):
+        similar._kernel.scan_simhash(b"1234567", encode(5), 3)
+    assert similar.simhash_tables_suffice(61 / 64) and not similar.simhash_tables_suffice(60 / 64)
+
+
 def test_hamming_is_a_metric_of_simhash_stores_only():
     assert vocabulary.KIND_METRICS == {BOTTOMK: ("containment", "jaccard"), SIMHASH: (HAMMING,),
                                       vocabulary.ITEMS: (vocabulary.FIELDS,)}

@@ -134,22 +134,15 @@ def test_find_similar_equals_an_exhaustive_scan_and_is_exact_up_to_3_bits(client
     assert [m.id for m in client.find_similar("s3").matches][:1] == ["s3-shout"]
 
 
-def test_find_similar_at_the_stores_default_says_it_is_inexact(client, fingerprints):
-    """The default (18 bits) is beyond what the permutation tables guarantee: the answer says exact false, holds
-    only true matches, and every match within 3 bits."""
+@pytest.mark.parametrize("threshold", [None, 0.9, 0.5])
+def test_find_similar_past_3_bits_equals_an_exhaustive_scan(client, fingerprints, threshold):
+    """The default (18 bits) and any threshold past what the permutation tables guarantee: the search scans every
+    stored fingerprint, and says the answer is exact."""
     for query in fingerprints:
-        answer = client.find_similar(query, top_k=100)
-        assert not answer.exact and (answer.metric, answer.threshold) == ("hamming", 46 / 64)
-        found = {(m.id, m.similarity) for m in answer.matches}
-        assert set(exhaustive_hamming(fingerprints, fingerprints[query], 61 / 64, leave_out=query)) <= found <= \
-            set(exhaustive_hamming(fingerprints, fingerprints[query], 46 / 64, leave_out=query))
-
-
-def test_find_similar_below_61_64_is_marked_inexact(client, fingerprints):
-    answer = client.find_similar("s2", top_k=100, threshold=0.9)
-    assert not answer.exact
-    assert {(m.id, m.similarity) for m in answer.matches} <= \
-        set(exhaustive_hamming(fingerprints, fingerprints["s2"], 0.9, leave_out="s2"))
+        answer = client.find_similar(query, top_k=100, threshold=threshold)
+        assert answer.exact and answer.threshold == (threshold or 46 / 64)
+        assert [(m.id, m.similarity) for m in answer.matches] == \
+            exhaustive_hamming(fingerprints, fingerprints[query], answer.threshold, leave_out=query)[:100]
 
 
 def test_find_similar_by_text_and_upsert(client, fingerprints):

@@ -38,9 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Write every near-duplicate pair of the store as JSON Lines: {\"a\": id, \"b\": id, \"similarity\": x}, "
         "each pair once, a being the article stored first. Needs a store with postings (the default of `neardup "
         "index`). A summary goes to stderr. Exit code 3 when some article had more candidates than "
-        "--max-candidates, or on a simhash store below --threshold 0.953125 (a Hamming distance over 3 bits, which "
-        "its permutation tables do not guarantee; its default allows "
-        f"{max_distance(SIMHASH_THRESHOLD)}): pairs may be missing.")
+        "--max-candidates: pairs may be missing.")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--threshold", type=checked(float, fraction),
                         help=f"a pair's similarity must reach this, in [0, 1] (default: the store's, `neardup info`: "

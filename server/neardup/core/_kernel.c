@@ -1147,6 +1147,89 @@ done:
     return result;
 }
 
+/* The fingerprints of a buffer of little-endian uint64 within max_distance of query: how many, and (when
+ * positions is not NULL) their positions and distances. Where GCC can, it compiles one copy with the CPU's
+ * popcount instruction and picks it at load time when the CPU has one: the scan is one popcount per article. */
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("popcnt", "default")))
+#endif
+static size_t scan_within(const unsigned char *bytes, size_t n, uint64_t query, int max_distance,
+                          uint32_t *positions, uint8_t *distances)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t fingerprint;
+        memcpy(&fingerprint, bytes + 8 * i, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        fingerprint = __builtin_bswap64(fingerprint);
+#endif
+        int distance = __builtin_popcountll(fingerprint ^ query);
+        if (distance <= max_distance) {
+            if (positions) {
+                positions[found] = (uint32_t)i;
+                distances[found] = (uint8_t)distance;
+            }
+            found++;
+        }
+    }
+    return found;
+}
+
+PyDoc_STRVAR(scan_simhash_doc,
+             "scan_simhash(fingerprints, query, max_distance) -> (positions, distances)\n\n"
+             "Every fingerprint of a buffer of little-endian uint64 within max_distance of the 8-byte query sketch:\n"
+             "their positions (uint32) and distances (uint8), each as bytes, in buffer order. The exact corpus\n"
+             "search of a SimHash store past what its permutation tables guarantee; use candidates.simhash_scan.");
+
+static PyObject *kernel_scan_simhash(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    PyObject *query, *result = NULL;
+    int max_distance;
+    if (!PyArg_ParseTuple(args, "y*Si:scan_simhash", &view, &query, &max_distance))
+        return NULL;
+    uint64_t query_fingerprint;
+    uint32_t *positions = NULL;
+    uint8_t *distances = NULL;
+    size_t n = (size_t)view.len / 8, found = 0;
+    if (view.len % 8) {
+        PyErr_Format(PyExc_ValueError, "fingerprints are %zd bytes long, not a multiple of 8", view.len);
+        goto done;
+    }
+    if (n > UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "more than 2**32 fingerprints");
+        goto done;
+    }
+    if (check_max_distance(max_distance) < 0)
+        goto done;
+    int query_found = simhash_fingerprint(query, -1, &query_fingerprint);
+    if (query_found < 0)
+        goto done;
+    if (query_found) {
+        Py_BEGIN_ALLOW_THREADS
+        found = scan_within(view.buf, n, query_fingerprint, max_distance, NULL, NULL);
+        Py_END_ALLOW_THREADS
+    }
+    positions = PyMem_Malloc(found ? found * sizeof *positions : 1);
+    distances = PyMem_Malloc(found ? found : 1);
+    if (!positions || !distances) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (found) {
+        Py_BEGIN_ALLOW_THREADS
+        scan_within(view.buf, n, query_fingerprint, max_distance, positions, distances);
+        Py_END_ALLOW_THREADS
+    }
+    result = Py_BuildValue("(y#y#)", (const char *)positions, (Py_ssize_t)(found * sizeof *positions),
+                           (const char *)distances, (Py_ssize_t)found);
+done:
+    PyMem_Free(positions);
+    PyMem_Free(distances);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef kernel_methods[] = {
     {"group_scores", kernel_group_scores, METH_VARARGS, group_scores_doc},
     {"dedup", kernel_dedup, METH_VARARGS, dedup_doc},
@@ -1154,6 +1237,7 @@ static PyMethodDef kernel_methods[] = {
     {"similar", kernel_similar, METH_VARARGS, similar_doc},
     {"dedup_simhash", kernel_dedup_simhash, METH_VARARGS, dedup_simhash_doc},
     {"similar_simhash", kernel_similar_simhash, METH_VARARGS, similar_simhash_doc},
+    {"scan_simhash", kernel_scan_simhash, METH_VARARGS, scan_simhash_doc},
     {NULL, NULL, 0, NULL},
 };
 

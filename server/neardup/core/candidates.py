@@ -21,7 +21,11 @@ value per block, (block number << 16) | the block's bits, so the postings of the
 every article within distance 3; an article agreeing on c blocks differs in at least 4 - c bits, which drops
 some unread (simhash_candidates). What an article is indexed under is index_values' rule, for both kinds: the
 store calls it when it writes postings and when it reads a query's. A threshold that allows more than 3 bits
-(below 61/64) is answered from the same tables and marked inexact: the tables cannot guarantee it.
+(below 61/64, the default 46/64 among them) cannot be answered from blocks: two fingerprints d bits apart share
+one only when d < SIMHASH_BLOCKS, and blocks small enough to guarantee 18 bits (19 of them, 3 bits each) select
+nearly every article anyway. Such a search scans every stored fingerprint instead (simhash_scan: one popcount
+per article, compiled, over the state's Fingerprints, which the store keeps in memory per committed state), and
+is exact.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from . import _search
+from . import _kernel, _search
 from .fields import item_super_tokens
 from .kernel import metric_code
 from .reference import MIN_EVIDENCE, max_distance
@@ -155,13 +159,18 @@ def _every_docno(postings: Postings, read_unread: ReadUnread | None, exclude: in
     return postings.docno[keep]
 
 
+def simhash_tables_suffice(threshold: float) -> bool:
+    """Whether the permutation tables find every match at the threshold (else the search is simhash_scan's)."""
+    return max_distance(threshold) <= SIMHASH_EXACT_DISTANCE
+
+
 def simhash_candidates(postings: Postings, threshold: float, *, read_unread: ReadUnread | None = None,
                        exclude: int = -1, above: int = -1, max_candidates: int = DEFAULT_MAX_CANDIDATES
                        ) -> Candidates:
     """The articles that may be within the threshold's distance of a SimHash query, given the postings of its
     index_values: those agreeing on enough blocks (one differing bit per disagreeing block at least), the most
     agreeing blocks first. Exact when the distance is at most SIMHASH_EXACT_DISTANCE and no more than
-    max_candidates pass; `exclude` and `above` as for candidates."""
+    max_candidates pass (a larger distance is simhash_scan's); `exclude` and `above` as for candidates."""
     distance = max_distance(threshold)
     # every table is needed for the guarantee: hot blocks are read too
     docnos, agreeing = np.unique(_every_docno(postings, read_unread, exclude, above), return_counts=True)
@@ -170,6 +179,40 @@ def simhash_candidates(postings: Postings, threshold: float, *, read_unread: Rea
     order = np.argsort(-agreeing, kind="stable")
     exact = distance <= SIMHASH_EXACT_DISTANCE and len(order) <= max_candidates
     return Candidates(docnos[order[:max_candidates]], exact, 0)
+
+
+class Fingerprints(NamedTuple):
+    """Every stored SimHash fingerprint of one committed state, for simhash_scan: article numbers ascending."""
+
+    docnos: np.ndarray        # uint32
+    fingerprints: np.ndarray  # little-endian uint64, fingerprints[i] of docnos[i]
+
+    @classmethod
+    def of(cls, articles) -> "Fingerprints":
+        """From (docno, sketch) pairs in docno order (Snapshot.scan's); an article without a fingerprint (an
+        empty sketch: a text without shingles) matches nothing and is left out."""
+        docnos, sketches = [], []
+        for docno, sketch in articles:
+            if sketch:
+                docnos.append(docno)
+                sketches.append(sketch)
+        return cls(np.array(docnos, np.uint32), np.frombuffer(b"".join(sketches), "<u8"))
+
+
+def simhash_scan(fingerprints: Fingerprints, query: bytes, threshold: float, *, exclude: int = -1, above: int = -1,
+                 max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
+    """Every article within the threshold's distance of a SimHash query, found by comparing it with each stored
+    fingerprint: exact at any threshold (unless more than max_candidates match: then the nearest ones), the
+    nearest first; `exclude` and `above` as for candidates."""
+    first = int(np.searchsorted(fingerprints.docnos, above, side="right")) if above >= 0 else 0
+    positions, distances = _kernel.scan_simhash(fingerprints.fingerprints[first:], query, max_distance(threshold))
+    docnos = fingerprints.docnos[first:][np.frombuffer(positions, np.uint32)]
+    distances = np.frombuffer(distances, np.uint8)
+    if exclude >= 0:
+        keep = docnos != exclude
+        docnos, distances = docnos[keep], distances[keep]
+    order = np.argsort(distances, kind="stable")
+    return Candidates(docnos[order[:max_candidates]], len(order) <= max_candidates, 0)
 
 
 def item_candidates(postings: Postings, *, read_unread: ReadUnread | None = None, exclude: int = -1,

@@ -19,10 +19,8 @@ import time
 from multiprocessing.connection import Connection, wait
 from typing import BinaryIO, Iterator, NamedTuple
 
-from ..core.candidates import DEFAULT_MAX_CANDIDATES, SIMHASH_EXACT_DISTANCE
+from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.errors import JobFailed, NearDupError
-from ..core.reference import max_distance
-from ..core.vocabulary import HAMMING
 from ..runtime.deduplicator import Deduplicator, Limits
 from ..store import SketchStore, open_store
 from .progress import progress
@@ -63,14 +61,9 @@ class PairsSummary:
 
     def inexact_warning(self) -> str:
         articles = f"{self.inexact:,} article{'s' if self.inexact != 1 else ''}"
-        if self.metric == HAMMING and max_distance(self.threshold) > SIMHASH_EXACT_DISTANCE:
-            return (f"neardup: {articles} searched at a Hamming distance of up to {max_distance(self.threshold)} "
-                    f"bits; a simhash store's permutation tables find every pair only up to "
-                    f"{SIMHASH_EXACT_DISTANCE} bits (--threshold {(64 - SIMHASH_EXACT_DISTANCE) / 64} or above), so "
-                    "pairs may be missing")
         return (f"neardup: {articles} had more than {self.max_candidates:,} candidates: only the "
-                f"{self.max_candidates:,} sharing the most values were verified, so pairs may be missing (raise "
-                "--max-candidates)")
+                f"{self.max_candidates:,} most promising (sharing the most values; on a simhash store the nearest) "
+                "were verified, so pairs may be missing (raise --max-candidates)")
 
 
 def _batches(store: SketchStore, threshold: float, metric: str, max_candidates: int, start: int,

@@ -92,8 +92,7 @@ class Match(NamedTuple):
 
 class SimilarOutcome(NamedTuple):
     matches: list[Match]  # best first: similarity descending, then id
-    # False when more candidates passed than Limits.max_candidates, and on a simhash store when the threshold allows
-    # a Hamming distance over candidates.SIMHASH_EXACT_DISTANCE (3), which the permutation tables cannot guarantee
+    # False when more candidates passed than Limits.max_candidates
     exact: bool
 
 
@@ -148,7 +147,8 @@ class StoreReader:
 
 class Deduplicator:
     """Store + sketcher + kernel: the whole request path after decoding. A simhash store's sketches go through the
-    kernel's popcount path and its corpus search through the permutation tables; its only metric is hamming."""
+    kernel's popcount path and its corpus search through the permutation tables or the fingerprint scan
+    (core/candidates.py); its only metric is hamming."""
 
     def __init__(self, store: SketchStore, limits: Limits = Limits()):
         self.store = store
@@ -432,9 +432,13 @@ class Deduplicator:
             articles = snapshot.articles(found.docnos.tolist())
             verified = self.items.similar(sketch, [article for _, article in articles], params.threshold)
         elif self.config.kind == SIMHASH:
-            found = candidates.simhash_candidates(snapshot.postings(sketch), params.threshold,
-                                               read_unread=read_unread, exclude=exclude, above=above,
-                                               max_candidates=max_candidates)
+            if candidates.simhash_tables_suffice(params.threshold):
+                found = candidates.simhash_candidates(snapshot.postings(sketch), params.threshold,
+                                                      read_unread=read_unread, exclude=exclude, above=above,
+                                                      max_candidates=max_candidates)
+            else:
+                found = candidates.simhash_scan(snapshot.fingerprints(), sketch, params.threshold, exclude=exclude,
+                                                above=above, max_candidates=max_candidates)
             articles = snapshot.articles(found.docnos.tolist())
             verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
         else:

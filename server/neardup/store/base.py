@@ -11,7 +11,7 @@ import json
 import struct
 from typing import Iterator, Sequence
 
-from ..core.candidates import Postings
+from ..core.candidates import Fingerprints, Postings
 from ..core.encoding import check_sketch, encode_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from ..core.sketch_config import SKETCHER_VERSIONS, SketchConfig, sketcher_versions_text
@@ -248,6 +248,11 @@ class Snapshot(abc.ABC):
     @abc.abstractmethod
     def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
         """(docno, id, sketch) of the articles numbered start ≤ docno < stop, in docno order."""
+
+    def fingerprints(self) -> Fingerprints:
+        """Every SimHash fingerprint of a simhash store, for the exact scan of a search past what its permutation
+        tables guarantee (core.candidates.simhash_scan)."""
+        return Fingerprints.of((docno, sketch) for docno, _, sketch in self.scan())
 
     @abc.abstractmethod
     def docno_limit(self) -> int:

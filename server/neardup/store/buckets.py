@@ -23,7 +23,7 @@ from typing import Callable, Hashable, NamedTuple, Sequence
 import numpy as np
 
 from ..core import candidates as similar
-from ..core.candidates import Postings, index_values
+from ..core.candidates import Fingerprints, Postings, index_values
 from .base import Snapshot
 
 BUCKET_BITS = 20
@@ -71,7 +71,10 @@ _NO_ENTRIES = (np.empty(0, np.uint32), np.empty(0, np.uint8), np.empty(0, np.uin
 
 
 class LargeBuckets(dict):
-    """A store's decoded large buckets by key, kept across snapshots of the same committed state."""
+    """What a store decodes once per committed state and keeps across snapshots of it: its large buckets by key,
+    and a simhash store's fingerprints (BucketSnapshot.fingerprints)."""
+
+    fingerprints: tuple[Hashable, Fingerprints] | None = None
 
     def remember(self, key: bytes, bucket: LargeBucket) -> LargeBucket:
         if len(self) >= _MAX_LARGE_BUCKETS:
@@ -155,6 +158,14 @@ class BucketSnapshot(Snapshot):
     @abc.abstractmethod
     def _state(self) -> Hashable:
         """What identifies the committed state read (LargeBucket.state)."""
+
+    def fingerprints(self) -> Fingerprints:
+        """Read once per committed state (a write makes the next search read them all again)."""
+        held = self._large_buckets.fingerprints
+        if held is None or held[0] != self._state:
+            held = (self._state, super().fingerprints())
+            self._large_buckets.fingerprints = held
+        return held[1]
 
     def postings(self, query: bytes) -> Postings:
         """The query values' entries: small buckets decoded together; a large one (over similar.HOT_POSTINGS
