@@ -25,9 +25,10 @@ def add_threshold_argument(parser: argparse.ArgumentParser, required: bool = Fal
     """--threshold, as `neardup index` and `neardup configure` take it."""
     parser.add_argument("--threshold", type=parse_choice, required=required, metavar="T|learn|default",
                         help="the store's default threshold: a number in [0, 1] (set by hand), learn (from "
-                             f"{SAMPLE_DOCUMENTS:,} of its articles' best matches; bottom-K stores with postings) or "
+                             f"{SAMPLE_DOCUMENTS:,} of its articles' best matches; bottom-K and items stores with "
+                             "postings) or "
                              "default (the sketch kind's fixed default)" +
-                             ("" if required else " (default: a new bottom-K store with postings learns it, "
+                             ("" if required else " (default: a new bottom-K or items store with postings learns it, "
                                                   "an existing store keeps its own)"))
 
 

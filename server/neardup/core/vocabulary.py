@@ -86,8 +86,9 @@ DEFAULT_METRIC: str = CONTAINMENT
 DEFAULT_GROUPING: str = GREEDY
 #: 46/64: a SimHash distance of at most 18 bits (reference.max_distance); chosen on the tune split.
 SIMHASH_THRESHOLD: float = 46 / 64
-#: An items store without a pair model: the weighted per-field similarity at which a pair (sharing a super token)
-#: is a duplicate, chosen on the job-ad tune split. With a model, the model's own threshold on its probability
+#: An items store without a pair model and without a threshold of its own (learned by `neardup index` from its
+#: records, or set): the weighted per-field similarity at which a pair (sharing a super token) is a duplicate,
+#: chosen on the job-ad tune split. With a model, the model's own threshold on its probability
 #: applies (chosen by cross-validated F1 when it was trained).
 ITEMS_THRESHOLD: float = 0.74
 

@@ -3,9 +3,10 @@
 
 Learning (core/calibration.py has the rule) searches SAMPLE_DOCUMENTS stored articles, spread evenly over the
 article numbers, over the whole store (Deduplicator.nearest_similarities): a fixed cost, whatever the corpus size.
-Only bottom-K stores with postings learn: the sample is searched over the store, which needs its postings; a
-SimHash store's Hamming threshold and an items store's field similarity keep their fixed defaults (set one by
-hand). A store that holds no threshold (made before, or where the sample showed no near-duplicates) is served at
+Bottom-K and items stores with postings learn: the sample is searched over the store, which needs its postings
+(an item's nearest match is among the items sharing a super token with it, scored by the store's field rules:
+the weighted field similarity, never a trained model's probability). A SimHash store's Hamming threshold keeps its
+fixed default (set one by hand). A store that holds no threshold (made before, or where the sample showed no near-duplicates) is served at
 its kind's fixed default (core/vocabulary.py). Requests still override it (Dedup and FindSimilar `threshold`).
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import NamedTuple, Union
 from ..core import calibration, vocabulary
 from ..core.errors import ConfigMismatch
 from ..core.sketch_config import SketchConfig
-from ..core.vocabulary import BOTTOMK
+from ..core.vocabulary import BOTTOMK, ITEMS
 from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore
 
@@ -28,10 +29,15 @@ LEARN, FIXED = "learn", "default"
 Choice = Union[float, str]
 
 
+def learnable(config: SketchConfig, indexed: bool) -> bool:
+    """Whether a store of this configuration can learn its threshold (module doc)."""
+    return config.kind in (BOTTOMK, ITEMS) and indexed
+
+
 def check_learnable(choice: Choice | None, config: SketchConfig, indexed: bool) -> None:
     """Refuses `learn` for a store that cannot learn (before anything is written)."""
-    if choice == LEARN and not (config.kind == BOTTOMK and indexed):
-        raise ConfigMismatch(f"--threshold {LEARN} needs a bottom-K store with postings (this one holds "
+    if choice == LEARN and not learnable(config, indexed):
+        raise ConfigMismatch(f"--threshold {LEARN} needs a bottom-K or items store with postings (this one holds "
                              f"{config.kind} sketches{'' if indexed else ', without postings'}): give a number "
                              f"or {FIXED}")
 
@@ -60,11 +66,11 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
     it; learning searches `sample` articles. Returns what the store now holds."""
     started = time.monotonic()
     setting = store.threshold()
-    if choice is None and created and store.config.kind == BOTTOMK and store.indexed:
+    if choice is None and created and learnable(store.config, store.indexed):
         choice = LEARN
     if choice == LEARN:
         check_learnable(choice, store.config, store.indexed)
-        nearest = Deduplicator(store).nearest_similarities(sample)
+        nearest = Deduplicator(store, pair_model=False).nearest_similarities(sample)
         value = calibration.learn_threshold(nearest)
         wanted = None if value is None else {"threshold": value, "source": calibration.LEARNED,
                                              "sampled": len(nearest)}

@@ -150,7 +150,9 @@ class Deduplicator:
     kernel's popcount path and its corpus search through the permutation tables or the fingerprint scan
     (core/candidates.py); its only metric is hamming."""
 
-    def __init__(self, store: SketchStore, limits: Limits = Limits()):
+    def __init__(self, store: SketchStore, limits: Limits = Limits(), pair_model: bool = True):
+        """`pair_model` False: an items store's pairs are decided by its field rules even when it holds a trained
+        model (what learning a threshold and choosing pairs to label need)."""
         self.store = store
         self.reader = StoreReader(store)
         self.limits = limits
@@ -168,7 +170,7 @@ class Deduplicator:
         self.items: ItemScorer | None = None
         if store.config.kind == ITEMS:
             self.item_sketcher = ItemSketcher(store.config)
-            stored_model = store.model()
+            stored_model = store.model() if pair_model else None
             model = None if stored_model is None else PairModel.from_json(stored_model, store.config.digest(),
                                                                            store.config.fields)
             self.items = ItemScorer(store.config.fields, model)
