@@ -124,3 +124,34 @@ ITEMS = {
     "other": {"title": "Primary School Teacher", "body": "Plan and teach engaging lessons to children aged four "
               "to eleven in our friendly school.", "location": {"lat": 51.45, "lon": -2.59}},
 }
+
+
+def records_with_typos() -> tuple[list[dict], set[frozenset]]:
+    """Person records as data entry makes them (this module's word pools): 150 people, 120 of them entered again
+    with a typo in a name, a missing or other address word, or the postcode left out; and the true pairs."""
+    rng = random.Random(28)
+
+    def typo(word: str) -> str:
+        at = rng.randrange(len(word))
+        return word[:at] + rng.choice("aeiounrst") + word[at + 1:]
+
+    records, true = [], set()
+    for person in range(150):
+        name = [rng.choice(_VOCABULARY).title() for _ in range(2)]
+        address = [str(rng.randrange(1, 300)), *(rng.choice(_VOCABULARY) for _ in range(3))]
+        fields = {"name": " ".join(name), "address": " ".join(address), "postcode": str(rng.randrange(2000, 2999))}
+        records.append({"id": f"p{person}", "fields": fields})
+        if person < 120:
+            again = dict(fields, name=" ".join([typo(name[0]), name[1]] if rng.random() < 0.5 else name))
+            again["address"] = " ".join(address[:-1] + ([rng.choice(_VOCABULARY)] if rng.random() < 0.5 else []))
+            if rng.random() < 0.3:
+                del again["postcode"]
+            records.append({"id": f"p{person}-again", "fields": again})
+            true.add(frozenset((f"p{person}", f"p{person}-again")))
+    return records, true
+
+
+RECORD_SCHEMA = {"fields": [{"name": "name", "unit": "word:1", "k": 16, "metric": "jaccard"},
+                            {"name": "address", "unit": "word:1", "k": 16, "metric": "jaccard"},
+                            {"name": "postcode", "kind": "exact"}],
+                 "rules": [["name"], ["address"], ["postcode"]]}

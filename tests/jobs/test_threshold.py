@@ -12,7 +12,7 @@ from neardup.core.vocabulary import DEFAULT_THRESHOLD
 from neardup.store import open_store
 from neardup_client import NearDupClient
 from benchmarks.lib.server_process import serving, write_jsonl
-from textgen import _VOCABULARY, article, text
+from textgen import _VOCABULARY, RECORD_SCHEMA, article, records_with_typos, text
 
 FAMILIES, SINGLES = 70, 80
 
@@ -161,37 +161,6 @@ def test_redis_records_it_and_migrate_keeps_it(rewrites_corpus, learned_store, r
         store.set_threshold(None)
         assert store.threshold() is None
     assert json.dumps(stored_threshold(tmp_path / "copy"))  # the copy keeps its own
-
-
-def records_with_typos() -> tuple[list[dict], set[frozenset]]:
-    """Person records as data entry makes them (the word pools of textgen): 150 people, 120 of them entered again
-    with a typo in a name, a missing or other address word, or the postcode left out; and the true pairs."""
-    rng = random.Random(28)
-
-    def typo(word: str) -> str:
-        at = rng.randrange(len(word))
-        return word[:at] + rng.choice("aeiounrst") + word[at + 1:]
-
-    records, true = [], set()
-    for person in range(150):
-        name = [rng.choice(_VOCABULARY).title() for _ in range(2)]
-        address = [str(rng.randrange(1, 300)), *(rng.choice(_VOCABULARY) for _ in range(3))]
-        fields = {"name": " ".join(name), "address": " ".join(address), "postcode": str(rng.randrange(2000, 2999))}
-        records.append({"id": f"p{person}", "fields": fields})
-        if person < 120:
-            again = dict(fields, name=" ".join([typo(name[0]), name[1]] if rng.random() < 0.5 else name))
-            again["address"] = " ".join(address[:-1] + ([rng.choice(_VOCABULARY)] if rng.random() < 0.5 else []))
-            if rng.random() < 0.3:
-                del again["postcode"]
-            records.append({"id": f"p{person}-again", "fields": again})
-            true.add(frozenset((f"p{person}", f"p{person}-again")))
-    return records, true
-
-
-RECORD_SCHEMA = {"fields": [{"name": "name", "unit": "word:1", "k": 16, "metric": "jaccard"},
-                            {"name": "address", "unit": "word:1", "k": 16, "metric": "jaccard"},
-                            {"name": "postcode", "kind": "exact"}],
-                 "rules": [["name"], ["address"], ["postcode"]]}
 
 
 def test_an_items_store_learns_its_threshold_from_its_records(tmp_path, neardup):

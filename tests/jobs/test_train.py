@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neardup.jobs import train
+from neardup.jobs import pair_sample, train
 from neardup.cli.main import main
 from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_features
 from neardup.core.errors import ConfigMismatch
@@ -24,6 +25,7 @@ from neardup_client import NearDupClient
 from benchmarks.lib import jobads
 from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
 from benchmarks.lib.server_process import Server, serving, write_jsonl
+from textgen import RECORD_SCHEMA, records_with_typos
 
 pytest.importorskip("sklearn")
 
@@ -47,11 +49,13 @@ def test_train_compares_both_models_by_cross_validated_f1_and_stores_json(traine
     root, _, done = trained
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("logistic ") and lines[1].startswith("gradient-boosting ")
-    f1 = {line.split()[0]: float(line.split("F1 ")[1].split()[0]) for line in lines[:2]}
+    assert lines[0].startswith("rules alone ") and lines[1].startswith("logistic ")
+    assert lines[2].startswith("gradient-boosting ")
+    f1 = {line.split()[0]: float(line.split("F1 ")[1].split()[0]) for line in lines[:3]}
     assert all(0.5 < value <= 1 for value in f1.values())
-    chosen = lines[2].split("chosen: ")[1].split(";")[0]
-    assert f1[chosen] == max(f1.values())
+    assert "figures weighted to the store's candidates" in lines[3]
+    chosen = lines[4].split("chosen: ")[1].split(";")[0]
+    assert f1[chosen] == max(f1[kind] for kind in ("logistic", "gradient-boosting")) >= f1["rules"]
     with open_store(root / "store", readonly=True) as store:
         model = json.loads(store.model())
         assert model["format"] == "neardup-pair-model" and model["kind"] == chosen
@@ -122,7 +126,7 @@ def test_a_model_whose_trees_loop_or_point_outside_is_damaged(trained):
         document, digest, fields = json.loads(store.model()), store.config.digest(), store.config.fields
         pairs = [(p["a"], p["b"], p["duplicate"]) for p in data.pairs]
         ids = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
-        rows, scored = train.pair_rows(fields, dict(zip(ids, store.get_many(ids))), pairs)
+        rows, scored = pair_sample.pair_rows(fields, dict(zip(ids, store.get_many(ids))), pairs)
     inputs, labels = model_inputs(fields, rows[scored]), np.array([d for _, _, d in pairs])[scored]
     fitted = GradientBoostingClassifier(n_estimators=5, max_depth=2, random_state=0).fit(inputs, labels)
     document.update(train._dump("gradient-boosting", fitted, inputs))
@@ -133,3 +137,43 @@ def test_a_model_whose_trees_loop_or_point_outside_is_damaged(trained):
         broken["trees"][0]["left"][0] = child
         with pytest.raises(ConfigMismatch, match="pair model is damaged"):
             PairModel.from_json(json.dumps(broken).encode(), digest, fields)
+
+
+def pairs_f1(neardup, store) -> float:
+    """F1 of the store's pairs at its served default against the records' true pairs."""
+    done = neardup("pairs", "--store", store)
+    assert done.returncode == 0, done.stderr
+    found = {frozenset((p["a"], p["b"])) for p in map(json.loads, done.stdout.splitlines())}
+    return 2 * len(found & TRUE_RECORD_PAIRS) / (len(found) + len(TRUE_RECORD_PAIRS))
+
+
+RECORDS, TRUE_RECORD_PAIRS = records_with_typos()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_labels_never_leave_the_store_below_its_rules(tmp_path, neardup, seed):
+    """The issue's trap: 60 labelled duplicates and 60 random non-duplicates, which share nothing. Training either
+    refuses in one line, the store unchanged, or stores a model whose pairs score at least the rules'."""
+    (tmp_path / "schema.json").write_text(json.dumps(RECORD_SCHEMA))
+    corpus = write_jsonl(tmp_path / "records.jsonl", RECORDS)
+    assert neardup("index", corpus, "--store", tmp_path / "store", "--fields", tmp_path / "schema.json").returncode == 0
+    rules = pairs_f1(neardup, tmp_path / "store")
+    rng = random.Random(seed)
+    ids = [record["id"] for record in RECORDS]
+    duplicates = [sorted(pair) for pair in rng.sample(sorted(map(sorted, TRUE_RECORD_PAIRS)), 60)]
+    others = []
+    while len(others) < 60:
+        a, b = rng.sample(ids, 2)
+        if frozenset((a, b)) not in TRUE_RECORD_PAIRS:
+            others.append((a, b))
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"a": a, "b": b, "duplicate": True} for a, b in duplicates]
+                         + [{"a": a, "b": b, "duplicate": False} for a, b in others])
+    done = neardup("train", labels, "--store", tmp_path / "store", "--folds", "3")
+    if done.returncode == 0:
+        assert "stored in" in done.stdout
+        assert pairs_f1(neardup, tmp_path / "store") >= rules
+    else:
+        assert done.returncode == 1 and done.stderr.count("\n") == 1 and "not stored" in done.stderr, done.stderr
+        with open_store(tmp_path / "store", readonly=True) as store:
+            assert store.model() is None
+    assert "non-duplicates are never compared (not learned from)" in done.stdout

@@ -13,8 +13,10 @@ from ..store import STORE_HELP, default_store_path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Train a pair classifier for an items store from labelled pairs (JSON Lines: {\"a\": id, "
                           "\"b\": id, \"duplicate\": true|false}, ids stored): logistic regression against gradient "
-                          "boosting, the better by cross-validated F1, stored in the store (as JSON numbers only) for "
-                          "Dedup and FindSimilar to decide by its calibrated probability. Restart `neardup serve` "
+                          "boosting, the better by cross-validated F1 on the labelled pairs that share a super token, "
+                          "weighted to stand for the store's candidates; stored in the store (as JSON numbers only) "
+                          "for Dedup and FindSimilar to decide by its calibrated probability, unless it does worse "
+                          "than the rules alone (then exit 1, the store unchanged). Restart `neardup serve` "
                           "to use it. Needs scikit-learn (pip install 'neardup[train]').")
     parser.add_argument("pairs", metavar="PAIRS", help="labelled pairs, JSON Lines")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
@@ -28,12 +30,19 @@ def _run(args: argparse.Namespace) -> int:
     if importlib.util.find_spec("sklearn") is None:
         raise CommandFailed("neardup train needs scikit-learn: pip install 'neardup[train]'")
     report = train(args.pairs, args.store, args.folds, args.write)
+    rules = report["rules"]
+    print(f"{'rules alone':18s} cross-validated F1 {rules['cv']['f1']:.3f}  precision {rules['cv']['precision']:.3f}  "
+          f"recall {rules['cv']['recall']:.3f}  (similarity >= {rules['threshold']:g})")
     for kind, figures in report["models"].items():
         cv = figures["cv"]
         print(f"{kind:18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
               f"{cv['recall']:.3f}  (probability >= {figures['threshold']:.4f})")
-    print(f"chosen: {report['chosen']}; {report['scored']:,} of {report['pairs']:,} pairs share a super token "
-          f"({report['duplicates_never_scored']:,} of {report['duplicates']:,} duplicates do not: counted as missed); "
-          + ("stored in " + args.store if args.write else "not stored (--dry-run)")
+    print(f"figures weighted to the store's candidates ({report['candidates_sampled']:,} sampled pairs); "
+          f"{report['scored']:,} of {report['pairs']:,} labelled pairs share a super token; of the others, "
+          f"{report['duplicates_never_scored']:,} duplicates are missed by any model and "
+          f"{report['others_never_scored']:,} non-duplicates are never compared (not learned from)")
+    if report["refused"]:
+        raise CommandFailed(report["refused"])
+    print(f"chosen: {report['chosen']}; " + ("stored in " + args.store if args.write else "not stored (--dry-run)")
           + f"; {report['elapsed']:.1f} s")
     return EXIT_OK

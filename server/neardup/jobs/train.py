@@ -1,13 +1,23 @@
 """`neardup train PAIRS.jsonl --store S`: a pair classifier for an items store (seed 000's second stage).
 
 Labelled pairs ({"a": id, "b": id, "duplicate": true|false}, both ids stored) become feature rows: the per-field
-similarities and exact-field matches the server computes (core/item_scoring.py), for the pairs that share a super token
-(the only ones the server ever scores; a labelled duplicate that shares none is a miss no model can fix, and is
-counted as one). A logistic regression and a gradient boosting (scikit-learn) are compared by cross-validated F1
-(stratified folds); each one's cross-validated scores are calibrated by Platt scaling, and its decision threshold
-is the probability where the cross-validated F1 peaks. The better one is refitted on every pair and stored
-through the store interface (SketchStore.set_model) as JSON: coefficients, or the trees as arrays; no Python objects.
-It is tied to the store's configuration digest, and the server evaluates it with numpy alone.
+similarities and exact-field matches the server computes (core/item_scoring.py). Only the pairs that share a super
+token are learned from: they are the only ones the server ever scores. The others are reported, not learned from
+as if they were typical: a labelled duplicate that shares none is a miss no model can fix, and a random
+non-duplicate that shares none teaches only "sharing anything means duplicate", which is false among candidates.
+
+A model is judged where it will decide, on the store's candidates (jobs/pair_sample.py): each labelled pair is
+weighted by how common its rule score is among a sample of the candidates against how common among the labels
+(candidate_weights), so a few labelled non-duplicates with low scores stand for the many candidates like them. A
+logistic regression and a gradient boosting (scikit-learn) are compared by weighted cross-validated F1
+(stratified folds); each one's cross-validated scores are calibrated by Platt scaling on the same weights, and its
+decision threshold is the probability where the weighted F1 peaks. The better one is refitted on every pair and
+stored through the store interface (SketchStore.set_model) as JSON: coefficients, or the trees as arrays; no
+Python objects. It is tied to the store's configuration digest, and the server evaluates it with numpy alone.
+
+It is refused, the store unchanged, when it cross-validates worse than the rules alone (the store's default
+threshold on the weighted field similarity) on the same weighted pairs, or when it would accept many sampled
+candidates where no labelled pair lies and the rules reject them (nothing says how it does there).
 
 scikit-learn comes with the `train` extra: pip install '.[train]'.
 """
@@ -19,12 +29,19 @@ import time
 import numpy as np
 
 from ..core.errors import ConfigMismatch, InvalidArgument
-from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, PairModel, input_names, model_inputs,
-                                 pair_features)
+from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, ItemScorer, PairModel, input_names,
+                                 model_inputs, weighted)
 from ..core.vocabulary import ITEMS
+from ..runtime.deduplicator import Deduplicator
 from ..store import open_store
+from .pair_sample import CandidatePairs, pair_rows, sample_candidate_pairs
 
 DEFAULT_FOLDS = 5
+#: Bins of the rule score by which labelled pairs are weighted against the store's candidates.
+BINS = 10
+#: A model may accept pairs where no labelled pair lies (bins of the rule score without labels) beyond what the
+#: rules accept there for at most this share of what it accepts: past it, its figures would not describe it.
+UNCOVERED_SHARE = 0.05
 #: Gradient boosting's size: shallow trees, as seed 000's handful of features needs no more.
 GBM_TREES, GBM_DEPTH, GBM_LEARNING_RATE = 150, 3, 0.1
 
@@ -53,29 +70,55 @@ def read_pairs(path: str) -> list[tuple[str, str, bool]]:
     return pairs
 
 
-def pair_rows(fields, sketches: dict[str, bytes], pairs) -> tuple[np.ndarray, np.ndarray]:
-    """The feature rows of the pairs (NaN rows where a pair shares no super token), and which pairs are scored."""
-    width = sum(len(spec.columns) for spec in fields)
-    rows, scored = np.full((len(pairs), width), np.nan), np.zeros(len(pairs), bool)
-    for row, (a, b, _) in enumerate(pairs):
-        found = pair_features(fields, [sketches[a], sketches[b]])
-        if len(found.i):
-            rows[row], scored[row] = found.features[0], True
-    return rows, scored
+def _f1(predicted: np.ndarray, truth: np.ndarray, weight: np.ndarray) -> dict:
+    """Weighted F1, precision and recall of decisions against labels."""
+    tp = float(weight[predicted & truth].sum())
+    fp = float(weight[predicted & ~truth].sum())
+    fn = float(weight[~predicted & truth].sum())
+    return {"f1": 2 * tp / (2 * tp + fp + fn) if tp else 0.0, "precision": tp / (tp + fp) if tp else 0.0,
+            "recall": tp / (tp + fn) if tp else 0.0}
 
 
-def _best_threshold(probability: np.ndarray, truth: np.ndarray, missed: int) -> tuple[float, dict]:
-    """The probability threshold of the best F1 (pairs never scored count as missed duplicates)."""
+def _best_threshold(probability: np.ndarray, truth: np.ndarray, weight: np.ndarray) -> tuple[float, dict]:
+    """The probability threshold of the best weighted F1."""
     best = (-1.0, 0.5, {})
     for threshold in np.unique(np.round(probability, 4)):
-        predicted = probability >= threshold
-        tp = int((predicted & truth).sum())
-        fp = int((predicted & ~truth).sum())
-        fn = int((~predicted & truth).sum()) + missed
-        f1 = 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-        if f1 > best[0]:
-            best = (f1, float(threshold), {"f1": f1, "precision": tp / (tp + fp), "recall": tp / (tp + fn)})
+        scores = _f1(probability >= threshold, truth, weight)
+        if scores["f1"] > best[0]:
+            best = (scores["f1"], float(threshold), scores)
     return best[1], best[2]
+
+
+def candidate_weights(labelled: np.ndarray, population: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Importance weights that make the labelled candidate pairs stand for the store's candidates: per bin of the
+    rule score (BINS equal bins on [0, 1]), the candidates' share over the labelled pairs' share, normalised to a
+    mean of 1; and which bins hold candidates but no labelled pair (there the labels say nothing)."""
+    edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
+    wanted = np.bincount(np.digitize(population, edges), minlength=BINS) / max(len(population), 1)
+    held = np.bincount(np.digitize(labelled, edges), minlength=BINS) / max(len(labelled), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(held > 0, wanted / held, 0.0)
+    weight = ratio[np.digitize(labelled, edges)]
+    return weight / weight.mean() if weight.sum() else np.ones(len(labelled)), (wanted > 0) & (held == 0)
+
+
+def _refusal(report: dict, scorer: ItemScorer, population: CandidatePairs, uncovered: np.ndarray,
+             rules_threshold: float) -> str:
+    """Why the model must not be stored ("" when it may): it cross-validates worse than the rules alone on the
+    candidates, or it would accept many candidate pairs where no labelled pair lies (UNCOVERED_SHARE)."""
+    chosen = max(report["models"].values(), key=lambda figures: figures["cv"]["f1"])
+    if chosen["cv"]["f1"] < report["rules"]["cv"]["f1"]:
+        return (f"the model cross-validates at F1 {chosen['cv']['f1']:.3f} on candidate pairs, below the rules alone "
+                f"({report['rules']['cv']['f1']:.3f} at {rules_threshold:g}): not stored")
+    if not len(population.a):
+        return ""
+    bins = np.digitize(population.rule_scores, np.linspace(0.0, 1.0, BINS + 1)[1:-1])
+    accepted = scorer.scores(population.features) >= scorer.model.threshold
+    beyond = accepted & uncovered[bins] & (population.rule_scores < rules_threshold)
+    if beyond.sum() > UNCOVERED_SHARE * max(accepted.sum(), 1):
+        return (f"the model would accept {int(beyond.sum()):,} of {len(population.a):,} sampled candidate pairs where "
+                "no labelled pair lies and the rules reject them: label pairs there (`neardup label`); not stored")
+    return ""
 
 
 def _candidates(folds: int):
@@ -126,22 +169,29 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
                                   f"{missing[0]!r}): index them first")
         rows, scored = pair_rows(config.fields, sketches, pairs)
         truth = np.array([duplicate for _, _, duplicate in pairs])
-        missed = int((truth & ~scored).sum())
         inputs, labels = model_inputs(config.fields, rows[scored]), truth[scored]
         if min(labels.sum(), (~labels).sum()) < folds:
             raise InvalidArgument(f"{pairs_path}: the pairs that share a super token hold {int(labels.sum())} "
                                   f"duplicates and {int((~labels).sum())} others; {folds}-fold cross-validation "
-                                  "needs at least that many of each")
-        split, makers = _candidates(folds)
+                                  "needs at least that many of each (`neardup label` proposes candidate pairs)")
+        rule_scores = weighted(config.fields, rows[scored])
+        population = sample_candidate_pairs(store)
+        weight, uncovered = candidate_weights(rule_scores, population.rule_scores)
+        rules_threshold = Deduplicator(store, pair_model=False).defaults.threshold
         report = {"pairs": len(pairs), "scored": int(scored.sum()), "duplicates": int(truth.sum()),
-                  "duplicates_never_scored": missed, "folds": folds, "models": {}}
+                  "duplicates_never_scored": int((truth & ~scored).sum()),
+                  "others_never_scored": int((~truth & ~scored).sum()), "folds": folds,
+                  "candidates_sampled": len(population.a),
+                  "rules": {"threshold": rules_threshold, "cv": _f1(rule_scores >= rules_threshold, labels, weight)},
+                  "models": {}}
+        split, makers = _candidates(folds)
         chosen = None
         for kind, make in makers.items():
             raw = cross_val_predict(make(), inputs, labels, cv=split, method="decision_function")
-            platt = LogisticRegression(C=1e6, max_iter=1000).fit(raw[:, None], labels)
+            platt = LogisticRegression(C=1e6, max_iter=1000).fit(raw[:, None], labels, sample_weight=weight)
             a, b = float(platt.coef_[0, 0]), float(platt.intercept_[0])
             probability = 1.0 / (1.0 + np.exp(-(a * raw + b)))
-            threshold, scores = _best_threshold(probability, labels, missed)
+            threshold, scores = _best_threshold(probability, labels, weight)
             report["models"][kind] = {"cv": scores, "threshold": threshold}
             if chosen is None or scores["f1"] > report["models"][chosen[0]]["cv"]["f1"]:
                 chosen = (kind, make, a, b, threshold)
@@ -151,8 +201,10 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
                     "calibration": {"a": a, "b": b}, "cv": report["models"][kind]["cv"], "trained_on": report["pairs"],
                     **_dump(kind, make().fit(inputs, labels), inputs)}
         data = json.dumps(document, sort_keys=True).encode()
-        PairModel.from_json(data, config.digest(), config.fields)  # what the server will check at start
-        if write:
+        model = PairModel.from_json(data, config.digest(), config.fields)  # what the server will check at start
+        report["refused"] = _refusal(report, ItemScorer(config.fields, model), population, uncovered,
+                                     rules_threshold)
+        if write and not report["refused"]:
             store.set_model(data)
     report.update(chosen=kind, threshold=threshold, elapsed=time.monotonic() - started, model=document)
     return report
