@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 from typing import Callable
 
 from ._client import NearDupClientError
@@ -57,6 +58,11 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or isinstance(action.default, bool):
             return action.help
         return super()._get_help_string(action)
+
+    def _split_lines(self, text, width):
+        """Lines broken between words only: a name such as neardup-store or an option such as --max-candidates
+        stays whole (argparse's own breaks at hyphens)."""
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
 #: Adds a command's options to its parser and sets `func`, which returns an exit code (None for EXIT_OK).

@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, object]] = {
                 "neardup.cli.migrate:add_arguments"),
     "configure": ("set a store's default threshold (a number, learned from its articles, or the fixed default)",
                   "neardup.cli.configure:add_arguments"),
+    "label": ("label the candidate pairs an items store is least sure of, for train",
+              "neardup.cli.label:add_arguments"),
     "train": ("train an items store's pair classifier from labelled pairs", "neardup.cli.train:add_arguments"),
     "ui": ("serve a web page for a running server: groups, shared passages, store, search",
            "neardup.cli.ui:add_arguments"),

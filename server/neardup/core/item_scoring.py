@@ -66,16 +66,20 @@ def input_names(fields: Sequence[FieldSpec]) -> list[str]:
     return schema_columns(fields) + [f"{spec.name}.present" for spec in fields]
 
 
+def similarity_columns(fields: Sequence[FieldSpec]) -> list[int]:
+    """The feature column of each field's similarity (a Jaccard text field's second: its first is containment)."""
+    picks, column = [], 0
+    for spec in fields:
+        picks.append(column + (1 if spec.kind == TEXT and spec.metric == JACCARD else 0))
+        column += len(spec.columns)
+    return picks
+
+
 def weighted(fields: Sequence[FieldSpec], features: np.ndarray) -> np.ndarray:
     """Each pair's weighted mean of its per-field similarities over the fields both items have (0 when they share
     no weighted field)."""
-    picks, weights = [], []
-    column = 0
-    for spec in fields:
-        picks.append(column + (1 if spec.kind == TEXT and spec.metric == JACCARD else 0))
-        weights.append(spec.weight)
-        column += len(spec.columns)
-    values = features[:, picks]
+    weights = [spec.weight for spec in fields]
+    values = features[:, similarity_columns(fields)]
     present = ~np.isnan(values)
     w = np.where(present, np.array(weights), 0.0)
     total = w.sum(axis=1)

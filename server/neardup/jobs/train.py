@@ -46,8 +46,9 @@ UNCOVERED_SHARE = 0.05
 GBM_TREES, GBM_DEPTH, GBM_LEARNING_RATE = 150, 3, 0.1
 
 
-def read_pairs(path: str) -> list[tuple[str, str, bool]]:
-    """(a, b, duplicate) of each line; InvalidArgument names the line that is wrong."""
+def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | None]]:
+    """(a, b, duplicate) of each line; a null duplicate (`neardup label`'s "unsure") is left out, or kept as None
+    with `unsure`; InvalidArgument names the line that is wrong."""
     pairs = []
     try:
         with open(path, encoding="utf-8") as stream:
@@ -59,10 +60,12 @@ def read_pairs(path: str) -> list[tuple[str, str, bool]]:
                     a, b, duplicate = record["a"], record["b"], record["duplicate"]
                 except (ValueError, TypeError, KeyError):
                     raise InvalidArgument(f"{path} line {number}: give {{\"a\": id, \"b\": id, \"duplicate\": "
-                                          "true|false}") from None
-                if not (isinstance(a, str) and isinstance(b, str) and isinstance(duplicate, bool)):
-                    raise InvalidArgument(f"{path} line {number}: a and b are ids (strings), duplicate true or false")
-                pairs.append((a, b, duplicate))
+                                          "true|false|null}") from None
+                if not (isinstance(a, str) and isinstance(b, str) and isinstance(duplicate, (bool, type(None)))):
+                    raise InvalidArgument(f"{path} line {number}: a and b are ids (strings), duplicate true, false "
+                                          "or null (unsure)")
+                if duplicate is not None or unsure:
+                    pairs.append((a, b, duplicate))
     except OSError as error:
         raise InvalidArgument(f"cannot read {path}: {error.strerror}") from None
     except UnicodeDecodeError:
