@@ -19,8 +19,8 @@ class AsyncNearDupClient(_Settings):
                  credentials: grpc.ChannelCredentials | None = None, token: str | None = None,
                  max_message_bytes: int = 16 * 1024 * 1024):
         super().__init__(target, timeout, credentials, token, max_message_bytes)
-        self._channel = (grpc.aio.secure_channel(target, credentials, options=self.options) if credentials
-                         else grpc.aio.insecure_channel(target, options=self.options))
+        self._channel = (grpc.aio.secure_channel(self.channel_target, credentials, options=self.options)
+                         if credentials else grpc.aio.insecure_channel(self.channel_target, options=self.options))
         self._stub = neardup_pb2_grpc.NearDupStub(self._channel)
 
     async def _call(self, method, request, timeout):
@@ -123,7 +123,11 @@ class AsyncNearDupClient(_Settings):
         Raises:
             as NearDupClient.info: the same exceptions, for the same causes.
         """
-        return messages.info_result(await self._call(self._stub.Info, pb.InfoRequest(), timeout))
+        try:
+            call = self._stub.Info(pb.InfoRequest(), **self.call_options(timeout))
+            return messages.info_result(await call, await call.trailing_metadata())
+        except grpc.RpcError as error:
+            raise NearDupClientError(error.code(), error.details()) from None
 
     async def wait_until_ready(self, timeout: float) -> bool:
         """As NearDupClient.wait_until_ready."""

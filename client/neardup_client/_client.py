@@ -7,6 +7,7 @@ raised) and only what ends the whole stream is raised."""
 from __future__ import annotations
 
 import collections
+import ipaddress
 import json
 from typing import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence, Union
 
@@ -19,11 +20,11 @@ from .v1 import neardup_pb2 as pb, neardup_pb2_grpc
 DEFAULT_TARGET = "127.0.0.1:50051"
 DEFAULT_TIMEOUT = 2.0
 _SERVICE = pb.DESCRIPTOR.services_by_name["NearDup"].full_name
-_RETRY_CONFIG = json.dumps({"methodConfig": [{
+_RETRY_POLICY = {"methodConfig": [{
     "name": [{"service": _SERVICE}],
     "retryPolicy": {"maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "1s", "backoffMultiplier": 2,
                     "retryableStatusCodes": ["UNAVAILABLE"]},
-}]})
+}]}
 
 
 class NearDupClientError(Exception):
@@ -106,8 +107,32 @@ class StreamSide:
             raise self._failure
 
 
-def _channel_options(max_message_bytes: int) -> list[tuple[str, object]]:
-    return [("grpc.service_config", _RETRY_CONFIG), ("grpc.enable_retries", 1),
+def channel_target(target: str) -> tuple[str, bool]:
+    """The gRPC target of a client's `target`, and whether calls are spread round-robin. Several addresses,
+    comma-separated (`serve --worker-ports`: one per worker), become one channel with a connection to each, its
+    calls taken by each in turn: one client process then uses every worker, which a single address (one connection,
+    handed to one worker) does not. They must be IP:PORT ([IPv6]:PORT); any other target is passed as it is."""
+    if "," not in target or ":///" in target or target.startswith(("ipv4:", "ipv6:", "unix:")):
+        return target, False
+    addresses = [address.strip() for address in target.split(",")]
+    families = set()
+    for address in addresses:
+        host, _, port = address.rpartition(":")
+        try:
+            families.add(ipaddress.ip_address(host.strip("[]")).version)
+        except ValueError:
+            raise ValueError(f"several addresses must each be IP:PORT, got {address!r} (for a name, give "
+                             "dns:///NAME:PORT)") from None
+        if not port.isdigit():
+            raise ValueError(f"several addresses must each be IP:PORT, got {address!r}")
+    if len(families) > 1:
+        raise ValueError("several addresses must all be IPv4 or all IPv6")
+    return f"ipv{families.pop()}:{','.join(addresses)}", True
+
+
+def _channel_options(max_message_bytes: int, balanced: bool) -> list[tuple[str, object]]:
+    config = dict(_RETRY_POLICY, loadBalancingConfig=[{"round_robin": {}}]) if balanced else _RETRY_POLICY
+    return [("grpc.service_config", json.dumps(config)), ("grpc.enable_retries", 1),
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes)]
 
@@ -121,7 +146,8 @@ class _Settings:
         self.timeout = timeout
         self.credentials = credentials
         self.metadata = (("authorization", f"Bearer {token}"),) if token else None
-        self.options = _channel_options(max_message_bytes)
+        self.channel_target, balanced = channel_target(target)
+        self.options = _channel_options(max_message_bytes, balanced)
 
     def call_options(self, timeout: float | None) -> dict:
         return {"timeout": self.timeout if timeout is None else timeout, "metadata": self.metadata}
@@ -130,7 +156,8 @@ class _Settings:
 class NearDupClient(_Settings):
     """Blocking client. Use as a context manager or call close().
 
-    target is HOST:PORT; timeout the seconds of each unary call unless a method's timeout says otherwise;
+    target is HOST:PORT, or several IP:PORT addresses comma-separated (a server's per-worker ports, `neardup serve
+    --worker-ports`), which the client's calls take in turn; timeout the seconds of each unary call unless a method's timeout says otherwise;
     credentials (grpc.ssl_channel_credentials) turn on TLS; token is sent as `authorization: Bearer TOKEN`.
     Creating a client does not connect: an unreachable server shows at the first call (UNAVAILABLE)."""
 
@@ -138,8 +165,8 @@ class NearDupClient(_Settings):
                  credentials: grpc.ChannelCredentials | None = None, token: str | None = None,
                  max_message_bytes: int = 16 * 1024 * 1024):
         super().__init__(target, timeout, credentials, token, max_message_bytes)
-        self._channel = (grpc.secure_channel(target, credentials, options=self.options) if credentials
-                         else grpc.insecure_channel(target, options=self.options))
+        self._channel = (grpc.secure_channel(self.channel_target, credentials, options=self.options) if credentials
+                         else grpc.insecure_channel(self.channel_target, options=self.options))
         self._stub = neardup_pb2_grpc.NearDupStub(self._channel)
 
     def _call(self, method, request, timeout):
@@ -358,7 +385,8 @@ class NearDupClient(_Settings):
                 DEADLINE_EXCEEDED when the timeout passes first;
                 UNAUTHENTICATED without the server's token (`token=`).
         """
-        return messages.info_result(self._call(self._stub.Info, pb.InfoRequest(), timeout))
+        response, call = self._call(self._stub.Info.with_call, pb.InfoRequest(), timeout)
+        return messages.info_result(response, call.trailing_metadata())
 
     def wait_until_ready(self, timeout: float) -> bool:
         """Waits up to `timeout` seconds for the channel to connect (a server that is still starting), and says

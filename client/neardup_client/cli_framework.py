@@ -148,12 +148,19 @@ def fraction(value: float) -> None:
 
 
 def target(text: str) -> str:
-    """An argparse type: a server address. HOST:PORT must have a port in 1..65535; other gRPC targets (unix:PATH,
-    dns:///NAME) pass as they are."""
-    host, colon, port = text.rpartition(":")
-    if colon and host and port.isdigit() and not 1 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be in 1..65535, got {port}")
-    if not text or (colon and host and not port):
-        raise argparse.ArgumentTypeError(f"give HOST:PORT, got {text!r}")
+    """An argparse type: a server address. HOST:PORT must have a port in 1..65535, and so must each of several
+    comma-separated IP:PORT addresses (a server's per-worker ports); other gRPC targets (unix:PATH, dns:///NAME)
+    pass as they are."""
+    from ._client import channel_target
+    try:
+        channel_target(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    for address in text.split(",") if "," in text and ":///" not in text else [text]:
+        host, colon, port = address.rpartition(":")
+        if colon and host and port.isdigit() and not 1 <= int(port) <= 65535:
+            raise argparse.ArgumentTypeError(f"port must be in 1..65535, got {port}")
+        if not address or (colon and host and not port):
+            raise argparse.ArgumentTypeError(f"give HOST:PORT, got {text!r}")
     return text
 

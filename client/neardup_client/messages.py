@@ -100,6 +100,8 @@ class Info:
     pair_model: str = ""  # an items store's trained pair model ("logistic", "gradient-boosting"), "" when none
     #: where default_threshold comes from: "learned", "set", "fixed", "pair_model" ("" from an older server)
     default_threshold_source: str = ""
+    #: the process id of the server worker that answered (0 from an older server)
+    worker: int = 0
 
 
 @dataclass(frozen=True)
@@ -278,7 +280,11 @@ def dedup_result(results: Sequence[str | Document], response: pb.DedupResponse) 
         grouping=GROUPING_NAMES.get(response.grouping, "unspecified"), clusters=tuple(response.cluster[:]))
 
 
-def info_result(response: pb.InfoResponse) -> Info:
+#: The trailing metadata key of Info's answer: the process id of the server worker that answered.
+WORKER_METADATA = "neardup-worker"
+
+
+def info_result(response: pb.InfoResponse, trailing_metadata=()) -> Info:
     config = response.sketch_config
     sketch_config = {"unit": config.unit, "k": config.k, "min_word_len": config.min_word_len, "lang": config.lang,
                      "hash": config.hash, "stoplist_digest": config.stoplist_digest,
@@ -300,7 +306,8 @@ def info_result(response: pb.InfoResponse) -> Info:
         default_metric=METRIC_NAMES.get(response.default_metric, "unspecified"),
         default_grouping=GROUPING_NAMES.get(response.default_grouping, "unspecified"),
         store=response.store, indexed=response.indexed, pair_model=response.pair_model,
-        default_threshold_source=response.default_threshold_source)
+        default_threshold_source=response.default_threshold_source,
+        worker=next((int(value) for key, value in trailing_metadata or () if key == WORKER_METADATA), 0))
 
 
 #: A passage of a text: (start, end) in Unicode code points of the text as sent (text[start:end] in Python).

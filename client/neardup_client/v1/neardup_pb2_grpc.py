@@ -115,7 +115,8 @@ class NearDupServicer:
         raise NotImplementedError('Method not implemented!')
 
     def Info(self, request, context):
-        """Store size, sketch configuration, server limits and defaults.
+        """Store size, sketch configuration, server limits and defaults. The answer's trailing metadata
+        `neardup-worker` holds the process id of the server worker that answered.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

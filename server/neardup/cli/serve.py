@@ -48,6 +48,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "keeps a copy of the sketches and postings in each worker, built at start and kept "
                              "current by the change feed (memory per article and worker: the docs' Performance page; bottom-K stores) "
                              "(default: %(default)s)")
+    parser.add_argument("--worker-ports", type=int, metavar="PORT",
+                        help="worker i (from 0) also listens on PORT + i, its own address: a client given every "
+                             "worker's address (neardup-client --target 127.0.0.1:PORT,127.0.0.1:PORT+1; or a gRPC "
+                             "channel with the round_robin policy) spreads its calls over all workers, where the "
+                             "shared --port hands each connection to one worker (default: off)")
     parser.add_argument("--metrics-port", type=int, metavar="PORT",
                         help="serve Prometheus metrics of all workers at http://HOST:PORT/metrics (plain HTTP, "
                              "no token; 0 picks a free port, logged) (default: off)")
@@ -74,7 +79,7 @@ def _run(args) -> int:
             max_streams=args.max_streams, max_message_bytes=args.max_message_bytes,
             max_result_set=args.max_result_set,
             cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace, drain=args.drain,
-            metrics_port=args.metrics_port, search_index=args.search_index)
+            metrics_port=args.metrics_port, search_index=args.search_index, worker_ports=args.worker_ports)
     except InvalidArgument as error:
         raise UsageError(str(error)) from None
     options = dataclasses.replace(options, tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca),

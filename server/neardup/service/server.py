@@ -119,6 +119,9 @@ class ServeOptions:
     token: str | None = field(default=None, repr=False)  # every RPC but health checks must carry it
     metrics_port: int | None = None  # Prometheus metrics over HTTP on host:metrics_port; None: off
     search_index: str = SEARCH_INDEXES[0]
+    #: Worker i (from 0) also listens on worker_ports + i, its own: a client given every worker's address spreads
+    #: its calls over them (round robin), where the shared port hands each connection to one worker. None: off.
+    worker_ports: int | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1 or self.threads < 1:
@@ -136,6 +139,15 @@ class ServeOptions:
         if self.search_index not in SEARCH_INDEXES:
             raise InvalidArgument(f"--search-index must be one of {', '.join(SEARCH_INDEXES)}, got "
                                   f"{self.search_index!r}")
+        if self.worker_ports is not None:
+            if not 1 <= self.worker_ports <= 65536 - self.workers:
+                raise InvalidArgument(f"--worker-ports must be in 1..{65536 - self.workers} (worker i listens on "
+                                      f"it + i), got {self.worker_ports}")
+            if self.worker_ports <= self.port < self.worker_ports + self.workers or (
+                    self.metrics_port is not None
+                    and self.worker_ports <= self.metrics_port < self.worker_ports + self.workers):
+                raise InvalidArgument(f"--worker-ports {self.worker_ports}..{self.worker_ports + self.workers - 1} "
+                                      "must not hold --port or --metrics-port")
         if self.metrics_port is not None:
             if not 0 <= self.metrics_port <= 65535:
                 raise InvalidArgument(f"--metrics-port must be in 0..65535, got {self.metrics_port}")
@@ -144,8 +156,15 @@ class ServeOptions:
 
     @property
     def address(self) -> str:
+        return self.address_of(self.port)
+
+    def address_of(self, port: int) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"{host}:{self.port}"
+        return f"{host}:{port}"
+
+    def worker_address(self, worker: int) -> str | None:
+        """The address worker `worker` listens on alone (--worker-ports), or None."""
+        return None if self.worker_ports is None else self.address_of(self.worker_ports + worker)
 
     def describe_security(self) -> str:
         transport = ("TLS, client certificates required" if self.tls and self.tls.client_ca
@@ -164,7 +183,7 @@ MEASURED_METHODS = tuple(f"/{SERVICE_NAME}/{name}" for name in UNARY_METHODS) + 
     f"/{health_pb2.DESCRIPTOR.services_by_name['Health'].full_name}/Check",)
 
 
-def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.HealthServicer, int]:
+def _build_server(options: ServeOptions, store, worker: int = 0) -> tuple[grpc.Server, health.HealthServicer, int]:
     measured = metrics.ServiceMetrics() if options.metrics_port is not None else None
     interceptors = [measured.interceptor(MEASURED_METHODS)] if measured else []  # first: refused calls count too
     if options.token:
@@ -189,14 +208,22 @@ def _build_server(options: ServeOptions, store) -> tuple[grpc.Server, health.Hea
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(
         (SERVICE_NAME, health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME), server)
-    try:
-        port = (server.add_secure_port(options.address, options.tls.credentials()) if options.tls
-                else server.add_insecure_port(options.address))
-    except RuntimeError as error:
-        raise NearDupError(f"cannot listen on {options.address}: {error} (is the port in use?)") from None
-    if port == 0:
-        raise NearDupError(f"cannot listen on {options.address} (is the port in use?)")
+    port = _listen(server, options, options.address)
+    own = options.worker_address(worker)
+    if own is not None:
+        _listen(server, options, own)
     return server, health_servicer, port
+
+
+def _listen(server: grpc.Server, options: ServeOptions, address: str) -> int:
+    try:
+        port = (server.add_secure_port(address, options.tls.credentials()) if options.tls
+                else server.add_insecure_port(address))
+    except RuntimeError as error:
+        raise NearDupError(f"cannot listen on {address}: {error} (is the port in use?)") from None
+    if port == 0:
+        raise NearDupError(f"cannot listen on {address} (is the port in use?)")
+    return port
 
 
 #: Set by SIGTERM/SIGINT from the moment `neardup serve` starts (stop_on_signals), so a stop asked for while the
@@ -222,14 +249,15 @@ def run_worker(options: ServeOptions, worker: int = 0) -> int:
         return 0
     store = open_store(options.store)
     try:
-        server, health_servicer, port = _build_server(options, store)
+        server, health_servicer, port = _build_server(options, store, worker)
         settle_heap()
         server.start()
         for name in ("", SERVICE_NAME):
             health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-        log.info("neardup serve: worker %d/%d pid %d listening on %s:%d (%s), store %s (%d articles)",
-                 worker + 1, options.workers, os.getpid(), options.host, port, options.describe_security(),
-                 options.store, store.count())
+        own = options.worker_address(worker)
+        log.info("neardup serve: worker %d/%d pid %d listening on %s:%d%s (%s), store %s (%d articles)",
+                 worker + 1, options.workers, os.getpid(), options.host, port, f" and {own}" if own else "",
+                 options.describe_security(), options.store, store.count())
         # Woken now and then: the kernel may deliver SIGTERM to one of gRPC's threads, and Python runs the handler
         # only when the main thread runs, which a wait without a timeout never lets it do.
         while not stop.wait(_SIGNAL_CHECK_SECONDS):
@@ -269,16 +297,18 @@ def _check_address(options: ServeOptions) -> None:
     """Binds the address once in the parent, so a busy port is one clear line (gRPC would log its own error in
     every worker). Without SO_REUSEPORT: otherwise a second `serve --workers N` on the port of a running one would
     silently share it; with SO_REUSEADDR, as gRPC binds, so connections in TIME_WAIT do not count."""
-    if options.port == 0:
-        return
-    try:
-        addresses = socket.getaddrinfo(options.host, options.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
-        for family, kind, protocol, _, address in addresses:
-            with socket.socket(family, kind, protocol) as probe:
-                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                probe.bind(address)
-    except OSError as error:
-        raise NearDupError(f"cannot listen on {options.address}: {error.strerror}") from None
+    ports = [] if options.port == 0 else [options.port]
+    if options.worker_ports is not None:
+        ports += range(options.worker_ports, options.worker_ports + options.workers)
+    for port in ports:
+        try:
+            addresses = socket.getaddrinfo(options.host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+            for family, kind, protocol, _, address in addresses:
+                with socket.socket(family, kind, protocol) as probe:
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                    probe.bind(address)
+        except OSError as error:
+            raise NearDupError(f"cannot listen on {options.address_of(port)}: {error.strerror}") from None
 
 
 def serve(options: ServeOptions) -> int:

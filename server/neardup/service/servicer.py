@@ -8,6 +8,7 @@ process's in-memory search index, which the view keeps as current as the store (
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from typing import Callable, Iterator
@@ -17,6 +18,7 @@ from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
+from neardup_client.messages import WORKER_METADATA
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..core.errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
@@ -192,6 +194,7 @@ class NearDupServicer:
 
     def Info(self, request_bytes: bytes, context) -> bytes:
         _decode(pb.InfoRequest, request_bytes)
+        context.set_trailing_metadata(((WORKER_METADATA, str(os.getpid())),))
         return converters.info_response(self.engine.info()).SerializeToString()
 
 
