@@ -132,12 +132,11 @@ class LabelSession:
         """Drops the last answer (from the file too); None when there is none."""
         if not self.answers:
             return None
-        last = self.answers.pop()
         lines = [line for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
         partial = self.path.with_name(self.path.name + ".partial")
         partial.write_text("".join(line + "\n" for line in lines[:-1]), encoding="utf-8")
-        os.replace(partial, self.path)
-        return last
+        os.replace(partial, self.path)  # the file first: a failed rewrite leaves the session as the file is
+        return self.answers.pop()
 
     def counts(self) -> dict:
         labels = [duplicate for _, _, duplicate in self.answers]
