@@ -673,7 +673,7 @@ def test_the_label_view_answers_through_the_session_and_undo_drops_the_last_line
     assert answers.read_bytes() == "".join(line + "\n" for line in written[:2]).encode()
 
 
-def test_keys_answer_and_undo(page, records_server, records_store, tmp_path):
+def test_the_label_keys_answer_and_undo(page, records_server, records_store, tmp_path):
     answers = tmp_path / "answers.jsonl"
     scratch = _scratch_session(records_store, tmp_path / "scratch.jsonl")
     for url in _label_ui(records_server, records_store, answers):  # no --corpus: ids and similarities only
@@ -702,7 +702,7 @@ def test_keys_answer_and_undo(page, records_server, records_store, tmp_path):
         assert _lines(answers) == written[:3] + [_line(undone[0], undone[1], None)]
 
 
-def test_when_every_sampled_pair_is_answered_the_view_says_so(page, records_server, records_store, tmp_path):
+def test_the_label_view_says_when_every_sampled_pair_is_answered(page, records_server, records_store, tmp_path):
     answers = tmp_path / "answers.jsonl"
     pool = _scratch_session(records_store, tmp_path / "scratch.jsonl").pool
     lines = [_line(a, b, False) for a, b in zip(pool.a, pool.b)]
