@@ -14,6 +14,7 @@ screenshot of each view there (docs/ui.md shows them).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -85,20 +86,37 @@ def _running_ui(target: str, log: Path, *args: str, cwd: Path | None = None):
                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 30
-    while True:
-        assert process.poll() is None, f"neardup ui exited with {process.returncode}: {log.read_text()}"
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, f"neardup ui did not answer within 30 s: {log.read_text()}"
-        time.sleep(0.05)
-    yield url
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(30) == 0, log.read_text()
+    try:
+        while True:
+            assert process.poll() is None, f"neardup ui exited with {process.returncode}: {log.read_text()}"
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"neardup ui did not answer within 30 s: {log.read_text()}"
+            time.sleep(0.05)
+        yield url
+    finally:  # also when the test failed (the generator closed): no page process is left behind
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(30)
+    assert code == 0, log.read_text()
     assert "Traceback" not in log.read_text()
+
+
+@contextlib.contextmanager
+def _ui_process(target: str, log: Path, *args: str, cwd: Path | None = None):
+    """_running_ui as a with block: the page stops when the block ends, failed or not, and must have stopped
+    cleanly when it did not fail."""
+    running = _running_ui(target, log, *args, cwd=cwd)
+    url = next(running)
+    try:
+        yield url
+    except BaseException:
+        running.close()
+        raise
+    next(running, None)
 
 
 @pytest.fixture(scope="module")
@@ -485,7 +503,7 @@ def test_without_store_the_view_says_how_to_show_clusters(page, ui):
 
 
 def test_a_store_not_clustered_says_how_to_cluster_it(page, server, store, tmp_path):
-    for url in _running_ui(server.target, tmp_path / "ui.log", "--store", str(store)):
+    with _ui_process(server.target, tmp_path / "ui.log", "--store", str(store)) as url:
         _open_store_view(page, url)
         assert page.get_attribute("#clusters", "data-kind") == "not-clustered"
         assert page.text_content("#clusters-note") == (f"The store {store} is not clustered: run neardup cluster "
@@ -579,7 +597,7 @@ def _label_ui(records_server, records_store, answers: Path, *args: str):
     paths as given)."""
     for name in ("store", "records.jsonl"):
         (answers.parent / name).symlink_to(records_store / name)
-    return _running_ui(records_server.target, answers.with_suffix(".log"), "--store", "store", "--labels",
+    return _ui_process(records_server.target, answers.with_suffix(".log"), "--store", "store", "--labels",
                        answers.name, *args, cwd=answers.parent)
 
 
@@ -641,7 +659,7 @@ def test_the_label_view_answers_through_the_session_and_undo_drops_the_last_line
     answers = tmp_path / "answers.jsonl"
     scratch = _scratch_session(records_store, tmp_path / "scratch.jsonl")
     assert scratch.counts()["pool"] > 100
-    for url in _label_ui(records_server, records_store, answers, "--corpus", "records.jsonl"):
+    with _label_ui(records_server, records_store, answers, "--corpus", "records.jsonl") as url:
         page.goto(f"{url}#label")
         _wait_label(page, 0)
         assert page.get_attribute("#labelling", "data-kind") == "pair"
@@ -676,7 +694,7 @@ def test_the_label_view_answers_through_the_session_and_undo_drops_the_last_line
 def test_the_label_keys_answer_and_undo(page, records_server, records_store, tmp_path):
     answers = tmp_path / "answers.jsonl"
     scratch = _scratch_session(records_store, tmp_path / "scratch.jsonl")
-    for url in _label_ui(records_server, records_store, answers):  # no --corpus: ids and similarities only
+    with _label_ui(records_server, records_store, answers) as url:  # no --corpus: ids and similarities only
         page.goto(f"{url}#label")
         _wait_label(page, 0)
         assert "--corpus" in page.text_content("#label-note")
@@ -707,7 +725,7 @@ def test_the_label_view_says_when_every_sampled_pair_is_answered(page, records_s
     pool = _scratch_session(records_store, tmp_path / "scratch.jsonl").pool
     lines = [_line(a, b, False) for a, b in zip(pool.a, pool.b)]
     answers.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    for url in _label_ui(records_server, records_store, answers):
+    with _label_ui(records_server, records_store, answers) as url:
         page.goto(f"{url}#label")
         _wait_label(page, len(lines))
         assert page.get_attribute("#labelling", "data-kind") == "done"
@@ -727,7 +745,7 @@ def test_the_label_view_says_when_every_sampled_pair_is_answered(page, records_s
 def test_the_label_api_takes_only_the_pair_proposed_now_as_json(records_server, records_store, tmp_path):
     answers = tmp_path / "answers.jsonl"
     json_type = {"Content-Type": "application/json"}
-    for url in _label_ui(records_server, records_store, answers):
+    with _label_ui(records_server, records_store, answers) as url:
         status, view = _call(url + "api/label")
         assert status == 200 and view["counts"]["answered"] == 0 and view["last"] is None
         first = view["proposal"]
@@ -778,7 +796,8 @@ def test_without_labels_the_view_says_how_to_start_it(page, ui):
 
 def test_a_store_of_texts_cannot_be_labelled_and_the_view_says_why(page, server, store, tmp_path):
     answers = tmp_path / "answers.jsonl"
-    for url in _running_ui(server.target, tmp_path / "ui.log", "--store", str(store), "--labels", str(answers)):
+    with _ui_process(server.target, tmp_path / "ui.log", "--store", str(store), "--labels",
+                     str(answers)) as url:
         page.goto(f"{url}#label")
         _wait_label(page)
         assert page.get_attribute("#labelling", "data-kind") == "unavailable"
