@@ -4,6 +4,9 @@ the server answers the Python client: the groups of a result set (as a shared li
 moved), the highlighted passages of a pair (Explain's spans, in code points, on texts with characters beyond
 U+FFFF), and the server's own message for a request it refuses. With --store on a store clustered by `neardup
 cluster`, the Store view lists the largest clusters `neardup clusters --export` has and finds the cluster of an id.
+With --store and --labels on an items store of re-entered records, the Label pairs view shows the pair `neardup
+label`'s session proposes (a session of the test on the same store says which), and its buttons and keys write the
+answers file line by line, undo included.
 
 Chromium (Debian's package) and Playwright (the `test` extra) are installed by .ci/run; without them these tests
 fail and say so, they are not skipped. `NEARDUP_SCREENSHOTS=docs/images pytest tests/test_ui.py` also saves a
@@ -11,6 +14,7 @@ screenshot of each view there (docs/ui.md shows them).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -24,9 +28,11 @@ from pathlib import Path
 import pytest
 
 from neardup.core.explain import merge_spans
+from neardup.jobs.label import LabelSession
+from neardup.store import open_store
 from neardup_client import Document, NearDupClientError
-from benchmarks.lib.server_process import NEARDUP, free_port, serving
-from textgen import article, text
+from benchmarks.lib.server_process import NEARDUP, free_port, serving, write_jsonl
+from textgen import RECORD_SCHEMA, article, records_with_typos, text
 
 FOOTER = "Subscribe to our newsletter for more stories like this one, every single morning."
 STORY, OTHER, THIRD = article(61), article(62), article(63)
@@ -71,29 +77,46 @@ def store(indexed_store):
     return indexed_store("ui", TEXTS)
 
 
-def _running_ui(target: str, log: Path, *args: str):
-    """`neardup ui` for the server at target, as a user starts it, with args; yields its URL. It must stop cleanly on
-    SIGTERM."""
+def _running_ui(target: str, log: Path, *args: str, cwd: Path | None = None):
+    """`neardup ui` for the server at target, as a user starts it, with args (in cwd); yields its URL. It must stop
+    cleanly on SIGTERM."""
     port = free_port()
     with open(log, "w") as output:
         process = subprocess.Popen([*NEARDUP, "ui", "--target", target, "--port", str(port), *args],
-                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True, cwd=cwd)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 30
-    while True:
-        assert process.poll() is None, f"neardup ui exited with {process.returncode}: {log.read_text()}"
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if response.status == 200:
-                    break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, f"neardup ui did not answer within 30 s: {log.read_text()}"
-        time.sleep(0.05)
-    yield url
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(30) == 0, log.read_text()
+    try:
+        while True:
+            assert process.poll() is None, f"neardup ui exited with {process.returncode}: {log.read_text()}"
+            try:
+                with urllib.request.urlopen(url, timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"neardup ui did not answer within 30 s: {log.read_text()}"
+            time.sleep(0.05)
+        yield url
+    finally:  # also when the test failed (the generator closed): no page process is left behind
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(30)
+    assert code == 0, log.read_text()
     assert "Traceback" not in log.read_text()
+
+
+@contextlib.contextmanager
+def _ui_process(target: str, log: Path, *args: str, cwd: Path | None = None):
+    """_running_ui as a with block: the page stops when the block ends, failed or not, and must have stopped
+    cleanly when it did not fail."""
+    running = _running_ui(target, log, *args, cwd=cwd)
+    url = next(running)
+    try:
+        yield url
+    except BaseException:
+        running.close()
+        raise
+    next(running, None)
 
 
 @pytest.fixture(scope="module")
@@ -480,7 +503,7 @@ def test_without_store_the_view_says_how_to_show_clusters(page, ui):
 
 
 def test_a_store_not_clustered_says_how_to_cluster_it(page, server, store, tmp_path):
-    for url in _running_ui(server.target, tmp_path / "ui.log", "--store", str(store)):
+    with _ui_process(server.target, tmp_path / "ui.log", "--store", str(store)) as url:
         _open_store_view(page, url)
         assert page.get_attribute("#clusters", "data-kind") == "not-clustered"
         assert page.text_content("#clusters-note") == (f"The store {store} is not clustered: run neardup cluster "
@@ -541,3 +564,265 @@ def test_the_page_files_are_package_data():
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     (line,) = [line for line in pyproject.splitlines() if line.startswith('"neardup.ui" = [')]
     assert all(f'"static/*{Path(name).suffix}"' in line for name in app.STATIC_FILES), line
+
+
+# --- labelling pairs (neardup ui --store S --labels PAIRS) ---------------------------------------------------------
+
+RECORDS, _ = records_with_typos()
+FIELDS_OF = {record["id"]: record["fields"] for record in RECORDS}
+
+
+@pytest.fixture(scope="module")
+def records_store(tmp_path_factory) -> Path:
+    """Re-entered person records with typos (RECORDS.jsonl) indexed by `neardup index --fields` into an items store
+    (store), in this process."""
+    from neardup.cli.main import main
+
+    root = tmp_path_factory.mktemp("ui-records")
+    (root / "schema.json").write_text(json.dumps(RECORD_SCHEMA))
+    corpus = write_jsonl(root / "records.jsonl", RECORDS)
+    assert main(["index", str(corpus), "--store", str(root / "store"), "--fields", str(root / "schema.json")]) == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def records_server(records_store):
+    with serving(records_store / "store") as running:
+        yield running
+
+
+def _label_ui(records_server, records_store, answers: Path, *args: str):
+    """`neardup ui --store store --labels answers.jsonl` on the records' store and server, started in the folder of
+    answers, where store and records.jsonl (for --corpus in args) are links to the records' (the page shows the
+    paths as given)."""
+    for name in ("store", "records.jsonl"):
+        (answers.parent / name).symlink_to(records_store / name)
+    return _ui_process(records_server.target, answers.with_suffix(".log"), "--store", "store", "--labels",
+                       answers.name, *args, cwd=answers.parent)
+
+
+def _scratch_session(records_store, answers: Path) -> LabelSession:
+    """The session `neardup label` would run on the store with these answers, for what the page should show."""
+    with open_store(records_store / "store", readonly=True) as store:
+        return LabelSession(store, answers)
+
+
+_LABEL_ROWS = """() => Array.from(document.querySelectorAll('#label-fields tbody tr')).map(row =>
+  Array.from(row.children).map(cell => cell.textContent))"""
+
+
+def _wait_label(page, answered: int | None = None) -> None:
+    """Until the Label pairs view answered (ready or error), with `answered` answers counted when given."""
+    page.wait_for_function("answered => { const box = document.getElementById('labelling'); "
+                           "return box.dataset.state !== 'loading' && box.dataset.state !== 'empty' && "
+                           "(answered === null || box.dataset.answered === String(answered)); }",
+                           arg=answered, timeout=20_000)
+
+
+def _shown_proposal(page) -> dict:
+    return {"a": page.get_attribute("#labelling", "data-a"), "b": page.get_attribute("#labelling", "data-b"),
+            "rows": page.evaluate(_LABEL_ROWS), "why": page.text_content("#label-why"),
+            "counts": page.text_content("#label-counts")}
+
+
+def _expected_proposal(proposal, counts: dict) -> dict:
+    """What the page shows of a session's proposal: each field with both records' values (--corpus) and its
+    similarity to three decimals."""
+    a, b = FIELDS_OF[proposal.a], FIELDS_OF[proposal.b]
+    rows = [[name, a.get(name, "—"), b.get(name, "—"), "—" if similarity is None else f"{similarity:.3f}"]
+            for name, similarity in proposal.similarities.items()]
+    return {"a": proposal.a, "b": proposal.b, "rows": rows,
+            "why": f"pair {counts['answered'] + 1} · rule similarity {proposal.score:.3f} · {proposal.reason}: ",
+            "counts": (f"{counts['answered']} answered of {counts['pool']} sampled candidate pairs: "
+                       f"{counts['duplicates']} duplicate{'' if counts['duplicates'] == 1 else 's'}, "
+                       f"{counts['others']} other{'' if counts['others'] == 1 else 's'}, {counts['unsure']} unsure")}
+
+
+def _assert_shows(page, session: LabelSession) -> None:
+    """The page shows the pair the session proposes next, and its counts."""
+    shown, expected = _shown_proposal(page), _expected_proposal(session.next(), session.counts())
+    assert shown["why"].startswith(expected.pop("why")), shown["why"]
+    shown.pop("why")
+    assert shown == expected
+
+
+def _lines(answers: Path) -> list[str]:
+    return answers.read_text(encoding="utf-8").splitlines() if answers.exists() else []
+
+
+def _line(a: str, b: str, duplicate: bool | None) -> str:
+    return json.dumps({"a": a, "b": b, "duplicate": duplicate})
+
+
+def test_the_label_view_answers_through_the_session_and_undo_drops_the_last_line(page, records_server,
+                                                                                 records_store, tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    scratch = _scratch_session(records_store, tmp_path / "scratch.jsonl")
+    assert scratch.counts()["pool"] > 100
+    with _label_ui(records_server, records_store, answers, "--corpus", "records.jsonl") as url:
+        page.goto(f"{url}#label")
+        _wait_label(page, 0)
+        assert page.get_attribute("#labelling", "data-kind") == "pair"
+        _assert_shows(page, scratch)
+        assert not answers.exists() and page.is_disabled("#label-undo")
+        written = []
+        for button, duplicate in (("#label-yes", True), ("#label-no", False), ("#label-unsure", None)):
+            proposal = scratch.next()
+            page.click(button)
+            _wait_label(page, len(written) + 1)
+            written.append(_line(proposal.a, proposal.b, duplicate))
+            assert _lines(answers) == written  # appended at once, as `neardup train` reads it
+            scratch.answer(proposal.a, proposal.b, duplicate)
+            _assert_shows(page, scratch)
+            if len(written) == 2:
+                _screenshot(page, "label")
+        assert scratch.next().reason == "coverage"  # the fourth proposal: both reasons were shown
+        assert page.text_content("#label-last") == f"last answer: {proposal.a} / {proposal.b}: unsure"
+        page.click("#label-undo")
+        _wait_label(page, 2)
+        assert _lines(answers) == written[:2]
+        scratch.undo()
+        _assert_shows(page, scratch)
+        assert page.get_attribute("#labelling", "data-a") == proposal.a  # the undone pair is proposed again
+        page.reload()  # resumes: the same pair and counts, as a new session on the file proposes
+        _wait_label(page, 2)
+        _assert_shows(page, scratch)
+        _assert_shows(page, _scratch_session(records_store, answers))
+    assert answers.read_bytes() == "".join(line + "\n" for line in written[:2]).encode()
+
+
+def test_the_label_keys_answer_and_undo(page, records_server, records_store, tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    scratch = _scratch_session(records_store, tmp_path / "scratch.jsonl")
+    with _label_ui(records_server, records_store, answers) as url:  # no --corpus: ids and similarities only
+        page.goto(f"{url}#label")
+        _wait_label(page, 0)
+        assert "--corpus" in page.text_content("#label-note")
+        assert page.text_content("#label-fields tbody tr[data-field=name] td.value") == "—"
+        written = []
+        for key, duplicate in (("y", True), ("n", False), ("u", None), ("y", True)):
+            proposal = scratch.next()
+            page.keyboard.press(key)
+            _wait_label(page, len(written) + 1)
+            written.append(_line(proposal.a, proposal.b, duplicate))
+            scratch.answer(proposal.a, proposal.b, duplicate)
+            assert _lines(answers) == written
+            assert (page.get_attribute("#labelling", "data-a"), page.get_attribute("#labelling", "data-b")) == \
+                   scratch.next()[:2]
+        page.keyboard.press("b")
+        _wait_label(page, 3)
+        assert _lines(answers) == written[:3]
+        undone = scratch.undo()
+        page.keyboard.press("Alt+n")  # a key with a modifier is the browser's, not an answer
+        page.keyboard.press("x")
+        page.keyboard.press("u")
+        _wait_label(page, 4)
+        assert _lines(answers) == written[:3] + [_line(undone[0], undone[1], None)]
+
+
+def test_the_label_view_says_when_every_sampled_pair_is_answered(page, records_server, records_store, tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    pool = _scratch_session(records_store, tmp_path / "scratch.jsonl").pool
+    lines = [_line(a, b, False) for a, b in zip(pool.a, pool.b)]
+    answers.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    with _label_ui(records_server, records_store, answers) as url:
+        page.goto(f"{url}#label")
+        _wait_label(page, len(lines))
+        assert page.get_attribute("#labelling", "data-kind") == "done"
+        assert page.text_content("#label-note") == (
+            f"Every one of the {len(lines)} sampled candidate pairs is answered. Next: neardup train answers.jsonl "
+            "--store store.")
+        assert page.is_hidden("#label-pair") and page.is_hidden("#label-yes") and page.is_hidden("#label-error")
+        page.keyboard.press("y")  # nothing to answer: nothing written
+        page.click("#label-undo")  # the last answer dropped: its pair is the only one left to propose
+        _wait_label(page, len(lines) - 1)
+        assert _lines(answers) == lines[:-1]
+        assert page.get_attribute("#labelling", "data-kind") == "pair"
+        assert (page.get_attribute("#labelling", "data-a"), page.get_attribute("#labelling", "data-b")) == \
+               (pool.a[-1], pool.b[-1])
+
+
+def test_the_label_api_takes_only_the_pair_proposed_now_as_json(records_server, records_store, tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    json_type = {"Content-Type": "application/json"}
+    with _label_ui(records_server, records_store, answers) as url:
+        status, view = _call(url + "api/label")
+        assert status == 200 and view["counts"]["answered"] == 0 and view["last"] is None
+        first = view["proposal"]
+        assert [field["name"] for field in first["fields"]] == ["name", "address", "postcode"]
+        assert view["corpus"] is None and first["found"] == {"a": False, "b": False}
+        pair = {"a": first["a"], "b": first["b"]}
+        for body, headers, code in (
+                ({**pair, "duplicate": True}, {"Content-Type": "text/plain"}, "BAD_REQUEST"),  # not JSON: no CSRF
+                ({**pair, "duplicate": "yes"}, json_type, "BAD_REQUEST"),
+                (pair, json_type, "BAD_REQUEST"),  # no answer given
+                ({"a": first["b"], "b": "p0", "duplicate": True}, json_type, "ABORTED")):  # not the pair proposed
+            status, answer = _call(url + "api/label", json.dumps(body).encode(), headers)
+            assert answer["error"]["code"] == code, answer
+            assert status == {"BAD_REQUEST": 400, "ABORTED": 409}[code]
+        assert not answers.exists()
+        assert _call(url + "api/label", json.dumps(pair).encode(),
+                     {**json_type, "Host": "attacker.example"})[0] == 403
+        status, view = _call(url + "api/label", json.dumps({**pair, "duplicate": False}).encode(), json_type)
+        assert status == 200 and view["answered"] == {**pair, "duplicate": False} and view["counts"]["others"] == 1
+        assert _lines(answers) == [_line(first["a"], first["b"], False)]
+        # the same answer again (a second window): the pair is no longer the one proposed, nothing is written
+        status, answer = _call(url + "api/label", json.dumps({**pair, "duplicate": True}).encode(), json_type)
+        assert (status, answer["error"]["code"]) == (409, "ABORTED")
+        assert _lines(answers) == [_line(first["a"], first["b"], False)]
+        status, view = _call(url + "api/label/undo", b"{}", json_type)
+        assert status == 200 and view["undone"] == {**pair, "duplicate": False} and view["proposal"] == first
+        status, view = _call(url + "api/label/undo", b"{}", json_type)
+        assert status == 200 and view["undone"] is None and answers.read_bytes() == b""
+        assert _call(url + "api/label/undo")[0] == 405  # a GET
+
+
+def test_without_labels_the_view_says_how_to_start_it(page, ui):
+    page.goto(f"{ui}#label")
+    _wait_label(page)
+    assert page.get_attribute("#labelling", "data-kind") == "unavailable"
+    assert page.text_content("#label-error") == (
+        "FAILED_PRECONDITION: this page was started without --labels: start `neardup ui` with --store LOCATION (the "
+        "server's items store) --labels PAIRS (the answers file) to label pairs, and --corpus JSONL to see the "
+        "records' fields")
+    assert page.is_visible("#label-error")
+    assert page.is_hidden("#label-yes") and page.is_hidden("#label-undo") and page.is_hidden("#label-pair")
+    status, answer = _call(ui + "api/label")
+    assert (status, answer["error"]["code"]) == (412, "FAILED_PRECONDITION")
+    status, answer = _call(ui + "api/label", b'{"a": "x", "b": "y", "duplicate": true}',
+                           {"Content-Type": "application/json"})
+    assert (status, answer["error"]["code"]) == (412, "FAILED_PRECONDITION")
+
+
+def test_a_store_of_texts_cannot_be_labelled_and_the_view_says_why(page, server, store, tmp_path):
+    answers = tmp_path / "answers.jsonl"
+    with _ui_process(server.target, tmp_path / "ui.log", "--store", str(store), "--labels",
+                     str(answers)) as url:
+        page.goto(f"{url}#label")
+        _wait_label(page)
+        assert page.get_attribute("#labelling", "data-kind") == "unavailable"
+        message = page.text_content("#label-error")
+        assert message.startswith(f"FAILED_PRECONDITION: store {store} holds bottomk sketches of texts; "), message
+        assert "labelling pairs is for an items store" in message and page.is_hidden("#label-yes")
+        assert _call(url + "api/clusters")[0] == 200  # the rest of the page works
+    assert not answers.exists()
+
+
+@pytest.mark.parametrize("args, code, says", [
+    (["--labels", "answers.jsonl"], 2, "--labels needs --store"),
+    (["--store", "STORE", "--labels", "nowhere/answers.jsonl"], 1, "cannot write --labels"),
+    (["--store", "STORE", "--labels", "answers.jsonl", "--corpus", "nowhere.jsonl"], 1, "cannot read --corpus"),
+    (["--store", "STORE", "--labels", "bad.jsonl"], 1, "bad.jsonl line 1"),
+])
+def test_what_keeps_the_label_view_from_starting_is_a_one_line_error(records_server, records_store, tmp_path,
+                                                                     args, code, says):
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    args = [arg.replace("STORE", str(records_store / "store")) for arg in args]
+    done = subprocess.run([*NEARDUP, "ui", "--target", records_server.target, "--port", str(free_port()), *args],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == code, done
+    # one error line, the last (after the log of what was read before it)
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert errors == [done.stderr.splitlines()[-1]] and says in errors[0], done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "answers.jsonl").exists()

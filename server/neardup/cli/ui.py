@@ -7,7 +7,7 @@ import signal
 import sys
 
 from neardup_client.cli import add_connection_arguments, connect
-from neardup_client.cli_framework import CommandFailed
+from neardup_client.cli_framework import CommandFailed, UsageError
 
 DEFAULT_PORT = 8080
 
@@ -16,7 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Serve a web page for a running `neardup serve`: a result set's groups with a threshold slider, the "
         "passages two documents share (Explain), the store's configuration (Info) and a search (FindSimilar). "
-        "With --store, the Store view also lists the store's largest clusters and finds the cluster of an id. "
+        "With --store, the Store view also lists the store's largest clusters and finds the cluster of an id; "
+        "with --store and --labels, the Label pairs view is `neardup label`'s session in the page. "
         "It calls the server with the token and TLS options given here, and has no login of its own: keep it on "
         "loopback (the default) unless everyone who can reach --host may use the server.")
     add_connection_arguments(parser)
@@ -24,7 +25,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="port the page listens on; 0 picks a free one")
     parser.add_argument("--store", metavar="LOCATION", default=None,
                         help="the server's store, opened read-only (never written), for the Store view's clusters, "
-                             "which the gRPC API does not list: an LMDB directory or a redis:// URL")
+                             "which the gRPC API does not list, and the candidate pairs --labels proposes: an LMDB "
+                             "directory or a redis:// URL")
+    parser.add_argument("--labels", metavar="PAIRS", default=None,
+                        help="with --store (an items store): the Label pairs view proposes the candidate pairs the "
+                             "store is least sure of, as `neardup label` does, and appends each answer to PAIRS at "
+                             "once (JSON Lines as `neardup train` reads them; created if missing, resumed if not)")
+    parser.add_argument("--corpus", metavar="JSONL", default=None,
+                        help="with --labels: the items indexed into the store ({\"id\": ..., \"fields\": {...}} a "
+                             "line), to show the records' fields (default: ids and similarities only)")
     parser.set_defaults(func=_run, timeout=10.0)  # an Explain of long texts takes longer than a Dedup
 
 
@@ -39,11 +48,15 @@ def _stop(_signum, _frame) -> None:
 def _run(args) -> int:
     from ..ui.app import UiServer
 
+    if args.labels is not None and args.store is None:
+        raise UsageError("--labels needs --store: the server's items store, whose candidate pairs it proposes")
+    if args.corpus is not None and args.labels is None:
+        raise UsageError("--corpus is for the Label pairs view: give --labels PAIRS (and --store) with it")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    clusters = _open_clusters(args.store) if args.store is not None else None
+    clusters, labels = _open_store(args) if args.store is not None else (None, None)
     client = connect(args)
     try:
-        server = UiServer(args.host, args.port, client, clusters)
+        server = UiServer(args.host, args.port, client, clusters, labels)
     except OSError as error:
         client.close()
         if clusters is not None:
@@ -51,6 +64,8 @@ def _run(args) -> int:
         raise CommandFailed(f"cannot listen on {args.host}:{args.port}: {error.strerror} (is the port in use?)") \
             from None
     store = f"; clusters of {args.store}" if clusters is not None else ""
+    if labels is not None:
+        store += f"; labels in {args.labels}" if labels.session is not None else "; no labels (see above)"
     print(f"neardup ui: {server.url} (server {args.target}{store})", file=sys.stderr, flush=True)
     signal.signal(signal.SIGTERM, _stop)
     try:
@@ -65,15 +80,21 @@ def _run(args) -> int:
     return 0
 
 
-def _open_clusters(location: str):
-    """The store's clusters, read once now; a store that cannot be opened is the command's one-line error
-    (StoreUnavailable, exit code 1) before the page starts."""
+def _open_store(args):
+    """The store's clusters, and with --labels the labelling session, both read once now from the store opened
+    once; a store that cannot be opened, an answers file that cannot be read or written, or a --corpus that cannot
+    be read is the command's one-line error (exit code 1) before the page starts."""
     from ..store import open_store
     from ..ui.clusters import StoreClusters
+    from ..ui.labels import StoreLabels, writable
 
-    store = open_store(location, readonly=True)
+    if args.labels is not None and (problem := writable(args.labels)):
+        raise CommandFailed(problem)
+    store = open_store(args.store, readonly=True)
     try:
-        return StoreClusters(store)
+        clusters = StoreClusters(store)
+        labels = StoreLabels(store, args.labels, args.corpus) if args.labels is not None else None
     except BaseException:
         store.close()
         raise
+    return clusters, labels

@@ -15,6 +15,20 @@ Routes (JSON bodies and answers, UTF-8):
                          cluster of one id {id, stored, cluster (-1: none), size, members, more}; both with {store,
                          generation, clustered}. Without --store: {"store": null, "clustered": false}, and ?id=X
                          answers FAILED_PRECONDITION.
+  GET  /api/label        the Label pairs view (`neardup ui --store S --labels PAIRS [--corpus JSONL]`, ui/labels.py:
+                         `neardup label`'s session): {store, pairs, corpus, counts: {answered, duplicates, others,
+                         unsure, pool}, last: the last answer {a, b, duplicate} or null, proposal}; proposal is null
+                         once every sampled pair is answered, else {a, b, score (the rule similarity), certainty,
+                         reason ("uncertain" or "coverage"), found: {a, b} (records read from --corpus), fields:
+                         [{name, compared (a field of the schema), similarity (null: not compared), a, b (the
+                         records' values, null when unknown)}]}. Without --labels, or on a store that is not an
+                         items store with postings: FAILED_PRECONDITION, the message saying why.
+  POST /api/label        {a, b, duplicate: true|false|null (unsure)}: the answer to the pair proposed now, appended
+                         to PAIRS at once; the view after it, with {answered: {a, b, duplicate}}. A pair that is not
+                         the one proposed now (answered meanwhile in another window) answers ABORTED (409) and
+                         writes nothing.
+  POST /api/label/undo   {}: drops the last answer (from PAIRS too); the view after it, with {undone: {a, b,
+                         duplicate} or null when there was none}.
 A call the server refuses answers {"error": {"code": "INVALID_ARGUMENT", "message": the server's message}} with
 an HTTP status of its kind (400, 404, 412, 413, 401, 503...); a body this API cannot read answers the same shape
 with code "BAD_REQUEST".
@@ -43,6 +57,7 @@ from neardup_client.enums import GROUPINGS
 from ..core.errors import InvalidArgument, NearDupError
 from ..core.vocabulary import KIND_METRICS
 from .clusters import DEFAULT_MEMBERS, StoreClusters
+from .labels import LabelsUnavailable, NotWritten, Stale, StoreLabels
 
 log = logging.getLogger("neardup.ui")
 
@@ -114,9 +129,11 @@ def _parameters(body: dict, *names: str) -> dict:
 class Api:
     """The JSON API's operations on one client; each takes the parsed body and returns what to answer."""
 
-    def __init__(self, client: NearDupClient, clusters: StoreClusters | None = None):
+    def __init__(self, client: NearDupClient, clusters: StoreClusters | None = None,
+                 labels: StoreLabels | None = None):
         self.client = client
         self.clusters = clusters
+        self.labels = labels
 
     def info(self, _body: dict) -> dict:
         """Info, with the metrics the store's sketch kind answers and the groupings, for the page's choices."""
@@ -171,6 +188,30 @@ class Api:
             return self.clusters.find(doc_id, members)
         return self.clusters.summary(_whole(query, "top", DEFAULT_TOP, MAX_TOP), members)
 
+    def _labels(self) -> StoreLabels:
+        if self.labels is None:
+            raise NotAvailable("this page was started without --labels: start `neardup ui` with --store LOCATION "
+                               "(the server's items store) --labels PAIRS (the answers file) to label pairs, and "
+                               "--corpus JSONL to see the records' fields")
+        return self.labels
+
+    def label_view(self, _query: dict) -> dict:
+        """The pair `neardup label`'s session proposes now, and the counts."""
+        return self._labels().view()
+
+    def label_answer(self, body: dict) -> dict:
+        """{a, b, duplicate}: the answer to the pair proposed now, appended to the answers file."""
+        labels = self._labels()
+        a, b = _string(body, "a"), _string(body, "b")
+        if a is None or b is None:
+            raise BadRequest("give the pair answered: a and b, its ids")
+        if "duplicate" not in body or not isinstance(body["duplicate"], (bool, type(None))):
+            raise BadRequest("give duplicate: true, false or null (unsure)")
+        return labels.answer(a, b, body["duplicate"])
+
+    def label_undo(self, _body: dict) -> dict:
+        return self._labels().undo()
+
 
 def _whole(query: dict, name: str, default: int, largest: int) -> int:
     value = query.get(name)
@@ -182,7 +223,9 @@ def _whole(query: dict, name: str, default: int, largest: int) -> int:
 
 
 ROUTES = {("GET", "/api/info"): "info", ("POST", "/api/dedup"): "dedup", ("POST", "/api/explain"): "explain",
-          ("POST", "/api/similar"): "similar", ("GET", "/api/clusters"): "clusters_view"}
+          ("POST", "/api/similar"): "similar", ("GET", "/api/clusters"): "clusters_view",
+          ("GET", "/api/label"): "label_view", ("POST", "/api/label"): "label_answer",
+          ("POST", "/api/label/undo"): "label_undo"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -222,8 +265,12 @@ class Handler(BaseHTTPRequestHandler):
             answer = getattr(self.server.api, operation)(body)
         except BadRequest as error:
             self._error(HTTPStatus.BAD_REQUEST, "BAD_REQUEST", str(error))
-        except NotAvailable as error:
+        except (NotAvailable, LabelsUnavailable) as error:
             self._error(HTTPStatus.PRECONDITION_FAILED, "FAILED_PRECONDITION", str(error))
+        except Stale as error:
+            self._error(HTTPStatus.CONFLICT, "ABORTED", str(error))
+        except NotWritten as error:
+            self._error(HTTPStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", str(error))
         except NearDupClientError as error:
             self._error(HTTP_STATUS.get(error.code, HTTPStatus.BAD_GATEWAY), error.code.name, error.details)
         except InvalidArgument as error:  # the --store store's check of an id (an overlong one)
@@ -276,15 +323,16 @@ class Handler(BaseHTTPRequestHandler):
 
 class UiServer(ThreadingHTTPServer):
     """The page and its API on (host, port), calling the gRPC server through `client`; `clusters`: the store's
-    clusters (`neardup ui --store`), or None."""
+    clusters (`neardup ui --store`), or None; `labels`: the labelling session (`--labels`), or None."""
 
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, host: str, port: int, client: NearDupClient, clusters: StoreClusters | None = None):
+    def __init__(self, host: str, port: int, client: NearDupClient, clusters: StoreClusters | None = None,
+                 labels: StoreLabels | None = None):
         self.address_family = _family(host)
         super().__init__((host, port), Handler)
-        self.api = Api(client, clusters)
+        self.api = Api(client, clusters, labels)
         self.loopback_only = _is_loopback(host)
 
     def host_allowed(self, host_header: str) -> bool:

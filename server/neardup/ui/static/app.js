@@ -77,7 +77,7 @@ const count = (number, noun, plural = `${noun}s`) => `${number} ${number === 1 ?
 
 function showView() {
   const view = (location.hash || "#results").slice(1);
-  for (const name of ["results", "store", "similar"]) {
+  for (const name of ["results", "store", "similar", "label"]) {
     $(`view-${name}`).hidden = name !== view;
     $(`nav-${name}`).classList.toggle("current", name === view);
   }
@@ -86,6 +86,7 @@ function showView() {
     loadInfo().catch(() => {});
     loadClusters();
   }
+  if (view === "label") loadLabel();
 }
 
 async function loadInfo() {
@@ -565,6 +566,148 @@ async function findSimilar() {
   }
 }
 
+// ---- labelling pairs (neardup ui --store S --labels PAIRS): neardup label's session ----
+
+const REASONS = {
+  uncertain: "the one the current scorer is least sure of",
+  coverage: "from the band of rule similarity the least labelled for its number of candidates",
+};
+const ANSWERS = { true: "duplicate", false: "not a duplicate", null: "unsure" };
+const KEYS = { y: true, n: false, u: null };
+const labelling = { busy: false, view: null };
+
+function shownValue(value) {
+  if (value === null || value === undefined) return "—";
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && !Array.isArray(value) && "lat" in value && "lon" in value) {
+    return `${value.lat}, ${value.lon}`;
+  }
+  return JSON.stringify(value);
+}
+
+function setLabelButtons() {
+  const view = labelling.view;
+  const proposal = view ? view.proposal : null;
+  for (const id of ["label-yes", "label-no", "label-unsure"]) {
+    $(id).hidden = !proposal;
+    $(id).disabled = labelling.busy || !proposal;
+  }
+  $("label-undo").hidden = !view;
+  $("label-undo").disabled = labelling.busy || !view || !view.last;
+}
+
+function renderLabel(view) {
+  labelling.view = view;
+  const box = $("labelling");
+  const { counts, proposal } = view;
+  box.dataset.answered = String(counts.answered);
+  box.dataset.kind = proposal ? "pair" : counts.pool ? "done" : "no-pairs";
+  box.dataset.a = proposal ? proposal.a : "";
+  box.dataset.b = proposal ? proposal.b : "";
+  $("label-counts").textContent =
+    `${counts.answered} answered of ${count(counts.pool, "sampled candidate pair")}: ` +
+    `${count(counts.duplicates, "duplicate")}, ${count(counts.others, "other")}, ${counts.unsure} unsure`;
+  const next = `Next: neardup train ${view.pairs} --store ${view.store}`;
+  $("label-file").textContent = `Each answer is appended to ${view.pairs} at once, and reloading the page goes on ` +
+    `where it stopped. ${next}.`;
+  $("label-last").textContent = view.last ?
+    `last answer: ${view.last.a} / ${view.last.b}: ${ANSWERS[view.last.duplicate]}` : "";
+  const notes = [];
+  $("label-pair").hidden = !proposal;
+  if (!proposal) {
+    notes.push(counts.pool ? `Every one of the ${count(counts.pool, "sampled candidate pair")} is answered. ${next}.` :
+      "The store has no candidate pairs to label: no two of its items share a super token.");
+  } else {
+    $("label-why").textContent = `pair ${counts.answered + 1} · rule similarity ${fixed(proposal.score)} · ` +
+      `${proposal.reason}: ${REASONS[proposal.reason] || "proposed"} (certainty ${fixed(proposal.certainty)}; ` +
+      "0 is a coin toss)";
+    $("label-a").textContent = proposal.a;
+    $("label-b").textContent = proposal.b;
+    const body = $("label-fields").tBodies[0];
+    body.replaceChildren();
+    for (const field of proposal.fields) {
+      const row = element("tr", field.compared ? "compared" : "not-compared");
+      row.dataset.field = field.name;
+      row.append(element("th", "", field.name), element("td", "value", shownValue(field.a)),
+        element("td", "value", shownValue(field.b)),
+        element("td", "similarity", field.similarity === null ? "—" : fixed(field.similarity)));
+      if (!field.compared) row.title = "not a field of the store's schema: not compared";
+      body.append(row);
+    }
+    if (view.corpus === null) {
+      notes.push("Start the page with --corpus JSONL (the items indexed into the store) to see the records' values.");
+    } else {
+      const missing = ["a", "b"].filter((side) => !proposal.found[side]).map((side) => proposal[side]);
+      if (missing.length) notes.push(`Not in ${view.corpus}: ${missing.join(", ")}.`);
+    }
+  }
+  $("label-note").textContent = notes.join(" ");
+}
+
+function labelUnavailable() {
+  labelling.view = null;
+  const box = $("labelling");
+  box.dataset.kind = "unavailable";
+  for (const name of ["answered", "a", "b"]) delete box.dataset[name];
+  for (const id of ["label-counts", "label-note", "label-last", "label-file"]) $(id).textContent = "";
+  $("label-pair").hidden = true;
+}
+
+async function labelCall(method, path, body) {
+  const box = $("labelling");
+  labelling.busy = true;
+  setLabelButtons();
+  box.dataset.state = "loading";
+  try {
+    renderLabel(await api(method, path, body));
+    showError("label-error", null);
+    box.dataset.state = "ready";
+  } catch (error) {
+    showError("label-error", error);
+    if (error.code === "ABORTED") {  // answered meanwhile in another window: show the pair proposed now
+      try {
+        renderLabel(await api("GET", "/api/label"));
+      } catch (again) {
+        showError("label-error", again);
+      }
+    } else if (error.code === "FAILED_PRECONDITION") {
+      labelUnavailable();
+    }
+    box.dataset.state = "error";
+  } finally {
+    labelling.busy = false;
+    setLabelButtons();
+  }
+}
+
+function loadLabel() {
+  if (!labelling.busy) labelCall("GET", "/api/label");
+}
+
+function answerLabel(duplicate) {
+  const proposal = labelling.view ? labelling.view.proposal : null;
+  if (labelling.busy || !proposal) return;
+  labelCall("POST", "/api/label", { a: proposal.a, b: proposal.b, duplicate });
+}
+
+function undoLabel() {
+  if (labelling.busy || !labelling.view || !labelling.view.last) return;
+  labelCall("POST", "/api/label/undo", {});
+}
+
+function labelKey(event) {
+  if ($("view-label").hidden || event.repeat || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.target.closest && event.target.closest("input, textarea, select")) return;
+  const key = event.key.toLowerCase();
+  if (key in KEYS) {
+    event.preventDefault();
+    answerLabel(KEYS[key]);
+  } else if (key === "b") {
+    event.preventDefault();
+    undoLabel();
+  }
+}
+
 // ---- start ----
 
 function start() {
@@ -595,6 +738,12 @@ function start() {
     event.preventDefault();
     findCluster();
   });
+  for (const id of ["label-yes", "label-no", "label-unsure"]) {
+    $(id).addEventListener("click", () => answerLabel(JSON.parse($(id).dataset.answer)));
+  }
+  $("label-undo").addEventListener("click", undoLabel);
+  document.addEventListener("keydown", labelKey);
+  setLabelButtons();
   window.addEventListener("hashchange", showView);
   showView();
 

@@ -1,0 +1,144 @@
+"""The page's Label pairs view (`neardup ui --store S --labels PAIRS [--corpus JSONL]`): the session of `neardup
+label` (jobs/label.py) behind the JSON API, one per page process.
+
+The session is read once when the page starts (its sample of candidate pairs, the answers already in PAIRS, and with
+--corpus the fields of the sampled records). The page's server answers in threads, so every use of the session
+holds one lock: an answer is appended to PAIRS, and the next proposal chosen, before another request sees the
+session. An answer names the pair it answers; one that is not the pair proposed now (answered meanwhile in another
+window) is refused (Stale) and nothing is written.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+from pathlib import Path
+
+from ..core.errors import ConfigMismatch
+from ..jobs.label import LabelSession, Proposal
+from ..store import SketchStore
+
+log = logging.getLogger("neardup.ui")
+
+
+class Stale(Exception):
+    """An answer to a pair that is not the one proposed now; the message says which is."""
+
+
+class LabelsUnavailable(Exception):
+    """The session cannot run on this store (a store of texts, one without postings); the message says why."""
+
+
+class NotWritten(Exception):
+    """PAIRS cannot be written now (a full disk, its permissions changed); nothing was recorded."""
+
+
+class StoreLabels:
+    """`neardup label`'s session on one store and answers file, for the page; thread-safe."""
+
+    def __init__(self, store: SketchStore, pairs: str | os.PathLike, corpus: str | None = None):
+        self.pairs, self.store_location, self.corpus = str(pairs), store.location, corpus
+        self._lock = threading.Lock()
+        self.session: LabelSession | None = None
+        self.refused: str | None = None
+        self.records: dict[str, dict] = {}
+        started = time.monotonic()
+        log.info("labels: sampling the candidate pairs of %s", store.location)
+        try:
+            self.session = LabelSession(store, pairs)
+        except ConfigMismatch as error:  # a store of texts, or one without postings: the view says so
+            self.refused = str(error)
+            log.warning("labels: %s", error)
+            return
+        counts = self.session.counts()
+        log.info("labels: %s candidate pairs sampled in %.1f s; %s answers in %s", f"{counts['pool']:,}",
+                 time.monotonic() - started, f"{counts['answered']:,}", self.pairs)
+        if corpus is not None:
+            from ..cli.label import read_records
+
+            self.records = read_records(corpus, set(self.session.pool.a) | set(self.session.pool.b))
+            log.info("labels: the fields of %s sampled records read from %s", f"{len(self.records):,}", corpus)
+        self._proposal = self.session.next()
+
+    def _require(self) -> LabelSession:
+        if self.session is None:
+            raise LabelsUnavailable(self.refused)
+        return self.session
+
+    def view(self) -> dict:
+        """The pair proposed now (None once every sampled pair is answered) and the counts."""
+        session = self._require()
+        with self._lock:
+            return self._described(session)
+
+    def answer(self, a: str, b: str, duplicate: bool | None) -> dict:
+        """Records the answer to the pair proposed now (appended to PAIRS at once); the view after it."""
+        session = self._require()
+        with self._lock:
+            proposal = self._proposal
+            if proposal is None or (proposal.a, proposal.b) != (a, b):
+                now = "no pair: every sampled pair is answered" if proposal is None else \
+                    f"{proposal.a} / {proposal.b}"
+                raise Stale(f"{a} / {b} is not the pair proposed now ({now}); was it answered in another window?")
+            try:
+                session.answer(a, b, duplicate)
+            except OSError as error:
+                raise NotWritten(f"cannot write {self.pairs}: {error.strerror}") from None
+            self._proposal = session.next()
+            return {**self._described(session), "answered": _answer((a, b, duplicate))}
+
+    def undo(self) -> dict:
+        """Drops the last answer (from PAIRS too); the view after it, with what was undone (None: nothing)."""
+        session = self._require()
+        with self._lock:
+            before = list(session.answers)
+            try:
+                undone = session.undo()
+            except OSError as error:  # the file still holds the answer: so does the session
+                session.answers[:] = before
+                raise NotWritten(f"cannot write {self.pairs}: {error.strerror}") from None
+            if undone is not None:
+                self._proposal = session.next()
+            return {**self._described(session), "undone": None if undone is None else _answer(undone)}
+
+    def _described(self, session: LabelSession) -> dict:
+        return {"store": self.store_location, "pairs": self.pairs, "corpus": self.corpus,
+                "counts": session.counts(),
+                "last": _answer(session.answers[-1]) if session.answers else None,
+                "proposal": None if self._proposal is None else self._shown(self._proposal)}
+
+    def _shown(self, proposal: Proposal) -> dict:
+        """The pair field by field: the schema's fields with their similarities, then the records' other fields."""
+        a, b = self.records.get(proposal.a), self.records.get(proposal.b)
+        names = list(proposal.similarities)
+        others = sorted(((a or {}).keys() | (b or {}).keys()) - set(names))
+        rows = [{"name": name, "compared": name in proposal.similarities,
+                 "similarity": _finite(proposal.similarities.get(name)),
+                 "a": (a or {}).get(name), "b": (b or {}).get(name)} for name in names + others]
+        return {"a": proposal.a, "b": proposal.b, "score": _finite(proposal.score),
+                "certainty": _finite(proposal.certainty), "reason": proposal.reason,
+                "found": {"a": a is not None, "b": b is not None}, "fields": rows}
+
+
+def _answer(answer: tuple[str, str, bool | None]) -> dict:
+    a, b, duplicate = answer
+    return {"a": a, "b": b, "duplicate": duplicate}
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no NaN: a similarity that is not a number is sent as null."""
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def writable(path: str) -> str | None:
+    """Why answers cannot be appended to path, or None when they can (checked when the page starts, so the first
+    answer does not fail)."""
+    where = Path(path)
+    if where.exists():
+        return None if os.access(where, os.W_OK) and where.is_file() else f"cannot write --labels {path}"
+    parent = where.parent
+    if not parent.is_dir():
+        return f"cannot write --labels {path}: no directory {parent}"
+    return None if os.access(parent, os.W_OK) else f"cannot write --labels {path}: the directory is not writable"
