@@ -93,11 +93,9 @@ class StoreLabels:
         """Drops the last answer (from PAIRS too); the view after it, with what was undone (None: nothing)."""
         session = self._require()
         with self._lock:
-            before = list(session.answers)
             try:
                 undone = session.undo()
-            except OSError as error:  # the file still holds the answer: so does the session
-                session.answers[:] = before
+            except OSError as error:  # the file still holds the answer, and so does the session
                 raise NotWritten(f"cannot write {self.pairs}: {error.strerror}") from None
             if undone is not None:
                 self._proposal = session.next()
