@@ -13,6 +13,7 @@
  *             (reference.py's conditional sampling, without its evidence floor: a field is short by nature);
  *   exact     1 when the one normalised token is equal, else 0;
  *   location  the share of geohash cells (its cell and the eight around it) the two have in common.
+ * core/item_reference.py is the specification this code is tested against (tests/core/test_items_reference.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>

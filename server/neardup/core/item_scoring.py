@@ -105,7 +105,7 @@ class PairModel:
             if not isinstance(trees, list) or not all(isinstance(tree, dict) for tree in trees):
                 raise ValueError("trees must be a list of objects")
             sizes = [len(tree["feature"]) for tree in trees]
-            offsets = np.cumsum([0] + sizes[:-1]).astype(np.int32)
+            offsets = np.cumsum([0] + sizes)[:-1].astype(np.int32)
             # every tree's nodes in one array, children indexing it (a leaf's stay -1), for _items.tree_sum
             self.roots = offsets.tobytes()
             self.nodes = {}
