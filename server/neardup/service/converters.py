@@ -99,17 +99,27 @@ def _top_level_fields(data: bytes) -> set[int]:
     while position < len(data):
         tag, position = _varint(data, position)
         numbers.add(tag >> 3)
-        wire_type = tag & 7
-        if wire_type == 0:
-            _, position = _varint(data, position)
-        elif wire_type == 2:
-            length, position = _varint(data, position)
-            position += length
-        elif wire_type in (1, 5):
-            position += 8 if wire_type == 1 else 4
-        else:  # a group (deprecated): no query field is one, and nothing after it matters here
-            break
+        position = _skip_value(data, position, tag)
     return numbers
+
+
+def _skip_value(data: bytes, position: int, tag: int) -> int:
+    """The position after the value of the field whose tag was read. A group (an unknown field of the delimited
+    encoding: what a newer client may send) runs to its end tag, over the fields it holds, so that the fields after
+    it are read too (protobuf checked that it ends, and its nesting depth)."""
+    wire_type = tag & 7
+    if wire_type == 0:
+        return _varint(data, position)[1]
+    if wire_type == 2:
+        length, position = _varint(data, position)
+        return position + length
+    if wire_type in (1, 5):
+        return position + (8 if wire_type == 1 else 4)
+    while True:  # a group: its fields, then its end tag
+        inner, position = _varint(data, position)
+        if inner & 7 == 4:
+            return position
+        position = _skip_value(data, position, inner)
 
 
 def _varint(data: bytes, position: int) -> tuple[int, int]:
