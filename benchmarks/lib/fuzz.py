@@ -119,11 +119,18 @@ def make_servicer(path: Path):
     return store, NearDupServicer.for_store(store, Limits(max_result_set=MAX_RESULT_SET), cache_size=64, cache_ttl=0)
 
 
+class _Context:
+    """What the unary handlers use of gRPC's servicer context, in process: the trailing metadata Info sets."""
+
+    def set_trailing_metadata(self, metadata) -> None:
+        self.trailing_metadata = tuple(metadata)
+
+
 def check_handler(servicer: NearDupServicer, method: str, body: bytes) -> str:
     """Any request bytes: a well-formed answer or a NearDupError (a status code), never another exception.
     Returns what happened, for fuzz_long's tally."""
     try:
-        answer = getattr(servicer, method)(body, None)
+        answer = getattr(servicer, method)(body, _Context())
     except NearDupError as error:
         return type(error).__name__
     if method == "Dedup":
