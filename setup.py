@@ -1,4 +1,4 @@
-"""Only the compiled parts live here (the pair kernel, the in-memory search index, the n-gram hashing, the English stemmer, item pair features, Dedup's wire format); everything else is
+"""Only the compiled parts live here (the pair kernel, the in-memory search index, the n-gram hashing, the English and German stemmers, item pair features, Dedup's wire format); everything else is
 declared in pyproject.toml."""
 from setuptools import Extension, setup
 

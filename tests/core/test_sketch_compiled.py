@@ -3,7 +3,7 @@
 Sketches are compared with the stored ones, so a faster path must make exactly the sketches of the code before
 it (tests/core/test_sketch_golden.py fixes some of them). Here the compiled parts are held equal to their
 specifications on arbitrary text: the tokenizer (_shingle.stemmed_words) to the regex and str.lower of
-sketcher.reference_words on every code point, the compiled English stemmer (_stem.english) to NLTK's, and the
+sketcher.reference_words on every code point, the compiled stemmers (_stem.english, _stem.german) to NLTK's, and the
 whole Sketcher to Sketcher(reference=True), which tokenizes with the regex, stems with NLTK's own stemmers, joins
 shingles in Python and cuts a set of Python ints, for every unit, kind and language.
 """
@@ -31,7 +31,6 @@ LANGS = sorted(LANGUAGES)
 # marks (not: they split a word), the apostrophes NLTK's English stemmer maps, underscores, letters outside the BMP.
 TRICKY = "İıIiΣσςßẞ²٣Ⅻ①\u0301\u200d’‘‛'_-𝔘𐐀𐐨Ǆǅǆﬁ"
 texts = st.text(st.characters(codec="utf-8") | st.sampled_from(TRICKY) | st.sampled_from(" .!?\n\n"), max_size=300)
-english_like = st.text(st.sampled_from("aeiouybcdglmnrstwxzYkp'’") | st.sampled_from(TRICKY), max_size=14)
 ENGLISH_SUFFIXES = ["'s'", "'s", "'", "sses", "ied", "ies", "us", "ss", "s", "eedly", "ingly", "edly", "eed", "ing",
                     "ed", "at", "bl", "iz", "bb", "tt", "ization", "ational", "fulness", "ousness", "iveness", "tional",
                     "biliti", "lessli", "entli", "ation", "alism", "aliti", "ousli", "iviti", "fulli", "enci", "anci",
@@ -96,90 +95,112 @@ def test_a_stem_that_is_no_str_is_refused():
         compiled_words("word", 1, ["word"])
 
 
-# --- the English stemmer ----------------------------------------------------------------------------------------
+# --- the compiled stemmers -------------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def nltk_english():
-    return nltk_text.nltk_stemmer("english")
-
-
-def test_the_compiled_english_stemmer_is_in_use_and_the_reference_is_nltks():
-    assert nltk_text.stem_memo("english").stem is _stem.english
-    reference = nltk_text.stem_memo("english", compiled=False).stem
-    assert reference is not _stem.english and type(reference.__self__).__module__ == "nltk.stem.snowball"
+GERMAN_SUFFIXES = ["ern", "em", "er", "en", "es", "e", "s", "est", "st", "isch", "lich", "heit", "keit", "end", "ung",
+                   "ig", "ik", "niss", "nisse", "ige", "erlich", "enheit", "lichkeit", "igkeit", "eig", "eend", "ß"]
+#: language → (its compiled stemmer, the suffixes its steps look for, an alphabet of its vowels and consonants)
+COMPILED = {
+    "english": (_stem.english, ENGLISH_SUFFIXES, "aeiouybcdlmnprstwxgkzY'’"),
+    "german": (_stem.german, GERMAN_SUFFIXES, "aeiouyäöüßbdfghklmnrtsczUY"),
+}
 
 
-def test_english_stems_equal_nltks_on_every_suffix_after_every_short_stem(nltk_english):
-    """Every stem of up to two letters of a small alphabet (vowels, y and Y, consonants that double, li endings, an
-    apostrophe) and the prefixes with their own R1, before every suffix the steps look for and pairs of them."""
-    alphabet = "aeiyYbglst'"
+def test_the_compiled_stemmers_are_in_use_and_the_references_are_nltks():
+    assert set(nltk_text.COMPILED_STEMMERS) == set(COMPILED)
+    for lang, (stem, _, _) in COMPILED.items():
+        assert nltk_text.stem_memo(lang).stem is stem
+        reference = nltk_text.stem_memo(lang, compiled=False).stem
+        assert reference is not stem and type(reference.__self__).__module__ == "nltk.stem.snowball"
+
+
+@pytest.mark.parametrize("lang", COMPILED)
+def test_stems_equal_nltks_on_every_suffix_after_every_short_stem(lang):
+    """Every stem of up to two letters of a small alphabet (vowels, consonants the steps name, an apostrophe) and
+    prefixes with their own R1, before every suffix the steps look for and pairs of them."""
+    stem, suffixes, _ = COMPILED[lang]
+    nltk_stem = nltk_text.nltk_stemmer(lang)
+    alphabet = "aeiyYbglst'" if lang == "english" else "aeiuyäbgklnst"
     stems = ["", "gener", "commun", "arsen", "'y", "ss"] + ["".join(letters) for size in (1, 2)
                                                             for letters in itertools.product(alphabet, repeat=size)]
-    endings = [""] + ENGLISH_SUFFIXES + [a + b for a in ENGLISH_SUFFIXES[::4] for b in ENGLISH_SUFFIXES]
+    endings = [""] + suffixes + [a + b for a in suffixes[::4] for b in suffixes]
     differ = []
-    for word in (stem + ending for stem in stems for ending in endings):
-        expected, stemmed = nltk_or_error(nltk_english, word), nltk_or_error(_stem.english, word)
+    for word in (prefix + ending for prefix in stems for ending in endings):
+        expected, stemmed = nltk_or_error(nltk_stem, word), nltk_or_error(stem, word)
         if stemmed != expected:
             differ.append((word, expected, stemmed))
     assert differ == []
 
 
-@settings(max_examples=1000, deadline=None)
-@given(word=english_like, suffixes=st.lists(st.sampled_from(ENGLISH_SUFFIXES), max_size=3))
-def test_english_stems_equal_nltks_on_generated_words(nltk_english, word, suffixes):
-    word += "".join(suffixes)
-    assert nltk_or_error(_stem.english, word) == nltk_or_error(nltk_english, word)
+@pytest.mark.parametrize("lang", COMPILED)
+@settings(max_examples=600, deadline=None)
+@given(data=st.data())
+def test_stems_equal_nltks_on_generated_words(lang, data):
+    stem, suffixes, alphabet = COMPILED[lang]
+    word = data.draw(st.text(st.sampled_from(alphabet) | st.sampled_from(TRICKY), max_size=10))
+    word += "".join(data.draw(st.lists(st.sampled_from(suffixes), max_size=3)))
+    assert nltk_or_error(stem, word) == nltk_or_error(nltk_text.nltk_stemmer(lang), word)
 
 
-@settings(max_examples=500, deadline=None)
+@pytest.mark.parametrize("lang", COMPILED)
+@settings(max_examples=300, deadline=None)
 @given(word=st.text(max_size=20))
 @example(word="İLING")
 @example(word="Sky")
-def test_english_stems_equal_nltks_on_arbitrary_text(nltk_english, word):
-    assert nltk_or_error(_stem.english, word) == nltk_or_error(nltk_english, word)
+@example(word="STRASSE")
+@example(word="ẞ")
+def test_stems_equal_nltks_on_arbitrary_text(lang, word):
+    stem, _, _ = COMPILED[lang]
+    assert nltk_or_error(stem, word) == nltk_or_error(nltk_text.nltk_stemmer(lang), word)
 
 
-def test_english_stems_of_the_golden_texts_words():
+@pytest.mark.parametrize("lang", COMPILED)
+def test_stems_of_the_golden_texts_words(lang):
     from test_sketch_golden import TEXTS  # noqa: PLC0415 - the golden texts, as another source of real words
 
+    stem, _, _ = COMPILED[lang]
     for text in TEXTS.values():
         for word in re.findall(r"[^\W_]+", text.lower()):
-            assert _stem.english(word) == nltk_text.nltk_stemmer("english")(word)
+            assert stem(word) == nltk_text.nltk_stemmer(lang)(word)
 
 
 @pytest.mark.slow
-def test_english_stems_equal_nltks_on_every_word_of_the_development_corpus():
-    """Both splits of benchmarks' development corpus (news, encyclopedia, manual pages in nine languages...)."""
+def test_stems_equal_nltks_on_every_word_of_the_development_corpus():
+    """Both splits of benchmarks' development corpus (news, encyclopedia, manual pages in nine languages...), every
+    word through every compiled stemmer."""
     from benchmarks.lib import devcorpus  # noqa: PLC0415
 
     words = {word for split in devcorpus.SPLITS for doc in devcorpus.generate(split, devcorpus.DEFAULT_SIZE)
              for word in re.findall(r"[^\W_]+", doc.text.lower())}
-    nltk_english = nltk_text.nltk_stemmer("english")
     assert len(words) > 50_000
-    assert [word for word in words if _stem.english(word) != nltk_english(word)] == []
+    for lang, (stem, _, _) in COMPILED.items():
+        nltk_stem = nltk_text.nltk_stemmer(lang)
+        assert [word for word in words if stem(word) != nltk_stem(word)] == [], lang
 
 
 @pytest.mark.slow
-def test_english_stems_equal_nltks_on_many_seeded_random_words():
+@pytest.mark.parametrize("lang", COMPILED)
+def test_stems_equal_nltks_on_many_seeded_random_words(lang):
     """A few hundred thousand words: a prefix of up to six letters (vowels and consonants mixed, so that R1 and R2
     start everywhere), up to three suffixes, now and then a letter outside ASCII."""
+    stem, suffixes, alphabet = COMPILED[lang]
+    nltk_stem = nltk_text.nltk_stemmer(lang)
     rng = random.Random(2)
-    alphabet = "aeiouybcdlmnprstwxgkzY'’"
-    nltk_english = nltk_text.nltk_stemmer("english")
     differ = []
     for _ in range(300_000):
         word = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 6)))
-        word += "".join(rng.choice(ENGLISH_SUFFIXES) for _ in range(rng.randint(0, 3)))
+        word += "".join(rng.choice(suffixes) for _ in range(rng.randint(0, 3)))
         if rng.random() < 0.05:
             word += chr(rng.randint(0x80, 0x2FFFF))
-        if nltk_or_error(_stem.english, word) != nltk_or_error(nltk_english, word):
+        if nltk_or_error(stem, word) != nltk_or_error(nltk_stem, word):
             differ.append(word)
     assert differ == []
 
 
-def test_english_refuses_what_is_no_str():
+@pytest.mark.parametrize("stem", [_stem.english, _stem.german])
+def test_a_compiled_stemmer_refuses_what_is_no_str(stem):
     with pytest.raises(TypeError):
-        _stem.english(b"word")
+        stem(b"word")
 
 
 # --- the whole sketcher -----------------------------------------------------------------------------------------

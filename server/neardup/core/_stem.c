@@ -1,11 +1,13 @@
-/* NLTK's English Snowball stemmer (nltk.stem.snowball.EnglishStemmer.stem in the pinned NLTK series), compiled.
+/* NLTK's English and German Snowball stemmers (nltk.stem.snowball.EnglishStemmer.stem and GermanStemmer.stem in
+ * the pinned NLTK series), compiled.
  *
  * A transliteration, not the Snowball project's own C: NLTK's stemmer is an older Porter2 with its own
  * bookkeeping (R1 and R2 are kept as strings of their own, trimmed and extended beside the word, and sometimes
  * set to "e" or emptied), and PyStemmer's English stems differ from it on ordinary words ("added": NLTK "ad",
  * PyStemmer "add"). Every step below follows NLTK's code line by line on three strings of code points (the word,
  * R1 and R2) with Python's slicing rules (s[:-k] is empty when k >= len(s)); an index Python would find out of
- * range raises IndexError as NLTK would. tests/core/test_sketch_compiled.py holds english() equal to NLTK's stem on
+ * range raises IndexError as NLTK would. German follows GermanStemmer.stem the same way (its slices of R1 and R2 with
+ * negative bounds as Python clamps them). tests/core/test_sketch_compiled.py holds each equal to NLTK's stem on
  * every word of the benchmark corpora and on generated words, arbitrary Unicode included.
  */
 #define PY_SSIZE_T_CLEAN
@@ -409,14 +411,189 @@ static PyObject *english(PyObject *module, PyObject *arg)
     return result;
 }
 
+/* --- German ---------------------------------------------------------------------------------------------------- */
+
+
+static int is_german_vowel(Py_UCS4 c)
+{
+    return is_in(c, "aeiouy") || c == 0xE4 || c == 0xF6 || c == 0xFC;
+}
+
+/* s[start:stop] of Python, start and stop negative, as [*from, *to) */
+static void py_slice(const Str *s, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t *from, Py_ssize_t *to)
+{
+    *from = start + s->n < 0 ? 0 : start + s->n;
+    *to = stop + s->n < 0 ? 0 : stop + s->n;
+    if (*to < *from)
+        *to = *from;
+}
+
+/* text in s[start:stop] (a substring test), start and stop negative, text ASCII */
+static int slice_contains(const Str *s, Py_ssize_t start, Py_ssize_t stop, const char *text)
+{
+    Py_ssize_t from, to, k = (Py_ssize_t)strlen(text);
+    py_slice(s, start, stop, &from, &to);
+    for (Py_ssize_t at = from; at + k <= to; at++) {
+        Py_ssize_t i = 0;
+        while (i < k && s->c[at + i] == (unsigned char)text[i])
+            i++;
+        if (i == k)
+            return 1;
+    }
+    return 0;
+}
+
+static const char *const GERMAN_STEP1[] = {"ern", "em", "er", "en", "es", "e", "s", NULL};
+static const char *const GERMAN_STEP2[] = {"est", "en", "er", "st", NULL};
+static const char *const GERMAN_STEP3[] = {"isch", "lich", "heit", "keit", "end", "ung", "ig", "ik", NULL};
+
+/* NLTK's GermanStemmer.stem after lowercasing and ß -> ss; 0, or -1 for an IndexError. */
+static int german_steps(Str *word, Str *r1, Str *r2)
+{
+    const char *suffix;
+    int64_t c;
+    for (Py_ssize_t i = 1; i < word->n - 1; i++)
+        if (is_german_vowel(word->c[i - 1]) && is_german_vowel(word->c[i + 1])) {
+            if (word->c[i] == 'u')
+                word->c[i] = 'U';
+            else if (word->c[i] == 'y')
+                word->c[i] = 'Y';
+        }
+    /* _r1r2_standard with the German vowels */
+    r1->n = 0;
+    for (Py_ssize_t i = 1; i < word->n; i++)
+        if (!is_german_vowel(word->c[i]) && is_german_vowel(word->c[i - 1])) {
+            copy_from(r1, word, i + 1);
+            break;
+        }
+    r2->n = 0;
+    for (Py_ssize_t i = 1; i < r1->n; i++)
+        if (!is_german_vowel(r1->c[i]) && is_german_vowel(r1->c[i - 1])) {
+            copy_from(r2, r1, i + 1);
+            break;
+        }
+    /* R1 is adjusted so that the region before it contains at least 3 letters */
+    for (Py_ssize_t i = 1; i < word->n; i++)
+        if (!is_german_vowel(word->c[i]) && is_german_vowel(word->c[i - 1])) {
+            if (i + 1 < 3)
+                copy_from(r1, word, 3);
+            break;
+        }
+
+    /* step 1 */
+    if ((suffix = first_ending(r1, GERMAN_STEP1))) {
+        Py_ssize_t k = (Py_ssize_t)strlen(suffix);
+        Py_ssize_t from, to;
+        py_slice(word, -k - 4, -k, &from, &to);
+        if ((is(suffix, "en") || is(suffix, "es") || is(suffix, "e")) && to - from == 4 &&
+            word->c[from] == 'n' && word->c[from + 1] == 'i' && word->c[from + 2] == 's' && word->c[from + 3] == 's') {
+            cut3(word, r1, r2, k + 1);
+        } else if (is(suffix, "s")) {
+            if ((c = back(word, 2)) < 0)
+                return -1;
+            if (is_in((Py_UCS4)c, "bdfghklmnrt"))
+                cut3(word, r1, r2, 1);
+        } else {
+            cut3(word, r1, r2, k);
+        }
+    }
+
+    /* step 2 */
+    if ((suffix = first_ending(r1, GERMAN_STEP2))) {
+        if (is(suffix, "st")) {
+            if ((c = back(word, 3)) < 0)
+                return -1;
+            if (is_in((Py_UCS4)c, "bdfghklmnt") && word->n - 3 >= 3)
+                cut3(word, r1, r2, 2);
+        } else {
+            cut3(word, r1, r2, (Py_ssize_t)strlen(suffix));
+        }
+    }
+
+    /* step 3: derivational suffixes (only the word changes) */
+    if ((suffix = first_ending(r2, GERMAN_STEP3))) {
+        Py_ssize_t k = (Py_ssize_t)strlen(suffix);
+        if (is(suffix, "end") || is(suffix, "ung")) {
+            if (slice_contains(r2, -k - 2, -k, "ig") && !slice_contains(r2, -k - 3, -k - 2, "e"))
+                cut(word, k + 2);
+            else
+                cut(word, k);
+        } else if ((is(suffix, "ig") || is(suffix, "ik") || is(suffix, "isch")) &&
+                   !slice_contains(r2, -k - 1, -k, "e")) {
+            cut(word, k);
+        } else if (is(suffix, "lich") || is(suffix, "heit")) {
+            if (slice_contains(r1, -k - 2, -k, "er") || slice_contains(r1, -k - 2, -k, "en"))
+                cut(word, k + 2);
+            else
+                cut(word, k);
+        } else if (is(suffix, "keit")) {
+            if (slice_contains(r2, -k - 4, -k, "lich"))
+                cut(word, k + 4);
+            else if (slice_contains(r2, -k - 2, -k, "ig"))
+                cut(word, k + 2);
+            else
+                cut(word, k);
+        }
+    }
+
+    /* umlauts removed, u and y back in lower case */
+    for (Py_ssize_t i = 0; i < word->n; i++) {
+        Py_UCS4 letter = word->c[i];
+        word->c[i] = letter == 0xE4 ? 'a' : letter == 0xF6 ? 'o' : letter == 0xFC || letter == 'U' ? 'u'
+                   : letter == 'Y' ? 'y' : letter;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(german_doc,
+             "german(word) -> str\n\n"
+             "nltk.stem.snowball.GermanStemmer().stem(word), compiled: the same stem of every str.");
+
+static PyObject *german(PyObject *module, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "german() takes a str, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    PyObject *lowered = PyObject_CallMethod(arg, "lower", NULL), *result = NULL;
+    if (!lowered)
+        return NULL;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(lowered), room = 2 * length + 8;  /* each ß may become ss */
+    Py_UCS4 *memory = PyMem_Malloc((size_t)(3 * room) * sizeof *memory);
+    if (!memory) {
+        Py_DECREF(lowered);
+        return PyErr_NoMemory();
+    }
+    Str word = {memory, 0}, r1 = {memory + room, 0}, r2 = {memory + 2 * room, 0};
+    int kind = PyUnicode_KIND(lowered);
+    const void *data = PyUnicode_DATA(lowered);
+    for (Py_ssize_t i = 0; i < length; i++) {
+        Py_UCS4 letter = PyUnicode_READ(kind, data, i);
+        if (letter == 0xDF) {
+            word.c[word.n++] = 's';
+            word.c[word.n++] = 's';
+        } else {
+            word.c[word.n++] = letter;
+        }
+    }
+    if (german_steps(&word, &r1, &r2) < 0)
+        PyErr_SetString(PyExc_IndexError, "string index out of range");
+    else
+        result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, word.c, word.n);
+    PyMem_Free(memory);
+    Py_DECREF(lowered);
+    return result;
+}
+
 static PyMethodDef stem_methods[] = {
     {"english", english, METH_O, english_doc},
+    {"german", german, METH_O, german_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef stem_module = {
     PyModuleDef_HEAD_INIT, "neardup.core._stem",
-    "NLTK's Snowball stemmers, compiled where a compiled one gives NLTK's stems exactly: English.", -1, stem_methods,
+    "NLTK's Snowball stemmers, compiled where a compiled one gives NLTK's stems exactly: English, German.", -1, stem_methods,
 };
 
 PyMODINIT_FUNC PyInit__stem(void)

@@ -189,7 +189,7 @@ class _StemMemo(dict):
 #: NLTK's on the benchmark corpora's words and generated ones). PyStemmer (Snowball's own C) is no such stemmer: its
 #: newer algorithms stem ordinary words otherwise in every language but Spanish and Arabic ("added": NLTK "ad",
 #: PyStemmer "add"), which would change sketch values.
-COMPILED_STEMMERS = {"english": _stem.english}
+COMPILED_STEMMERS = {"english": _stem.english, "german": _stem.german}
 
 
 @functools.lru_cache(maxsize=None)
