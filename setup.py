@@ -1,4 +1,4 @@
-"""Only the compiled parts live here (the pair kernel, the in-memory search index, the n-gram hashing, item pair features, Dedup's wire format); everything else is
+"""Only the compiled parts live here (the pair kernel, the in-memory search index, the n-gram hashing, the English and German stemmers, item pair features, Dedup's wire format); everything else is
 declared in pyproject.toml."""
 from setuptools import Extension, setup
 
@@ -29,6 +29,11 @@ setup(
         Extension(
             "neardup.core._shingle",
             sources=["server/neardup/core/_shingle.c"],
+            extra_compile_args=["-O3", "-std=c99"],
+        ),
+        Extension(
+            "neardup.core._stem",
+            sources=["server/neardup/core/_stem.c"],
             extra_compile_args=["-O3", "-std=c99"],
         ),
     ]

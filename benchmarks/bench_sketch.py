@@ -1,15 +1,21 @@
-"""Sketching throughput, documents per second on one core: neardup's Sketcher against datasketch MinHash.
+"""Sketching throughput, documents per second on one core: neardup's Sketcher against its own pure-Python reference
+path (the code before sketching was compiled: the regex tokenizer, NLTK's stemmers, shingles joined in Python),
+rensa's compiled MinHash and datasketch MinHash.
 
-Same texts, same process, same run (the machine may be noisy, so the ratio is the figure to compare): the
+Same texts, same process, same run (the machine may be noisy, so the ratios are the figures to compare): the
 development corpus (lib/devcorpus.py, fixed seed; English news and job ads from Python's own prose, plus Dutch,
-Russian and German). The sketchers take turns round by round and each keeps its best round (lib/sketching.py).
-MinHash is the usual baseline: 128 permutations over lowercased word 5-grams (quality_methods.word_ngrams),
-`update_batch`, the tokenizing counted as neardup's is. Goal (issue 2): neardup >= 2x MinHash.
+Russian and German). The sketchers take turns round by round and each keeps its best round (lib/sketching.py),
+every round a cold pass (the stem memos emptied). Each neardup unit is measured twice: as it sketches
+(Sketcher) and by its reference path (Sketcher(reference=True), the same sketches: tests/core/
+test_sketch_compiled.py). rensa is the compiled anchor: RMinHash, 128 permutations over the text's plain
+whitespace split (no n-grams, no lowercasing). MinHash is the usual baseline: 128 permutations over lowercased
+word 5-grams (quality_methods.word_ngrams), `update_batch`, the tokenizing counted as neardup's is. Goal (issue 2):
+neardup >= 2x MinHash.
 
     python -m benchmarks.bench_sketch [--quick] [--docs N] [--profile]
 
-writes benchmarks/out/sketch.json and prints a markdown table; --profile adds cProfile's top functions for each
-neardup unit.
+writes benchmarks/out/sketch.json and prints markdown tables; --profile adds cProfile's top functions for each
+neardup unit, compiled and reference.
 """
 from __future__ import annotations
 
@@ -23,14 +29,37 @@ import pstats
 from benchmarks.lib import devcorpus
 from benchmarks.lib.paths import OUT as OUT_DIR, ROOT
 from benchmarks.lib.report import table
-from benchmarks.lib.sketching import sketchers, throughput
-from neardup.core.sketcher import CRC32_IS_COMPILED
+from benchmarks.lib.sketching import MINHASH_PERMUTATIONS, sketchers, throughput
+from neardup.core.nltk_text import forget_memos
+from neardup.core.sketch_config import SketchConfig
+from neardup.core.sketcher import CRC32_IS_COMPILED, Sketcher
 
 OUT = OUT_DIR / "sketch.json"
 GOAL_RATIO = 2.0
+REFERENCE = ", reference"
+RENSA = f"rensa RMinHash {MINHASH_PERMUTATIONS} perms, plain split"
+
+
+def all_sketchers() -> dict:
+    """lib/sketching.py's sketchers, each neardup unit's reference path after them, and rensa."""
+    from rensa import RMinHash
+
+    functions = sketchers()
+    for name in [name for name in functions if name.startswith("neardup ")]:
+        sketcher = Sketcher(SketchConfig(unit=name.removeprefix("neardup ")), reference=True)
+        functions[name + REFERENCE] = lambda doc, sketcher=sketcher: sketcher.sketch(doc.text, doc.lang)
+
+    def rensa(doc) -> None:
+        minhash = RMinHash(num_perm=MINHASH_PERMUTATIONS, seed=1)
+        minhash.update(doc.text.split())
+        minhash.digest()
+
+    functions[RENSA] = rensa
+    return functions
 
 
 def profile(function, docs: list, top: int = 12) -> str:
+    forget_memos()  # cold, as every timed round
     profiler = cProfile.Profile()
     profiler.enable()
     for doc in docs:
@@ -51,24 +80,34 @@ def main(argv: list[str] | None = None) -> None:
     size = args.docs or (300 if args.quick else devcorpus.DEFAULT_SIZE)
     rounds = args.rounds or (2 if args.quick else 5)
     docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT, size)
-    functions = sketchers()
+    functions = all_sketchers()
     rates = throughput(functions, docs, rounds)
     baseline = rates[next(name for name in rates if name.startswith("datasketch"))]
+    anchor = rates[RENSA]
     megabytes = sum(len(doc.text.encode("utf-8")) for doc in docs) / 1e6
     rows = [{"sketcher": name, "docs_per_s": rate, "mb_per_s": rate * megabytes / len(docs),
-             "ratio_to_minhash": rate / baseline} for name, rate in rates.items()]
+             "ratio_to_minhash": rate / baseline, "ratio_to_rensa": rate / anchor} for name, rate in rates.items()]
+    units = [{"unit": name.removeprefix("neardup "), "docs_per_s": rate, "reference_docs_per_s": rates[name + REFERENCE],
+              "speedup": rate / rates[name + REFERENCE], "ratio_to_rensa": rate / anchor,
+              "reference_ratio_to_rensa": rates[name + REFERENCE] / anchor}
+             for name, rate in rates.items() if name.startswith("neardup ") and not name.endswith(REFERENCE)]
     report = {"command": "python -m benchmarks.bench_sketch" + (" --quick" if args.quick else ""),
               "documents": len(docs), "megabytes": megabytes, "split": devcorpus.DEFAULT_SPLIT, "rounds": rounds,
               "crc32_compiled": CRC32_IS_COMPILED, "python": platform.python_version(),
-              "machine": platform.machine(), "goal_ratio": GOAL_RATIO, "rows": rows}
+              "machine": platform.machine(), "goal_ratio": GOAL_RATIO, "rows": rows, "units": units}
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(report, indent=2) + "\n")
 
     print(f"{len(docs)} dev-corpus documents ({megabytes:.1f} MB, {devcorpus.DEFAULT_SPLIT} split), one core, best of "
-          f"{rounds} rounds; goal: neardup >= {GOAL_RATIO:.0f}x MinHash\n")
-    print("\n".join(table(["sketcher", "docs/s", "MB/s", "x MinHash"],
+          f"{rounds} rounds, each a cold pass; goal: neardup >= {GOAL_RATIO:.0f}x MinHash\n")
+    print("\n".join(table(["sketcher", "docs/s", "MB/s", "x MinHash", "x rensa"],
                           [[row["sketcher"], f"{row['docs_per_s']:,.0f}", f"{row['mb_per_s']:.2f}",
-                            f"{row['ratio_to_minhash']:.2f}"] for row in rows])))
+                            f"{row['ratio_to_minhash']:.2f}", f"{row['ratio_to_rensa']:.2f}"] for row in rows])))
+    print()
+    print("\n".join(table(["unit", "reference docs/s", "docs/s", "speedup", "reference x rensa", "x rensa"],
+                          [[row["unit"], f"{row['reference_docs_per_s']:,.0f}", f"{row['docs_per_s']:,.0f}",
+                            f"{row['speedup']:.2f}", f"{row['reference_ratio_to_rensa']:.2f}",
+                            f"{row['ratio_to_rensa']:.2f}"] for row in units])))
     if args.profile:
         for name, function in functions.items():
             if name.startswith("neardup"):

@@ -8,12 +8,19 @@
  * Here the loop is crcmod's own (_crcfunext.c, _crc32r: crc = table[byte ^ (crc & 0xFF)] ^ (crc >> 8)) over
  * crcmod's table, passed in by sketch.py, so the values are crcmod's CRC-32 of each n-gram's UTF-8 bytes
  * (tests/core/test_sketch.py holds them equal).
+ *
+ * stemmed_words is the tokenizer before them: the words of a lowercased text as re.findall(r"[^\W_]+") finds them
+ * (a run of characters str.isalnum() accepts, which is what the pattern's class is in CPython's re), those of at
+ * least min_len characters, each replaced by its stem from a memo dict, as one UTF-8 string joined by single
+ * spaces: what " ".join(map(stem, words)).encode() made in Python (sketcher.reference_words is the
+ * specification; tests/core/test_sketch_compiled.py holds them equal on arbitrary text).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint32_t crc32_update(const unsigned char *data, Py_ssize_t length, uint32_t crc, const uint32_t *table)
 {
@@ -454,23 +461,175 @@ done:
     return result;
 }
 
+/* A growable byte buffer (PyMem). */
+typedef struct {
+    char *bytes;
+    Py_ssize_t size, capacity;
+} Buffer;
+
+static int buffer_append(Buffer *buffer, const char *bytes, Py_ssize_t size)
+{
+    if (buffer->size + size > buffer->capacity) {
+        Py_ssize_t capacity = buffer->capacity ? buffer->capacity : 256;
+        while (capacity < buffer->size + size)
+            capacity *= 2;
+        char *grown = PyMem_Realloc(buffer->bytes, (size_t)capacity);
+        if (!grown) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        buffer->bytes = grown;
+        buffer->capacity = capacity;
+    }
+    memcpy(buffer->bytes + buffer->size, bytes, (size_t)size);
+    buffer->size += size;
+    return 0;
+}
+
+/* Py_UNICODE_ISALNUM of the ASCII characters, looked up once at import: the character class of [^\W_]. */
+static unsigned char ascii_alnum[128];
+
+static inline int is_word_char(Py_UCS4 c)
+{
+    return c < 128 ? ascii_alnum[c] : Py_UNICODE_ISALNUM(c);
+}
+
+PyDoc_STRVAR(stemmed_words_doc,
+             "stemmed_words(text, min_len, memo) -> bytes\n\n"
+             "The words of `text` (runs of characters str.isalnum() accepts, as re.findall(r'[^\\W_]+', text) finds "
+             "them) of at least min_len characters, each replaced by memo[word] (a dict of str; a key it lacks is "
+             "looked up by memo[word], so a dict subclass's __missing__ stems and stores it), joined by single "
+             "spaces, UTF-8. `memo` None keeps the words as they are.");
+
+static PyObject *stemmed_words(PyObject *module, PyObject *args)
+{
+    PyObject *text, *memo;
+    Py_ssize_t min_len;
+    if (!PyArg_ParseTuple(args, "UnO:stemmed_words", &text, &min_len, &memo))
+        return NULL;
+    if (memo != Py_None && !PyDict_Check(memo)) {
+        PyErr_SetString(PyExc_TypeError, "memo must be a dict or None");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text), at = 0;
+    Buffer out = {NULL, 0, 0};
+    PyObject *result = NULL;
+    while (at < length) {
+        if (!is_word_char(PyUnicode_READ(kind, data, at))) {
+            at++;
+            continue;
+        }
+        Py_ssize_t start = at;
+        while (at < length && is_word_char(PyUnicode_READ(kind, data, at)))
+            at++;
+        if (at - start < min_len)
+            continue;
+        PyObject *word = PyUnicode_Substring(text, start, at), *stem;
+        if (!word)
+            goto done;
+        if (memo == Py_None) {
+            stem = word;
+        } else {
+            stem = PyDict_GetItemWithError(memo, word);
+            if (stem)
+                Py_INCREF(stem);
+            else if (!PyErr_Occurred())
+                stem = PyObject_GetItem(memo, word);
+            Py_DECREF(word);
+            if (!stem)
+                goto done;
+            if (!PyUnicode_Check(stem)) {
+                PyErr_Format(PyExc_TypeError, "a stem must be a str, not %.100s", Py_TYPE(stem)->tp_name);
+                Py_DECREF(stem);
+                goto done;
+            }
+        }
+        Py_ssize_t size;
+        const char *utf8 = PyUnicode_AsUTF8AndSize(stem, &size);
+        int failed = !utf8 || (out.size && buffer_append(&out, " ", 1) < 0) || buffer_append(&out, utf8, size) < 0;
+        Py_DECREF(stem);
+        if (failed)
+            goto done;
+    }
+    result = PyBytes_FromStringAndSize(out.bytes ? out.bytes : "", out.size);
+done:
+    PyMem_Free(out.bytes);
+    return result;
+}
+
+PyDoc_STRVAR(ngram_bottom_k_doc,
+             "ngram_bottom_k(data, n, table, mask, stoplist, k) -> bytes\n\n"
+             "bottom_k(ngram_hashes(data, n, table, mask), stoplist, k) without the set in between: the k smallest "
+             "distinct n-gram CRC-32 values not in `stoplist` (native uint32, ascending), as ascending "
+             "little-endian uint32 bytes.");
+
+static PyObject *ngram_bottom_k(PyObject *module, PyObject *args)
+{
+    ngram_args a;
+    Py_buffer stop;
+    Py_ssize_t k;
+    PyObject *result = NULL;
+    unsigned long mask;
+    if (!PyArg_ParseTuple(args, "y*ny*ky*n:ngram_bottom_k", &a.data, &a.n, &a.table, &mask, &stop, &k))
+        return NULL;
+    a.init = (uint32_t)mask;
+    uint32_t *values = NULL;
+    if (a.n < 1 || a.table.len != 256 * 4 || stop.len % 4 || k < 1) {
+        PyErr_SetString(PyExc_ValueError, "n and k must be at least 1, the table 256 uint32 values and the "
+                                          "stoplist uint32 values");
+        goto done;
+    }
+    Py_ssize_t shingles = ngram_values(&a, 2, &values);
+    if (shingles < 0)
+        goto done;
+    sort_uint32(values, values + shingles, shingles);
+    const uint32_t *stoplist = stop.buf;
+    Py_ssize_t stop_size = stop.len / 4, kept = 0;
+    for (Py_ssize_t i = 0; i < shingles && kept < k; i++) {
+        if ((i && values[i] == values[i - 1]) || (stop_size && stopped(stoplist, stop_size, values[i])))
+            continue;
+        values[kept++] = values[i];  /* kept <= i: in place */
+    }
+    if (!(result = PyBytes_FromStringAndSize(NULL, kept * 4)))
+        goto done;
+    unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < kept; i++) {
+        out[4 * i] = (unsigned char)values[i];
+        out[4 * i + 1] = (unsigned char)(values[i] >> 8);
+        out[4 * i + 2] = (unsigned char)(values[i] >> 16);
+        out[4 * i + 3] = (unsigned char)(values[i] >> 24);
+    }
+done:
+    PyMem_Free(values);
+    ngram_release(&a);
+    PyBuffer_Release(&stop);
+    return result;
+}
+
 static PyMethodDef shingle_methods[] = {
     {"ngram_hashes", ngram_hashes, METH_VARARGS, ngram_hashes_doc},
     {"ngram_counts", ngram_counts, METH_VARARGS, ngram_counts_doc},
     {"bottom_k", bottom_k, METH_VARARGS, bottom_k_doc},
     {"simhash", simhash, METH_VARARGS, simhash_doc},
     {"simhash_counts", simhash_counts, METH_VARARGS, simhash_counts_doc},
+    {"stemmed_words", stemmed_words, METH_VARARGS, stemmed_words_doc},
+    {"ngram_bottom_k", ngram_bottom_k, METH_VARARGS, ngram_bottom_k_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef shingle_module = {
     PyModuleDef_HEAD_INIT, "neardup.core._shingle",
-    "Compiled word n-gram hashing of neardup's sketcher: crcmod's CRC-32 loop over every n-gram in one call\n"
-    "(a set, or distinct values and counts); the bottom-K cut and the SimHash fingerprint (unweighted or weighted).",
+    "Compiled word n-gram hashing of neardup's sketcher: the words of a text, stemmed through a memo, as one\n"
+    "UTF-8 string; crcmod's CRC-32 loop over every n-gram in one call (a set, distinct values and counts, or the\n"
+    "bottom-K cut); the bottom-K cut and the SimHash fingerprint (unweighted or weighted).",
     -1, shingle_methods,
 };
 
 PyMODINIT_FUNC PyInit__shingle(void)
 {
+    for (Py_UCS4 c = 0; c < 128; c++)
+        ascii_alnum[c] = Py_UNICODE_ISALNUM(c) ? 1 : 0;
     return PyModule_Create(&shingle_module);
 }

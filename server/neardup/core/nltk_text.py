@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 
+from . import _stem
 from .language import SNOWBALL_LANGUAGES
 
 # NLTK (Snowball stemmers, Punkt) takes a second or more to import, for it pulls in scipy; only sketching text
@@ -184,16 +185,42 @@ class _StemMemo(dict):
         return stem
 
 
+#: Compiled stemmers that give NLTK's stems of every word (tests/core/test_sketch_compiled.py holds each equal to
+#: NLTK's on the benchmark corpora's words and generated ones). PyStemmer (Snowball's own C) is no such stemmer: its
+#: newer algorithms stem ordinary words otherwise in every language but Spanish and Arabic ("added": NLTK "ad",
+#: PyStemmer "add"), which would change sketch values.
+COMPILED_STEMMERS = {"english": _stem.english, "german": _stem.german}
+
+
 @functools.lru_cache(maxsize=None)
-def stem_function(lang: str):
-    """The memoized stemmer of a language."""
+def stem_memo(lang: str, compiled: bool = True) -> _StemMemo | None:
+    """The word → stem memo of a language (the compiled tokenizer reads it, _shingle.stemmed_words), None for
+    "none", whose words are kept as they are. Its stemmer is the compiled one where there is one (COMPILED_STEMMERS),
+    else NLTK's; compiled=False, NLTK's always (the reference)."""
     if lang == "none":
-        return lambda word: word
+        return None
+    if compiled and lang in COMPILED_STEMMERS:
+        return _StemMemo(COMPILED_STEMMERS[lang])
+    return _StemMemo(nltk_stemmer(lang))
+
+
+def nltk_stemmer(lang: str):
+    """NLTK's Snowball stemmer of a language (its stem method), unmemoized: the specification of every stem."""
     snowball_stemmer, _, _ = _nltk()
-    return _StemMemo(snowball_stemmer(lang).stem).__getitem__
+    return snowball_stemmer(lang).stem
+
+
+def stem_function(lang: str, compiled: bool = True):
+    """The memoized stemmer of a language: a function of one word, sharing stem_memo(lang, compiled)."""
+    memo = stem_memo(lang, compiled)
+    return _unchanged if memo is None else memo.__getitem__
+
+
+def _unchanged(word: str) -> str:
+    return word
 
 
 def forget_memos() -> None:
     """Drops the memoized stems and sentence decisions, so a benchmark round measures a cold pass over a corpus."""
     sentence_splitter.cache_clear()
-    stem_function.cache_clear()
+    stem_memo.cache_clear()

@@ -25,7 +25,7 @@ from . import _shingle, fields as item_fields, language
 from .encoding import decode_sketch
 from .errors import ConfigMismatch, InvalidArgument
 from .language import AUTO, canonical_lang
-from .nltk_text import bounded_pieces, sentence_splitter, stem_function
+from .nltk_text import bounded_pieces, sentence_splitter, stem_function, stem_memo
 from .sketch_config import SKETCHER_VERSIONS, SketchConfig, sketcher_versions_text, stoplist_digest
 from .vocabulary import ITEMS, PARA_SENTENCE, SIMHASH, TEXT, WEIGHTINGS
 
@@ -42,10 +42,15 @@ if not _CRC_MASK ^ _crc32_update(b"123456789", _CRC_MASK, _CRC_TABLE) == _crc32(
 _WORD = re.compile(r"[^\W_]+")
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n")
 
-def _ngram_hashes(words: list[str], n: int) -> set[int]:
-    """CRC-32 of every word n-gram joined by single spaces (the whole text when it has at most n words): one
-    compiled call over one UTF-8 encoding of the text, running crcmod's CRC loop on crcmod's table."""
-    return _shingle.ngram_hashes(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK)
+def reference_words(text: str, min_word_len: int, stem) -> list[str]:
+    """The specification of the words a text is sketched by (the compiled _shingle.stemmed_words makes
+    " ".join(reference_words(...)).encode() in one call; tests/core/test_sketch_compiled.py holds them equal): the
+    words of text.lower() (runs of letters and digits: _WORD), those of at least min_word_len characters, each
+    stemmed."""
+    words = _WORD.findall(text.lower())
+    if min_word_len > 1:
+        words = [w for w in words if len(w) >= min_word_len]
+    return list(map(stem, words))
 
 
 def _crc(data: bytes) -> int:
@@ -113,6 +118,10 @@ class Sketcher:
 
     config: SketchConfig = field(default_factory=SketchConfig)
     stoplist: frozenset[int] = frozenset()
+    #: True sketches by the pure-Python reference path (the regex tokenizer, NLTK's own stemmers, shingles joined
+    #: in Python, a set of Python ints before the cut): the specification the compiled path is held equal to
+    #: (tests/core/test_sketch_compiled.py) and the baseline benchmarks/bench_sketch.py measures it against.
+    reference: bool = False
 
     def __post_init__(self) -> None:
         self.stoplist = frozenset(self.stoplist)
@@ -130,6 +139,8 @@ class Sketcher:
             language.load_identifier()
         # the stop-list as the compiled weighted SimHash reads it: ascending uint32
         self._stop_array = array.array(_UINT32, sorted(self.stoplist)).tobytes()
+        # the unit's N, parsed once (the configuration is frozen) rather than by a regex per text
+        self._word_ngram = self.config.word_ngram
 
     def language(self, text: str, lang: str | None = None) -> str:
         """The stemmer language of a text: its own lang when given, else the store's, or for an auto store the one
@@ -140,28 +151,37 @@ class Sketcher:
 
     def _words(self, text: str, lang: str) -> list[str]:
         """Lowercased, stemmed words of at least min_word_len characters; punctuation is dropped."""
-        words = _WORD.findall(text.lower())
-        min_len = self.config.min_word_len
-        if min_len > 1:
-            words = [w for w in words if len(w) >= min_len]
-        return list(map(stem_function(lang), words))
+        return reference_words(text, self.config.min_word_len, stem_function(lang, not self.reference))
+
+    def _stemmed(self, text: str, lang: str) -> bytes:
+        """The UTF-8 of " ".join(self._words(text, lang)): the words found, stemmed (through the language's memo) and
+        joined in one compiled call."""
+        if self.reference:
+            return " ".join(self._words(text, lang)).encode("utf-8")
+        return _shingle.stemmed_words(text.lower(), self.config.min_word_len, stem_memo(lang))
 
     def shingles(self, text: str, lang: str | None = None) -> list[str]:
         """The document's shingles as normalized strings, in text order (repeats included)."""
         if not isinstance(text, str):
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
         lang = self.language(text, lang)
-        n = self.config.word_ngram
+        n = self._word_ngram
         if n is None:
             splitter = sentence_splitter(lang)
             blocks = _BLANK_LINE.split(text) if self.config.unit == PARA_SENTENCE else (text,)
-            normalized = (" ".join(self._words(sentence, lang)) for block in blocks for piece in bounded_pieces(block)
-                          for sentence in splitter.tokenize(piece))
-            return [shingle for shingle in normalized if shingle]
+            return [shingle.decode("utf-8") for shingle in self._sentence_shingles(text, lang) if shingle]
         words = self._words(text, lang)
         if len(words) <= n:
             return [" ".join(words)] if words else []
         return [" ".join(words[i:i + n]) for i in range(len(words) - n + 1)]
+
+    def _sentence_shingles(self, text: str, lang: str):
+        """The UTF-8 shingles of a sentence unit, one per sentence in text order, empty for a sentence without
+        words."""
+        splitter = sentence_splitter(lang)
+        blocks = _BLANK_LINE.split(text) if self.config.unit == PARA_SENTENCE else (text,)
+        return (self._stemmed(sentence, lang) for block in blocks for piece in bounded_pieces(block)
+                for sentence in splitter.tokenize(piece))
 
     def located_shingles(self, text: str, lang: str | None = None) -> list[LocatedShingle]:
         """Every shingle of the text in text order (repeats included), with its hash and the characters of the text
@@ -173,10 +193,10 @@ class Sketcher:
         if not isinstance(text, str):
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
         lang = self.language(text, lang)
-        n = self.config.word_ngram
+        n = self._word_ngram
         if n is None:
             return self._located_sentences(text, lang)
-        stem = stem_function(lang)
+        stem = stem_function(lang, not self.reference)
         words, starts, ends = [], [], []
         for word, start, end in _located_words(text, self.config.min_word_len):
             words.append(stem(word).encode("utf-8"))
@@ -208,10 +228,10 @@ class Sketcher:
                     if at < 0:
                         raise AssertionError("a sentence Punkt found is no slice of its text")
                     cursor = at + len(sentence)
-                    shingle = " ".join(self._words(sentence, lang))
+                    shingle = self._stemmed(sentence, lang)
                     if shingle:
                         lead = len(sentence) - len(sentence.lstrip())
-                        located.append(LocatedShingle(_crc(shingle.encode("utf-8")), offset + at + lead,
+                        located.append(LocatedShingle(_crc(shingle), offset + at + lead,
                                                       offset + at + len(sentence.rstrip())))
                 offset += len(piece)
         return located
@@ -219,26 +239,25 @@ class Sketcher:
     def hashes(self, text: str, lang: str | None = None) -> set[int]:
         """Every distinct shingle hash of the text, before the stop-list and the K cut (the offline stage counts
         these): CRC-32 of each shingle's UTF-8 bytes, as {crc32(s.encode()) for s in shingles(text)}."""
-        n = self.config.word_ngram
-        if n is None:
-            return {_CRC_MASK ^ _crc32_update(s.encode("utf-8"), _CRC_MASK, _CRC_TABLE)
-                    for s in self.shingles(text, lang)}
+        n = self._word_ngram
         if not isinstance(text, str):
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
-        return _ngram_hashes(self._words(text, self.language(text, lang)), n)
+        lang = self.language(text, lang)
+        if n is None:
+            return {_crc(shingle) for shingle in self._sentence_shingles(text, lang) if shingle}
+        return _shingle.ngram_hashes(self._stemmed(text, lang), n, _CRC_TABLE, _CRC_MASK)
 
     def hash_counts(self, text: str, lang: str | None = None) -> ShingleCounts:
         """The text's distinct shingle hashes (those of hashes()), ascending, with their counts in the text, before
         the stop-list: what a weighted SimHash fingerprint is made of (the offline stage keeps these for a simhash
         store). Word n-grams are counted in the same compiled call that hashes them."""
-        n = self.config.word_ngram
-        if n is None:
-            return ShingleCounts.of(_CRC_MASK ^ _crc32_update(s.encode("utf-8"), _CRC_MASK, _CRC_TABLE)
-                                    for s in self.shingles(text, lang))
+        n = self._word_ngram
         if not isinstance(text, str):
             raise InvalidArgument(f"text must be a string, got {type(text).__name__}")
-        words = self._words(text, self.language(text, lang))
-        return ShingleCounts(*_shingle.ngram_counts(" ".join(words).encode("utf-8"), n, _CRC_TABLE, _CRC_MASK))
+        lang = self.language(text, lang)
+        if n is None:
+            return ShingleCounts.of(_crc(shingle) for shingle in self._sentence_shingles(text, lang) if shingle)
+        return ShingleCounts(*_shingle.ngram_counts(self._stemmed(text, lang), n, _CRC_TABLE, _CRC_MASK))
 
     def sketch_hashes(self, hashes: Iterable[int]) -> bytes:
         """Drops stop-listed values and keeps the K smallest, ascending; for a simhash configuration, the 64-bit
@@ -263,7 +282,12 @@ class Sketcher:
             raise InvalidArgument("this store holds items with fields: send the document's fields, not a text")
         if self.config.kind == SIMHASH:
             return self.sketch_counts(self.hash_counts(text, lang))
-        return self.sketch_hashes(self.hashes(text, lang))
+        n = self._word_ngram
+        if n is None or self.reference or not isinstance(text, str):
+            return self.sketch_hashes(self.hashes(text, lang))
+        # sketch_hashes(hashes(text)) in one compiled call, without a set of Python ints in between
+        return _shingle.ngram_bottom_k(self._stemmed(text, self.language(text, lang)), n, _CRC_TABLE, _CRC_MASK,
+                                       self._stop_array, self.config.k)
 
 
 class ItemSketcher:
