@@ -39,6 +39,7 @@ import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Sequence
 
 from benchmarks.lib import sources
 from benchmarks.lib.data import load_json
@@ -99,13 +100,15 @@ def in_split(source: Source, split: str) -> bool:
     return ("tune", "test")[stable_hash(source.topic or source.key) % 2] == split
 
 
-def load_sources(split: str, required: bool = True) -> list[Source]:
-    """The split's real texts from every collection; with required=False a missing collection is skipped with
-    a note on stderr (the sample corpus), otherwise SourceMissing says what to install. A text that repeats an
+def load_sources(split: str, required: bool = True, collections: Sequence[str] | None = None) -> list[Source]:
+    """The split's real texts from every collection (or only those named); with required=False a missing
+    collection is skipped with a note on stderr, otherwise SourceMissing says what to install. A text that repeats an
     earlier one under another key (the Lee corpus holds a few stories twice; some manual pages are links by
     another name) is dropped before the split, so no text is on both sides."""
     texts, seen = [], set()
     for name, load in sources.COLLECTIONS.items():
+        if collections is not None and name not in collections:
+            continue
         try:
             for source in load():
                 if source.text not in seen:
@@ -156,12 +159,13 @@ def distinct(texts: list[Source], limit: float = DISTINCT_CONTAINMENT) -> list[S
 
 
 def generate(split: str = DEFAULT_SPLIT, size: int = DEFAULT_SIZE, seed: int | None = None,
-             required: bool = True) -> list[Doc]:
-    """The labelled corpus of a split: at most `size` documents."""
+             required: bool = True, collections: Sequence[str] | None = None) -> list[Doc]:
+    """The labelled corpus of a split: at most `size` documents, from every collection of real texts or only
+    those named (what else the machine holds, its manual pages say, then changes nothing)."""
     if split not in SPLITS:
         raise ValueError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
     rng = random.Random(SPLIT_SEEDS[split] if seed is None else seed)
-    bases = load_sources(split, required)
+    bases = load_sources(split, required, collections)
     bases = [_shortened(s, rng) if s.collection in ("news", "encyclopedia", "bgwiki") and rng.random() < 0.25
              else s for s in bases]
     bases = distinct(bases)

@@ -45,7 +45,7 @@ def _result_set(docs: list[Doc], rng: random.Random) -> list[Doc]:
 def build() -> list[dict]:
     """The sample's records ({"id", "text", "lang"}), in file order."""
     rng = random.Random(SEED)
-    docs = [doc for doc in generate("tune") if doc.source in SHIPPABLE]
+    docs = [doc for doc in generate("tune", collections=SHIPPABLE) if doc.source in SHIPPABLE]
     head = _result_set(docs, rng)
     chosen = {id(doc) for doc in head}
     rest = [doc for doc in docs if id(doc) not in chosen]

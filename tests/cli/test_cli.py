@@ -48,13 +48,17 @@ def test_help_dedup_and_info_do_not_import_nltk_or_the_server(server, tmp_path, 
 
 
 @pytest.mark.slow
-def test_the_sketcher_imports_nltk_at_its_first_text(tmp_path):
+def test_the_sketcher_imports_nltk_only_for_a_text_that_needs_it(tmp_path):
+    """English word shingles are stemmed by the compiled stemmer: NLTK is not imported at all; sentences are split
+    by NLTK's Punkt, imported at the first text."""
     code = textwrap.dedent("""
         import sys
+        from neardup.core.sketch_config import SketchConfig
         from neardup.core.sketcher import Sketcher
-        sketcher = Sketcher()
+        words, sentences = Sketcher(), Sketcher(SketchConfig(unit="sentence"))
+        assert words.sketch("Some words to sketch. And more of them.")
         assert "nltk" not in sys.modules
-        assert sketcher.sketch("Some words to sketch. And more of them.")
+        assert sentences.sketch("Some words to sketch. And more of them.")
         assert "nltk" in sys.modules
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

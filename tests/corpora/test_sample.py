@@ -42,5 +42,5 @@ def test_its_first_100_ids_are_a_result_set_with_a_realistic_share_of_duplicates
         answer = client.dedup([f"story-{n}" for n in range(1, 101)])
         assert 20 <= len(answer.duplicates) <= 40
         readme = client.dedup(["story-1", "story-2", "story-3"])  # README's Python example
-        assert readme.keep == ("story-1", "story-2") or readme.keep == ["story-1", "story-2"]
-        assert [(d.id, d.duplicate_of) for d in readme.duplicates] == [("story-3", "story-2")]
+        assert list(readme.keep) == ["story-1", "story-3"]
+        assert [(d.id, d.position, d.duplicate_of) for d in readme.duplicates] == [("story-2", 1, "story-1")]
