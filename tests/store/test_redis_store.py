@@ -45,7 +45,7 @@ def test_no_store_at_a_url_says_how_to_make_one_and_exists_follows_creation(redi
     sketch_store(redis_url, {"a": b""})
     assert store_exists(redis_url)
     with open_store(redis_url) as store:
-        assert store.backend == "redis" and store.format_version == redis_store.FORMAT_VERSION
+        assert store.backend == "redis" and store.format_version == redis_store.RedisStore.FORMAT_VERSION == 1
         assert store.count() == 1 and store.indexed
 
 

@@ -49,7 +49,6 @@ from .base import SketchStore, encode_id
 from .buckets import BucketSnapshot, LargeBuckets
 from .redis_connection import TIMEOUT, Keys, connect, redis_errors
 
-FORMAT_VERSION = 1
 #: Change log entries kept, and the most ids one entry lists (a larger batch logs "all": caches drop everything).
 LOG_ENTRIES, LOG_ENTRY_IDS = 1000, 1000
 _CHUNK = 1000  # ids or article numbers per HMGET where a whole store is read
@@ -76,6 +75,9 @@ class _Moved(Exception):
 
 class RedisStore(SketchStore):
     backend = "redis"
+    #: The key layout above; no other version is read.
+    FORMAT_VERSION = 1
+    keeps_older_states = False  # one state: the current one
     remote_reads = True
 
     def __init__(self, client: redis.Redis, keys: Keys, location: str, readonly: bool):
@@ -98,9 +100,9 @@ class RedisStore(SketchStore):
             raise StoreUnavailable(f"no store at {location}: {fix}")
         try:
             version = int(meta[b"format_version"])
-            if version != FORMAT_VERSION:
+            if version != self.FORMAT_VERSION:
                 raise StoreUnavailable(f"store {location} has format version {version}, this neardup reads "
-                                       f"version {FORMAT_VERSION}: re-index the corpus into a new store")
+                                       f"version {self.FORMAT_VERSION}: re-index the corpus into a new store")
             config = SketchConfig.from_dict(json.loads(meta[b"config"]))
             stoplist = frozenset(decode_sketch(meta[b"stoplist"]))
             indexed = meta[b"indexed"] == b"1"
@@ -141,7 +143,7 @@ class RedisStore(SketchStore):
                                            "instead, or choose another DB or ?prefix=")
                 pipe.multi()
                 pipe.hset(keys.meta, mapping={
-                    "format_version": FORMAT_VERSION, "config": json.dumps(config.to_dict(), sort_keys=True),
+                    "format_version": cls.FORMAT_VERSION, "config": json.dumps(config.to_dict(), sort_keys=True),
                     "stoplist": encode_sketch(stoplist), "indexed": "1" if indexed else "0", "next_docno": 0,
                     "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat()})
                 pipe.set(keys.generation, 0)
@@ -441,9 +443,10 @@ class RedisStore(SketchStore):
 
 
 class RedisSnapshot(BucketSnapshot):
-    """Reads at one generation: each read is one MULTI/EXEC with the generation, and a read that finds it moved
-    raises StoreChanged (a write committed meanwhile; a search asks again). Redis keeps no older states, so a
-    long read (`neardup pairs`, `neardup cluster`) needs a store nothing writes to meanwhile."""
+    """Reads at one generation: each read is one MULTI/EXEC with the generation (every write batch bumps it in
+    its own MULTI/EXEC), and a read that finds it moved raises StoreChanged: a write committed meanwhile, and
+    Redis keeps no older states (base.read_consistently reads again on a new snapshot). So a long read that
+    cannot start again (`neardup pairs`, `neardup cluster`) needs a store nothing writes to meanwhile."""
 
     def __init__(self, store: RedisStore):
         super().__init__(store.config.kind, store._large_buckets)
