@@ -158,8 +158,11 @@ def test_redis_going_away_is_unavailable_and_its_return_is_served(tmp_path):
         url = server.url()
         sketch_store(url, {"a": encode_sketch([1])})
         store = open_store(url)
+        snapshot = store.snapshot()  # a search under way when Redis goes
         server.stop()
-        for call in (lambda: store.get_many(["a"]), store.generation, lambda: store.put_many([("b", b"")])):
+        for call in (lambda: store.get_many(["a"]), store.generation, lambda: store.put_many([("b", b"")]),
+                     lambda: snapshot.sketches(["a"]), lambda: snapshot.postings(encode_sketch([1])),
+                     store.snapshot):
             with pytest.raises(StoreUnavailable, match="Redis|ConnectionError"):
                 call()
         with pytest.raises(StoreUnavailable, match="cannot open store"):

@@ -452,6 +452,7 @@ class RedisSnapshot(BucketSnapshot):
         super().__init__(store.config.kind, store._large_buckets)
         self._store = store
         self._keys = store._keys
+        self.location = store.location  # what redis_errors names when Redis fails under a read
         self._generation, (limit,) = _read(store._client, self._keys,
                                            lambda pipe: pipe.hget(self._keys.meta, "next_docno"))
         self._limit = _int(limit)
