@@ -4,8 +4,14 @@ Redis going away and coming back."""
 from __future__ import annotations
 
 import ipaddress
+import os
 import random
+import subprocess
+import sys
+import textwrap
 import threading
+import time
+from pathlib import Path
 
 import pytest
 from cryptography import x509
@@ -23,6 +29,9 @@ from brute import assert_index_matches_sketches
 from certs import issue, write_pem
 from benchmarks.lib.server_process import RedisServer, free_port, sketch_store
 from sketches import K, sketch_with_shared_values
+
+#: Batches of one article each of 4 other processes write while test_a_large_batch... writes its large one.
+SMALL_WRITES = 400
 
 
 @pytest.mark.parametrize("url, message", [
@@ -45,7 +54,7 @@ def test_no_store_at_a_url_says_how_to_make_one_and_exists_follows_creation(redi
     sketch_store(redis_url, {"a": b""})
     assert store_exists(redis_url)
     with open_store(redis_url) as store:
-        assert store.backend == "redis" and store.format_version == redis_store.FORMAT_VERSION
+        assert store.backend == "redis" and store.format_version == redis_store.RedisStore.FORMAT_VERSION == 1
         assert store.count() == 1 and store.indexed
 
 
@@ -129,6 +138,39 @@ def test_concurrent_writers_commit_every_batch_whole(redis_url):
     assert_index_matches_sketches(redis_url)
 
 
+def test_a_large_batch_commits_while_small_writers_keep_committing(redis_url):
+    """A batch that keeps losing the race to smaller ones (each commit of another writer makes it compute again)
+    takes its turn after a few losses: it commits after a bounded number of the others' commits, not once they
+    stop. (Without the turn, 1,000 articles against 4 writers of one article took thousands of attempts.)"""
+    rng = random.Random(7)
+    sketch_store(redis_url, {f"c{n}": sketch_with_shared_values(rng) for n in range(2000)})
+    small_writers = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import random
+        from neardup.store import open_store
+        from sketches import sketch_with_shared_values
+        rng = random.Random({seed})
+        with open_store({redis_url!r}) as store:
+            for _ in range({SMALL_WRITES}):
+                store.put_many([(f"s{seed}-{{rng.randrange(100)}}", sketch_with_shared_values(rng))])
+        """)], env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}) for seed in range(4)]
+    try:
+        large = {f"b{n}": sketch_with_shared_values(rng) for n in range(1000)}
+        with open_store(redis_url) as store:
+            while store.generation() < 1 + 40:  # the small writers are under way
+                time.sleep(0.005)
+            before = store.generation()
+            committed = store.put_many(list(large.items()))
+    finally:
+        codes = [writer.wait(120) for writer in small_writers]
+    assert codes == [0] * 4
+    others_meanwhile = committed - before - 1  # 6 to 122 seen with the turn, ~1,550 of the 1,600 without it
+    assert others_meanwhile < SMALL_WRITES, f"the batch waited for {others_meanwhile} commits of other writers"
+    with open_store(redis_url) as store:
+        assert store.generation() == 1 + 4 * SMALL_WRITES + 1
+        assert store.get_many(list(large)) == list(large.values())
+    assert_index_matches_sketches(redis_url)
+
+
 def test_a_read_spanning_a_write_is_refused_and_a_search_asks_again(redis_url):
     with create_store(redis_url, SketchConfig(k=K), []) as store, open_store(redis_url) as other:
         store.put_many([("a", encode_sketch([1, 2, 3])), ("b", encode_sketch([1, 2, 3]))])
@@ -158,8 +200,11 @@ def test_redis_going_away_is_unavailable_and_its_return_is_served(tmp_path):
         url = server.url()
         sketch_store(url, {"a": encode_sketch([1])})
         store = open_store(url)
+        snapshot = store.snapshot()  # a search under way when Redis goes
         server.stop()
-        for call in (lambda: store.get_many(["a"]), store.generation, lambda: store.put_many([("b", b"")])):
+        for call in (lambda: store.get_many(["a"]), store.generation, lambda: store.put_many([("b", b"")]),
+                     lambda: snapshot.sketches(["a"]), lambda: snapshot.postings(encode_sketch([1])),
+                     store.snapshot):
             with pytest.raises(StoreUnavailable, match="Redis|ConnectionError"):
                 call()
         with pytest.raises(StoreUnavailable, match="cannot open store"):

@@ -19,7 +19,7 @@ from neardup.core.sketch_config import SketchConfig, stoplist_digest
 from neardup.core.encoding import encode_sketch
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import MAX_ID_BYTES, create_store, open_store
-from neardup.store.lmdb import CHANGE_LOG_IDS, FORMAT_VERSION
+from neardup.store.lmdb import CHANGE_LOG_IDS, LmdbStore
 from benchmarks.lib.server_process import sketch_store
 from sketches import random_sketch
 
@@ -207,7 +207,7 @@ def test_reopen_after_close_keeps_data_configuration_and_stoplist(tmp_path):
         generation = store.generation()
     with open_store(tmp_path / "s") as store:
         assert store.config == config and store.stoplist == frozenset({3, 7})
-        assert store.format_version == FORMAT_VERSION == 2 and store.backend == "lmdb" and store.indexed
+        assert store.format_version == LmdbStore.FORMAT_VERSION == 2 and store.backend == "lmdb" and store.indexed
         assert store.get_many(["a"]) == [encode_sketch([1, 2])] and store.generation() == generation
         assert store.put_many([("b", b"")]) == generation + 1
 

@@ -12,21 +12,19 @@ from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Protocol, Seque
 from .. import __version__
 from ..core import calibration, candidates, explain, kernel, vocabulary
 from ..core.encoding import check_sketch
-from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, StoreChanged, TooLarge
+from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
 from ..core.item_scoring import ItemScorer, PairModel
 from ..core.sketch_config import SketchConfig
 from ..core.sketcher import ItemSketcher, Sketcher
 from ..core.vocabulary import (DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD, GREEDY, GROUPINGS, ITEMS,
                                KIND_METRICS, METRICS, SIMHASH)
-from ..store.base import SketchStore, Snapshot, check_ids, encode_id
+from ..store.base import SketchStore, Snapshot, check_ids, encode_id, read_consistently
 
 if TYPE_CHECKING:
     from ..core.memory_index import Found
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
-#: Tries of a corpus search on a store without older states (Redis) that writes keep changing under it.
-_SEARCH_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -341,27 +339,25 @@ class Deduplicator:
                 if not stored and not isinstance(query, Document):
                     raise NotFound(f"no article {query!r} is stored")
                 return self._answer(found.matches, found.exact, params, reader)
-        for attempt in range(_SEARCH_ATTEMPTS):
-            try:
-                with self.store.snapshot() as snapshot:
-                    if isinstance(query, Document):
-                        stored = snapshot.sketch(query.id) if query.id else None
-                        docno = stored[0] if stored else -1
-                    else:
-                        encode_id(query, field="id")
-                        stored = snapshot.sketch(query)
-                        if stored is None:
-                            raise NotFound(f"no article {query!r} is stored")
-                        docno, sketch = stored
-                    return self._search(snapshot, sketch, params, exclude=docno)
-            except StoreChanged:  # a store without older states (Redis) was written meanwhile: search the new one
-                if attempt == _SEARCH_ATTEMPTS - 1:
-                    raise
+
+        def search(snapshot: Snapshot) -> SimilarOutcome:
+            if isinstance(query, Document):
+                stored = snapshot.sketch(query.id) if query.id else None
+                return self._search(snapshot, sketch, params, exclude=stored[0] if stored else -1)
+            encode_id(query, field="id")
+            stored = snapshot.sketch(query)
+            if stored is None:
+                raise NotFound(f"no article {query!r} is stored")
+            return self._search(snapshot, stored[1], params, exclude=stored[0])
+
+        return read_consistently(self.store, search)
 
     def similar_pairs(self, threshold: float, metric: str, start: int = 0, stop: int | None = None
                       ) -> Iterator[tuple[str, SimilarOutcome]]:
         """Each stored article numbered start ≤ docno < stop with every article of a larger number it reaches the
-        threshold with: every near-duplicate pair of the store exactly once over all ranges."""
+        threshold with: every near-duplicate pair of the store exactly once over all ranges. One snapshot, never read
+        again (the pairs already handed out cannot be taken back), so on a store without older states (Redis) a
+        write during the run ends it with StoreChanged."""
         params = SimilarParams(threshold=threshold, metric=metric)
         self.check_metric(metric)
         with self.store.snapshot() as snapshot:
@@ -374,22 +370,20 @@ class Deduplicator:
         calibration.learn_threshold learns from. A bounded sample: `count` searches, whatever the store's size."""
         params = SimilarParams(top_k=1, threshold=calibration.SEARCH_FLOOR, metric=self.defaults.metric)
         self.check_metric(params.metric)
-        for attempt in range(_SEARCH_ATTEMPTS):
-            try:
-                with self.store.snapshot() as snapshot:
-                    limit = snapshot.docno_limit()
-                    starts = sorted({limit * i // count for i in range(count)}) if limit else []
-                    nearest = []
-                    for start, stop in zip(starts, starts[1:] + [limit]):
-                        # the first article numbered in [start, stop): gaps are deleted articles
-                        for docno, _, sketch in islice(snapshot.scan(start, stop), 1):
-                            matches = self._search(snapshot, sketch, params, exclude=docno,
-                                                   max_candidates=calibration.CANDIDATES).matches
-                            nearest.append(matches[0].similarity if matches else 0.0)
-                    return nearest
-            except StoreChanged:  # as in find_similar
-                if attempt == _SEARCH_ATTEMPTS - 1:
-                    raise
+
+        def sample(snapshot: Snapshot) -> list[float]:
+            limit = snapshot.docno_limit()
+            starts = sorted({limit * i // count for i in range(count)}) if limit else []
+            nearest = []
+            for start, stop in zip(starts, starts[1:] + [limit]):
+                # the first article numbered in [start, stop): gaps are deleted articles
+                for docno, _, sketch in islice(snapshot.scan(start, stop), 1):
+                    matches = self._search(snapshot, sketch, params, exclude=docno,
+                                           max_candidates=calibration.CANDIDATES).matches
+                    nearest.append(matches[0].similarity if matches else 0.0)
+            return nearest
+
+        return read_consistently(self.store, sample)
 
     def assign_clusters(self, ids: Sequence[str]) -> int:
         """Once the store is clustered, each article of ids without a cluster joins the cluster of its best
@@ -416,8 +410,7 @@ class Deduplicator:
 
     def docno_limit(self) -> int:
         """One more than the largest article number: similar_pairs ranges split [0, docno_limit())."""
-        with self.store.snapshot() as snapshot:
-            return snapshot.docno_limit()
+        return read_consistently(self.store, lambda snapshot: snapshot.docno_limit())
 
     def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
                 above: int = -1, max_candidates: int | None = None) -> SimilarOutcome:

@@ -8,8 +8,8 @@ store went back) drops the index and rebuilds it. The work that takes seconds at
 and the fold of the delta into a new base (MemoryIndex.compact), runs in a background thread: the feed's
 subscriber, called on a request's thread under the feed's lock, never waits for it, so no request of the worker
 stalls. Meanwhile searches return None and the engine searches the store (exact, slower), and the ids changed
-meanwhile are kept and applied before the index answers again. A read that a write spans on a store without older
-states (Redis: StoreChanged) is read again, as a search of the store is.
+meanwhile are kept and applied before the index answers again. Every read of the store is one committed state,
+read through store.read_consistently (on Redis, again when a write spans it), as a search of the store is.
 """
 from __future__ import annotations
 
@@ -18,17 +18,15 @@ import threading
 import time
 from typing import Callable
 
-from ..core.errors import ConfigMismatch, StoreChanged
+from ..core.errors import ConfigMismatch
 from ..core.memory_index import Found, MemoryIndex
 from ..core.vocabulary import BOTTOMK
-from ..store.base import SketchStore
+from ..store.base import SketchStore, Snapshot, read_consistently
 from .changefeed import ChangeFeed
 
 log = logging.getLogger("neardup.serve")
 #: Articles between two progress lines of a build.
 PROGRESS_EVERY = 200_000
-#: Reads of the store a write may span (Redis) before the StoreChanged is the caller's.
-_READ_ATTEMPTS = 3
 
 
 def check_store(store: SketchStore) -> None:
@@ -62,7 +60,7 @@ class LiveIndex:
 
     def _build(self) -> MemoryIndex:
         began = time.perf_counter()
-        index = _read_again(self._scan)
+        index = read_consistently(self._store, self._scan)
         index.build()
         stats = index.stats()
         self.build_seconds = time.perf_counter() - began
@@ -70,25 +68,19 @@ class LiveIndex:
                        f"{stats['bytes'] / 1e6:,.0f} MB of arrays, built in {self.build_seconds:.1f} s")
         return index
 
-    def _scan(self) -> MemoryIndex:
+    def _scan(self, snapshot: Snapshot) -> MemoryIndex:
         began = time.perf_counter()
         index = MemoryIndex(self._store.config.k)
-        with self._store.snapshot() as snapshot:
-            for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(), 1):
-                index.put(doc_id, docno, sketch)
-                if count % PROGRESS_EVERY == 0:
-                    self._progress(f"search index: {count:,} articles read ({time.perf_counter() - began:.1f} s)")
+        for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(), 1):
+            index.put(doc_id, docno, sketch)
+            if count % PROGRESS_EVERY == 0:
+                self._progress(f"search index: {count:,} articles read ({time.perf_counter() - began:.1f} s)")
         return index
 
     def _read(self, ids: set[str]) -> list[tuple[str, tuple[int, bytes] | None]]:
         """(id, (docno, sketch) or None) of each id as the store holds it now: one round trip on Redis."""
         ids = list(ids)
-
-        def read():
-            with self._store.snapshot() as snapshot:
-                return list(zip(ids, snapshot.sketches(ids)))
-
-        return _read_again(read)
+        return read_consistently(self._store, lambda snapshot: list(zip(ids, snapshot.sketches(ids))))
 
     def _follow(self, _now: int, changed: set[str] | None) -> None:
         # The feed calls this once at a time, so no background step starts between the two locked blocks.
@@ -176,12 +168,3 @@ def _put_or_delete(index: MemoryIndex, current: list[tuple[str, tuple[int, bytes
         else:
             index.put(doc_id, *stored)
 
-
-def _read_again(read):
-    """read(), again when a write spanned it (StoreChanged), up to _READ_ATTEMPTS times."""
-    for attempt in range(_READ_ATTEMPTS):
-        try:
-            return read()
-        except StoreChanged:
-            if attempt == _READ_ATTEMPTS - 1:
-                raise

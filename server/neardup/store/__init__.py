@@ -8,11 +8,11 @@ from typing import Iterable
 
 from ..core.errors import StoreUnavailable
 from ..core.sketch_config import SketchConfig
-from .base import MAX_ID_BYTES, SketchStore, check_ids, encode_id
-from .lmdb import DEFAULT_MAP_SIZE, FORMAT_VERSION, LmdbStore
+from .base import MAX_ID_BYTES, READ_ATTEMPTS, SketchStore, Snapshot, check_ids, encode_id, read_consistently
+from .lmdb import DEFAULT_MAP_SIZE, LmdbStore
 
-__all__ = ["MAX_ID_BYTES", "FORMAT_VERSION", "SketchStore", "check_ids", "encode_id", "open_store", "create_store",
-           "store_exists", "default_store_path", "LOCATION_HELP", "STORE_HELP"]
+__all__ = ["MAX_ID_BYTES", "READ_ATTEMPTS", "SketchStore", "Snapshot", "check_ids", "encode_id", "read_consistently",
+           "open_store", "create_store", "store_exists", "default_store_path", "LOCATION_HELP", "STORE_HELP"]
 
 #: Where commands look for the store when --store is not given: $NEARDUP_STORE, else ./neardup-store.
 STORE_ENV, DEFAULT_STORE_DIR = "NEARDUP_STORE", "neardup-store"

@@ -1,7 +1,17 @@
 """The one storage interface: id → sketch bytes, written in atomic batches, read in bulk on the request path.
 
 Backends differ in where the bytes live (an embedded LMDB file by default); the checks on what goes in are
-the same for all of them, so they live here.
+the same for all of them, so they live here, and so does what a read sees while others write:
+
+* A write batch commits whole or not at all; every read that starts after a batch was acknowledged sees it.
+* A snapshot (SketchStore.snapshot) reads one committed state: everything read through it comes from the same
+  state, never part of a batch, never two states mixed. A backend that keeps older states (LMDB: a read
+  transaction) goes on reading the state it began at while others commit: their writes are not seen at all. A
+  backend that keeps no older states (Redis) cannot: a read through the snapshot that finds a write committed
+  since it began raises StoreChanged, and nothing read through that snapshot may be used.
+* Callers read through read_consistently(store, read): read(snapshot) on a new snapshot, and again on another
+  one after StoreChanged, READ_ATTEMPTS times in all; the last StoreChanged is the caller's (the service
+  answers UNAVAILABLE: ask again). The one retry policy of the store layer, here.
 """
 from __future__ import annotations
 
@@ -9,16 +19,19 @@ import abc
 import hashlib
 import json
 import struct
-from typing import Iterator, Sequence
+from typing import Callable, ClassVar, Iterator, Sequence, TypeVar
 
 from ..core.candidates import Fingerprints, Postings
 from ..core.encoding import check_sketch, encode_sketch
-from ..core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
+from ..core.errors import ConfigMismatch, InvalidArgument, StoreChanged, StoreUnavailable
 from ..core.sketch_config import SKETCHER_VERSIONS, SketchConfig, sketcher_versions_text
 from ..core.vocabulary import BOTTOMK
 
 #: LMDB's largest key; other backends keep the same limit so a store can move between them.
 MAX_ID_BYTES = 511
+#: Snapshots read_consistently reads on before a write committed during each of them is the caller's StoreChanged.
+READ_ATTEMPTS = 3
+_Read = TypeVar("_Read")
 
 
 def encode_id(doc_id: str, where: str = "", field: str | None = None) -> bytes:
@@ -52,6 +65,12 @@ class SketchStore(abc.ABC):
     """Sketches of one configuration and stop-list, with a generation counter and a change log for caches."""
 
     backend: str
+    #: The format version this backend writes (a store it opens may be of an older one it still reads: see
+    #: format_version). Each backend has its own: the layouts have nothing in common.
+    FORMAT_VERSION: ClassVar[int]
+    #: Whether a snapshot goes on reading the state it began at while others commit (LMDB), or raises
+    #: StoreChanged once one did (Redis): see Snapshot.
+    keeps_older_states: ClassVar[bool]
     #: Whether every read is a network round trip (the request path then asks for the sketches it lacks together
     #: with the generation, generation_and_get_many); an embedded store's reads cost less than finding which.
     remote_reads = False
@@ -93,6 +112,7 @@ class SketchStore(abc.ABC):
 
     @property
     def format_version(self) -> int:
+        """The format version of this store as opened (its backend's FORMAT_VERSION, or an older one it reads)."""
         return self._format_version
 
     @property
@@ -205,8 +225,9 @@ class SketchStore(abc.ABC):
 
     @abc.abstractmethod
     def snapshot(self) -> "Snapshot":
-        """One consistent read of sketches and postings, for a corpus search (a store that keeps no postings
-        raises ConfigMismatch, saying how to make one that does)."""
+        """A read of one committed state of sketches and postings, for a corpus search (a store that keeps no
+        postings raises ConfigMismatch, saying how to make one that does). What it sees while others write is
+        the contract of Snapshot; read through read_consistently rather than calling this."""
 
     @abc.abstractmethod
     def close(self) -> None:
@@ -220,8 +241,12 @@ class SketchStore(abc.ABC):
 
 
 class Snapshot(abc.ABC):
-    """The store at one generation: a search reads its query, postings and candidates from the same state.
-    Articles are numbered (docno) by the store when first written; a number is never reused."""
+    """The store at one committed state: a search reads its query, postings and candidates from the same state.
+    Articles are numbered (docno) by the store when first written; a number is never reused.
+
+    Under concurrent writes, every method answers from the state the snapshot began at, or (a backend that keeps
+    no older states, once a write committed since then) raises StoreChanged; never from another state, never
+    from part of a batch. A backend that keeps older states never raises StoreChanged."""
 
     @abc.abstractmethod
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
@@ -267,3 +292,20 @@ class Snapshot(abc.ABC):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def read_consistently(store: SketchStore, read: Callable[[Snapshot], _Read],
+                      attempts: int = READ_ATTEMPTS) -> _Read:
+    """read(snapshot) on a new snapshot of store, whose every read sees one committed state; when a write
+    committed during it on a store that keeps no older states (StoreChanged), read again on a new snapshot (it
+    sees that write whole), `attempts` times in all, then the StoreChanged is the caller's. `read` must compute
+    its whole answer inside (a generator would escape the snapshot), and must not hand anything out before it
+    returns: an attempt that raised StoreChanged is thrown away."""
+    for attempt in range(1, attempts + 1):
+        try:
+            with store.snapshot() as snapshot:
+                return read(snapshot)
+        except StoreChanged:
+            if attempt == attempts:
+                raise
+    raise ValueError(f"attempts must be at least 1, got {attempts}")

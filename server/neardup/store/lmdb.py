@@ -34,9 +34,7 @@ from .base import SketchStore, encode_id
 from .buckets import BucketSnapshot, LargeBuckets
 from .lmdb_commit_id import CommitId
 
-#: 2 added docnos, ids and postings (version 1 stores are read and written as stores without postings).
-FORMAT_VERSION = 2
-_READABLE_VERSIONS = (1, 2)
+_READABLE_VERSIONS = (1, 2)  # LmdbStore.FORMAT_VERSION, and 1 (read and written as stores without postings)
 #: Address space reserved for the map, not disk: the file grows only as data is written. Growing the map later
 #: is unsafe while other threads of the process read, so the default is large enough never to be reached.
 DEFAULT_MAP_SIZE = (1 << 40) if sys.maxsize > 2**32 else (1 << 30)
@@ -65,6 +63,9 @@ def _fix(path: Path) -> str:
 
 class LmdbStore(SketchStore):
     backend = "lmdb"
+    #: 2 added docnos, ids and postings (version 1 stores are read and written as stores without postings).
+    FORMAT_VERSION = 2
+    keeps_older_states = True  # a read transaction keeps its state's pages
 
     def __init__(self, env: lmdb.Environment, path: Path):
         """Reads the store's metadata; anything unreadable is StoreUnavailable, saying what to do."""
@@ -138,7 +139,7 @@ class LmdbStore(SketchStore):
                 for name in (b"sketches", b"changes") + ((b"docnos", b"ids", b"postings", b"clusters") if indexed else ()):
                     env.open_db(name, txn=txn)
                 meta = env.open_db(b"meta", txn=txn)
-                txn.put(_FORMAT_VERSION, str(FORMAT_VERSION).encode(), db=meta)
+                txn.put(_FORMAT_VERSION, str(cls.FORMAT_VERSION).encode(), db=meta)
                 txn.put(_CONFIG, json.dumps(config.to_dict(), sort_keys=True).encode(), db=meta)
                 txn.put(_STOPLIST, encode_sketch(stoplist), db=meta)
                 txn.put(_CREATED_AT, datetime.datetime.now(datetime.timezone.utc).isoformat().encode(), db=meta)
@@ -376,7 +377,8 @@ class LmdbStore(SketchStore):
 
 
 class LmdbSnapshot(BucketSnapshot):
-    """One read transaction: the query, its postings and its candidates come from the same generation."""
+    """One read transaction: every read comes from the state committed when it began, whatever commits meanwhile
+    (LMDB keeps that state's pages until the transaction ends), so it never raises StoreChanged."""
 
     def __init__(self, store: LmdbStore):
         super().__init__(store.config.kind, store._large_buckets)

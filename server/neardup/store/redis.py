@@ -21,11 +21,16 @@ throughput is one Redis process's; shard by running several stores under differe
                   (a bucket holds ~12K entries, 73 KB, at 100M articles of 128 values); only the buckets that
                   replaced or deleted articles leave are read and rewritten
   {P}:clusters    hash: id → cluster id (decimal)
+  {P}:turn        string, only while a writer that lost the race TURN_AFTER times holds the others back: its token;
+                  it expires after TURN_MS (a writer killed holding it)
 
 A write batch WATCHes the generation, reads what it needs (article numbers, old sketches, buckets), then writes
 everything with the new generation and its log entry in one MULTI/EXEC; another writer's commit in between
-makes EXEC fail and the batch is computed again. A connection lost on the way fails the batch (StoreUnavailable:
-the gRPC client sees UNAVAILABLE), whether or not Redis applied it: an acknowledged batch is always committed.
+makes EXEC fail and the batch is computed again. A batch that keeps losing the race (a large one among a stream of
+small ones would lose it for as long as they come) takes the turn after TURN_AFTER losses: every writer WATCHes
+the turn too and waits while another holds it, so the batch commits at its next attempt. A connection lost on the
+way fails the batch (StoreUnavailable: the gRPC client sees UNAVAILABLE), whether or not Redis applied it: an
+acknowledged batch is always committed.
 
 A password comes from $NEARDUP_REDIS_PASSWORD (never the URL: a command line is visible to every user of the
 host); rediss:// checks the server's certificate against the system's CAs or $NEARDUP_REDIS_CA (a PEM file).
@@ -37,6 +42,7 @@ import json
 import os
 import struct
 import threading
+import time
 from typing import Iterable, Iterator, Sequence
 
 import redis
@@ -49,7 +55,13 @@ from .base import SketchStore, encode_id
 from .buckets import BucketSnapshot, LargeBuckets
 from .redis_connection import TIMEOUT, Keys, connect, redis_errors
 
-FORMAT_VERSION = 1
+#: Losses of the race to other writers after which a writer takes the turn, and how long it may hold it (one attempt
+#: of a large batch takes milliseconds; a writer killed while holding it holds the others back that long).
+TURN_AFTER, TURN_MS = 3, 5000
+#: Seconds between looks at a turn another writer holds: the first, and the longest.
+_TURN_WAIT, _TURN_WAIT_MAX = 0.001, 0.02
+#: Ends a turn, if it is still this writer's (KEYS[1] the turn, ARGV[1] the writer's token).
+_END_TURN = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 #: Change log entries kept, and the most ids one entry lists (a larger batch logs "all": caches drop everything).
 LOG_ENTRIES, LOG_ENTRY_IDS = 1000, 1000
 _CHUNK = 1000  # ids or article numbers per HMGET where a whole store is read
@@ -76,6 +88,9 @@ class _Moved(Exception):
 
 class RedisStore(SketchStore):
     backend = "redis"
+    #: The key layout above; no other version is read.
+    FORMAT_VERSION = 1
+    keeps_older_states = False  # one state: the current one
     remote_reads = True
 
     def __init__(self, client: redis.Redis, keys: Keys, location: str, readonly: bool):
@@ -87,6 +102,7 @@ class RedisStore(SketchStore):
         self._own_connections: list = []
         self._own_lock = threading.Lock()
         self._append_all = client.register_script(_APPEND_ALL)
+        self._end_turn = client.register_script(_END_TURN)
         fix = f"create it with `neardup index CORPUS --store {location}`"
         try:
             meta = client.hgetall(keys.meta)
@@ -98,9 +114,9 @@ class RedisStore(SketchStore):
             raise StoreUnavailable(f"no store at {location}: {fix}")
         try:
             version = int(meta[b"format_version"])
-            if version != FORMAT_VERSION:
+            if version != self.FORMAT_VERSION:
                 raise StoreUnavailable(f"store {location} has format version {version}, this neardup reads "
-                                       f"version {FORMAT_VERSION}: re-index the corpus into a new store")
+                                       f"version {self.FORMAT_VERSION}: re-index the corpus into a new store")
             config = SketchConfig.from_dict(json.loads(meta[b"config"]))
             stoplist = frozenset(decode_sketch(meta[b"stoplist"]))
             indexed = meta[b"indexed"] == b"1"
@@ -141,7 +157,7 @@ class RedisStore(SketchStore):
                                            "instead, or choose another DB or ?prefix=")
                 pipe.multi()
                 pipe.hset(keys.meta, mapping={
-                    "format_version": FORMAT_VERSION, "config": json.dumps(config.to_dict(), sort_keys=True),
+                    "format_version": cls.FORMAT_VERSION, "config": json.dumps(config.to_dict(), sort_keys=True),
                     "stoplist": encode_sketch(stoplist), "indexed": "1" if indexed else "0", "next_docno": 0,
                     "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat()})
                 pipe.set(keys.generation, 0)
@@ -395,7 +411,8 @@ class RedisStore(SketchStore):
         """change(read) reads while the generation is WATCHed and returns (outcome, writes); the writes, the new
         generation and its log entry then commit in one MULTI/EXEC, computed again when another writer
         committed in between. Each read(queue) is one MULTI/EXEC at the WATCHed generation, so a batch is
-        computed from one state. Returns (outcome, the new generation)."""
+        computed from one state. After TURN_AFTER such losses the writer takes the turn (module docstring).
+        Returns (outcome, the new generation)."""
 
         def read(queue) -> list:
             generation, found = _read(self._client, self._keys, queue)
@@ -407,28 +424,46 @@ class RedisStore(SketchStore):
             raise StoreUnavailable(f"store {self.location} is open read-only")
         logged = sorted(set(ids))
         entry = {"ids": json.dumps(logged, ensure_ascii=False)} if len(logged) <= LOG_ENTRY_IDS else {"all": "1"}
+        keys, token = self._keys, os.urandom(16).hex().encode()
+        losses, holding, wait = 0, False, _TURN_WAIT
         try:
             with self._client.pipeline() as pipe:
-                while True:
-                    try:
-                        pipe.watch(self._keys.generation)
-                        current = _int(pipe.get(self._keys.generation))
-                        generation = current + 1
-                        outcome, writes = change(read)
-                        pipe.multi()
-                        for write in writes:
-                            write(pipe)
-                        pipe.set(self._keys.generation, generation)
-                        pipe.xadd(self._keys.log, entry, id=f"0-{generation}", maxlen=LOG_ENTRIES,
-                                  approximate=False)
-                        pipe.execute()
-                        return outcome, generation
-                    except redis.WatchError as error:
-                        if isinstance(error.__context__, (redis.ConnectionError, redis.TimeoutError)):
-                            raise error.__context__ from None  # lost on the way: applied or not, not acknowledged
-                        # another writer committed first: read again
-                    except _Moved:
-                        pipe.reset()
+                try:
+                    while True:
+                        try:
+                            pipe.watch(keys.generation, keys.turn)
+                            now, turn = pipe.mget(keys.generation, keys.turn)
+                            holding = turn == token
+                            if turn is not None and not holding:  # another writer's turn: wait for its commit
+                                pipe.reset()
+                                time.sleep(wait)
+                                wait = min(2 * wait, _TURN_WAIT_MAX)
+                                continue
+                            current = _int(now)
+                            generation = current + 1
+                            outcome, writes = change(read)
+                            pipe.multi()
+                            for write in writes:
+                                write(pipe)
+                            pipe.set(keys.generation, generation)
+                            pipe.xadd(keys.log, entry, id=f"0-{generation}", maxlen=LOG_ENTRIES, approximate=False)
+                            if holding:
+                                pipe.delete(keys.turn)
+                            pipe.execute()
+                            holding = False
+                            return outcome, generation
+                        except redis.WatchError as error:
+                            if isinstance(error.__context__, (redis.ConnectionError, redis.TimeoutError)):
+                                raise error.__context__ from None  # lost on the way: applied or not, not acknowledged
+                            # another writer committed first (or took the turn): read again
+                        except _Moved:
+                            pipe.reset()
+                        losses += 1
+                        if losses >= TURN_AFTER and not holding:
+                            holding = bool(self._client.set(keys.turn, token, nx=True, px=TURN_MS))
+                finally:
+                    if holding:  # failed while holding the turn: end it now rather than at its expiry
+                        self._end_turn(keys=[keys.turn], args=[token])
         except redis.RedisError as error:
             raise StoreUnavailable(f"cannot write store {self.location}: {type(error).__name__}: {error}") from None
 
@@ -441,14 +476,16 @@ class RedisStore(SketchStore):
 
 
 class RedisSnapshot(BucketSnapshot):
-    """Reads at one generation: each read is one MULTI/EXEC with the generation, and a read that finds it moved
-    raises StoreChanged (a write committed meanwhile; a search asks again). Redis keeps no older states, so a
-    long read (`neardup pairs`, `neardup cluster`) needs a store nothing writes to meanwhile."""
+    """Reads at one generation: each read is one MULTI/EXEC with the generation (every write batch bumps it in
+    its own MULTI/EXEC), and a read that finds it moved raises StoreChanged: a write committed meanwhile, and
+    Redis keeps no older states (base.read_consistently reads again on a new snapshot). So a long read that
+    cannot start again (`neardup pairs`, `neardup cluster`) needs a store nothing writes to meanwhile."""
 
     def __init__(self, store: RedisStore):
         super().__init__(store.config.kind, store._large_buckets)
         self._store = store
         self._keys = store._keys
+        self.location = store.location  # what redis_errors names when Redis fails under a read
         self._generation, (limit,) = _read(store._client, self._keys,
                                            lambda pipe: pipe.hget(self._keys.meta, "next_docno"))
         self._limit = _int(limit)

@@ -38,6 +38,7 @@ class Keys:
         self.meta, self.generation, self.log = tag + "meta", tag + "generation", tag + "log"
         self.sketches, self.docnos, self.ids = tag + "sketches", tag + "docnos", tag + "ids"
         self.clusters = tag + "clusters"
+        self.turn = tag + "turn"  # a writer's, while it holds the others back (RedisStore._write)
         self._bucket = (tag + "postings:").encode()
         self.all = (self.meta, self.generation, self.log, self.sketches, self.docnos, self.ids, self.clusters)
 

@@ -1,0 +1,45 @@
+"""Faults under load, every acknowledged write checked (benchmarks/lib/chaos.py; `python -m benchmarks.chaos` runs
+the same for minutes): a worker of `serve --workers 2 --search-index memory` on LMDB killed with SIGKILL, Redis under
+two servers killed and started again, and a `neardup index` batch into the served store, while client threads send
+Dedup, DedupStream, FindSimilar, Upsert and Delete at 70 % of the capacity measured first. No stale answer, no lost
+acknowledged write, failures only inside the outages and each a status of an outage (never UNKNOWN or INTERNAL),
+clean stops."""
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from benchmarks.lib import chaos
+
+SETTINGS = chaos.Settings(seconds=16, capacity_seconds=3, processes=1, threads=4, corpus=200, index_batch=150,
+                          faults=2, redis_down=1.5)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["lmdb", pytest.param("redis", marks=pytest.mark.redis)])
+def test_faults_under_load_leave_no_stale_answer_and_lose_no_acknowledged_write(backend, tmp_path):
+    if backend == "redis" and shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed: apt-get install redis-server (as .ci/run does)")
+    scenario = chaos.run_scenario(backend, tmp_path, SETTINGS, say=lambda line: None)
+    run, capacity = scenario["run"], scenario["capacity"]
+    # the load ran, wrote, deleted and was checked, in both phases
+    for phase in (capacity, run):
+        assert phase["calls_by_method"].keys() >= {"Dedup", "DedupStream", "FindSimilar", "Upsert", "Delete",
+                                                  "check Dedup", "check FindSimilar"}, phase
+    # both faults happened, and the service came back from the outage
+    kinds = [window["kind"] for window in scenario["windows"]]
+    assert kinds == [("worker killed (SIGKILL)" if backend == "lmdb" else "Redis killed and restarted"),
+                     "neardup index batch"]
+    assert scenario["index_batches_acknowledged"] == 1 and not scenario["index_failures"]
+    if backend == "lmdb":
+        assert scenario["servers"][0]["workers_restarted"] == 1
+    # what a caller must be able to count on
+    assert run["stale_answers"] == capacity["stale_answers"] == 0, run["stale_examples"] + capacity["stale_examples"]
+    assert scenario["lost_acknowledged_writes"] == 0, scenario["lost"]
+    assert scenario["verified_ids"] > SETTINGS.index_batch  # the batch and the threads' own ids
+    assert capacity["failures"] == 0 and run["failures_outside_windows"] == 0, run["failures_outside_examples"]
+    assert set(run["failures_inside_by_code"]) <= chaos.OUTAGE_CODES, run["failures_inside_examples"]
+    assert all(server["exit_code"] == 0 and server["internal_errors_logged"] == server["tracebacks_logged"] == 0
+               for server in scenario["servers"]), scenario["servers"]
+    assert chaos.passed(scenario)
