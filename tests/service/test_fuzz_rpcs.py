@@ -1,8 +1,9 @@
 """Every RPC of neardup.v1 fuzzed through real `neardup serve` processes (two workers each, over loopback), on both
-backends (LMDB, Redis) and both search indexes (`--search-index store` and `memory`), and on items stores (documents
-with fields) of both backends: Dedup, DedupStream, Upsert, Delete, Info, FindSimilar and Explain, with well-formed
-and malformed messages (hypothesis) and with raw request bytes that are not protobuf at all, or nearly (truncated
-varints, wrong wire types, invalid UTF-8 in strings, fields of no message, groups).
+backends (LMDB, Redis) and both search indexes (`--search-index store` and `memory`) of a bottom-K store, on items
+stores (documents with fields) of both backends and on a simhash store (the memory index serves bottom-K stores
+only): Dedup, DedupStream, Upsert, Delete, Info, FindSimilar and Explain, with well-formed and malformed messages
+(hypothesis) and with raw request bytes that are not protobuf at all, or nearly (truncated varints, wrong wire types,
+invalid UTF-8 in strings, fields of no message, groups).
 
 The property: every answer is a correct answer or a named status (INVALID_ARGUMENT, RESOURCE_EXHAUSTED,
 FAILED_PRECONDITION, NOT_FOUND), never UNKNOWN or INTERNAL, and no worker restarts. Bytes the protobuf runtime cannot
@@ -34,6 +35,7 @@ from benchmarks.lib.server_process import Server, free_port, sketch_store
 from neardup.core.fields import FieldSpec
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import ItemSketcher, Sketcher
+from neardup_client.messages import WORKER_METADATA
 from neardup_client.v1 import neardup_pb2 as pb
 from observe import children, new_connection, rpc_counts, scrape
 from textgen import ITEMS, SCHEMA, article, text
@@ -61,6 +63,7 @@ PINNED_ITEMS["pinned-copy"] = ITEMS["ad-1"]
 WRITE_IDS = [f"w{n}" for n in range(8)]
 ITEMS_CONFIG = SketchConfig(kind="items", fields=tuple(FieldSpec.from_dict(spec) for spec in SCHEMA["fields"]),
                             rules=tuple(map(tuple, SCHEMA["rules"])))
+CONFIGS = {"bottomk": SketchConfig(), "simhash": SketchConfig(kind="simhash"), "items": ITEMS_CONFIG}
 
 
 def field_values(fields: dict) -> dict[str, pb.FieldValue]:
@@ -74,7 +77,8 @@ class Fuzzed:
     """A running server, what its store holds (the model the answers are checked against), and how to call it."""
 
     server: Server
-    kind: str  # "bottomk" or "items"
+    backend: str  # "lmdb" or "redis"
+    kind: str  # "bottomk", "simhash" or "items"
     metrics_port: int
     workers: list[int]
     channels: list[grpc.Channel]
@@ -108,6 +112,7 @@ class Fuzzed:
         and logged no internal error, and it answers Info with what the store holds."""
         assert self.server.process.poll() is None, self.server.log()
         assert children(self.server.process.pid) == self.workers, self.server.log()
+        assert [worker_of(channel) for channel in self.channels] == sorted(self.workers), "each connection's worker"
         counts = rpc_counts(scrape(self.metrics_port))
         assert counts, "the metrics count the calls"
         assert not {key: n for key, n in counts.items() if key[1] in ("UNKNOWN", "INTERNAL")}, counts
@@ -119,17 +124,20 @@ class Fuzzed:
         assert articles == expected
 
 
+def worker_of(channel: grpc.Channel) -> int:
+    """The process id of the worker that serves a connection (Info's trailing metadata says it)."""
+    _, call = channel.unary_unary("/neardup.v1.NearDup/Info").with_call(b"", timeout=30)
+    return next(int(value) for key, value in call.trailing_metadata() if key == WORKER_METADATA)
+
+
 def one_connection_per_worker(target: str, connections: contextlib.ExitStack) -> list[grpc.Channel]:
-    """Connections served by the two workers: the first of a worker's connections to ask a Dedup computes it, its
-    others find it in the worker's session cache."""
-    asked = pb.DedupRequest(ids=["pinned-copy"], threshold=0.625).SerializeToString()
-    per_worker = []
+    """Connections served by the two workers, in the order of their process ids."""
+    per_worker = {}
     for _ in range(64):
         channel = connections.enter_context(new_connection(target))
-        if not pb.DedupResponse.FromString(channel.unary_unary("/neardup.v1.NearDup/Dedup")(asked, timeout=30)).cached:
-            per_worker.append(channel)
-            if len(per_worker) == 2:
-                return per_worker
+        per_worker.setdefault(worker_of(channel), channel)
+        if len(per_worker) == 2:
+            return [per_worker[pid] for pid in sorted(per_worker)]
     raise AssertionError("every connection went to the same worker")
 
 
@@ -139,6 +147,7 @@ SERVERS = [
     pytest.param(("redis", "bottomk", "store"), id="redis-store", marks=pytest.mark.redis),
     pytest.param(("redis", "bottomk", "memory"), id="redis-memory", marks=pytest.mark.redis),
     # the memory index serves bottom-K stores only (`serve` refuses another at start)
+    pytest.param(("lmdb", "simhash", "store"), id="lmdb-simhash"),
     pytest.param(("lmdb", "items", "store"), id="lmdb-items"),
     pytest.param(("redis", "items", "store"), id="redis-items", marks=pytest.mark.redis),
 ]
@@ -152,19 +161,16 @@ def fuzzed_server(request, tmp_path_factory):
     root = tmp_path_factory.mktemp(f"fuzz-{backend}-{kind}-{search_index}")
     location = (request.getfixturevalue("redis_server").url(f"fuzz-{kind}-{search_index}") if backend == "redis"
                 else root / "store")
-    if kind == "bottomk":
-        sketcher, pinned, config = Sketcher(SketchConfig()), PINNED_TEXTS, SketchConfig()
-    else:
-        sketcher, pinned, config = ItemSketcher(ITEMS_CONFIG), PINNED_ITEMS, ITEMS_CONFIG
+    config = CONFIGS[kind]
+    sketcher, pinned = (ItemSketcher(config), PINNED_ITEMS) if kind == "items" else (Sketcher(config), PINNED_TEXTS)
     sketch_store(location, {doc_id: sketcher.sketch(content, None) for doc_id, content in pinned.items()}, config)
     metrics_port = free_port()
     server = Server(location, "--search-index", search_index, "--max-result-set", str(MAX_RESULT_SET),
                     "--metrics-port", str(metrics_port), workers=2, log_dir=root)
     with server, contextlib.ExitStack() as connections:
-        workers = children(server.process.pid)
-        assert len(workers) == 2
-        target = Fuzzed(server, kind, metrics_port, workers, one_connection_per_worker(server.target, connections),
-                        set(pinned), pinned)
+        workers, channels = children(server.process.pid), one_connection_per_worker(server.target, connections)
+        assert [worker_of(channel) for channel in channels] == sorted(workers)
+        target = Fuzzed(server, backend, kind, metrics_port, workers, channels, set(pinned), pinned)
         target.generation = pb.InfoResponse.FromString(target.call("Info", b"")[1]).generation
         yield target
     assert server.process.returncode == 0 and "internal error" not in server.log(), server.log()
@@ -175,7 +181,10 @@ def fuzzed_server(request, tmp_path_factory):
 #: A request fails at its first bad field. So that fuzzed ones get past the checks to an answer, half the messages
 #: are sane (every field valid for the store, though an id need not be stored), and in the others each field is
 #: valid three times in four and a list holds at most one bad element (or too many good ones).
-SANE_METRICS = {"bottomk": [0, pb.METRIC_CONTAINMENT, pb.METRIC_JACCARD], "items": [0, pb.METRIC_FIELDS]}
+SANE_METRICS = {"bottomk": [0, pb.METRIC_CONTAINMENT, pb.METRIC_JACCARD], "simhash": [0, pb.METRIC_HAMMING],
+                "items": [0, pb.METRIC_FIELDS]}
+#: A simhash sketch: a 64-bit fingerprint, or empty (a text without shingles).
+fingerprints = st.one_of(st.binary(min_size=8, max_size=8), st.just(b""))
 
 
 def either(sane: bool, valid: st.SearchStrategy, invalid: st.SearchStrategy) -> st.SearchStrategy:
@@ -239,8 +248,9 @@ bad_fields = st.dictionaries(st.sampled_from(field_names + ["salary", ""]),
 def contents(sane: bool, kind: str, stored: bool = True) -> st.SearchStrategy[dict]:
     """A document's content: none (a stored article by its id, unless `stored` is False), a text, a sketch, fields;
     or what the store cannot take: the wrong one, bad values, two of them."""
-    inline = ([st.builds(lambda t: {"text": t}, texts), st.builds(lambda s: {"sketch": s}, sketches())]
-              if kind == "bottomk" else [st.builds(lambda f: {"fields": f}, valid_fields)])
+    inline = ([st.builds(lambda f: {"fields": f}, valid_fields)] if kind == "items" else
+              [st.builds(lambda t: {"text": t}, texts),
+               st.builds(lambda s: {"sketch": s}, sketches() if kind == "bottomk" else fingerprints)])
     valid = st.one_of(*([st.just({})] if stored else []), *inline)
     invalid = st.one_of(st.just({}), st.builds(lambda t: {"text": t}, texts),
                         st.builds(lambda f: {"fields": f}, bad_fields),
@@ -261,7 +271,7 @@ def sketch_configs(sane: bool, kind: str) -> st.SearchStrategy:
     from neardup.service.converters import sketch_config_message
 
     def changed(change: str, value):
-        message = sketch_config_message(SketchConfig() if kind == "bottomk" else ITEMS_CONFIG)
+        message = sketch_config_message(CONFIGS[kind])
         if change:
             setattr(message, change, value)
         return message
@@ -269,7 +279,8 @@ def sketch_configs(sane: bool, kind: str) -> st.SearchStrategy:
     own = st.builds(changed, st.just(""), st.none())
     other = st.one_of(st.builds(changed, st.just("k"), st.integers(0, 2**32 - 1)),
                       st.builds(changed, st.just("unit"), st.sampled_from(["", "sentence", "word:0", "x"])),
-                      st.builds(changed, st.just("kind"), st.sampled_from(["", "bottomk", "items", "simhash", "?"])))
+                      st.builds(changed, st.just("kind"),
+                                st.sampled_from(["", "bottomk", "items", "simhash", "?"])))
     return either(sane, st.one_of(st.none(), st.none(), own), other)
 
 
@@ -537,6 +548,8 @@ def check_dedup(target: Fuzzed, request: pb.DedupRequest, code, answer: bytes | 
                                                            response.group)):
         assert (of == -1 and group == position and similarity == 0.0) or (0 <= of < position and group <= of)
         assert 0.0 <= similarity <= 1.0
+        if of != -1 and response.grouping in (pb.GROUPING_GREEDY, pb.GROUPING_COMPLETE):  # no chains
+            assert similarity >= response.threshold
     assert list(response.missing) == [position for position, doc in enumerate(documents)
                                       if id_only(doc) and doc.id not in target.stored]
     keys = [content_key(target, doc) for doc in documents]
@@ -575,6 +588,7 @@ def check_info(target: Fuzzed, request: pb.InfoRequest, code, answer: bytes | No
     response = pb.InfoResponse.FromString(answer)
     assert (response.articles, response.max_result_set, response.indexed) == (len(target.stored), MAX_RESULT_SET, True)
     assert response.sketch_config.kind == target.kind and response.generation == target.generation
+    assert response.store == target.backend and response.default_metric == SANE_METRICS[target.kind][1]
 
 
 def top_level_fields(body: bytes) -> list[int]:
@@ -633,6 +647,13 @@ def check_explain(target: Fuzzed, request: pb.ExplainRequest, code, answer: byte
         assert explained.id == doc.id and explained.has_text == has_text
         for spans in (explained.shared, explained.sketch_shared, explained.boilerplate):
             assert _spans_ok(spans, doc.text) if has_text else not spans
+        assert explained.stoplisted_shingles <= explained.shingles and (has_text or not explained.shingles)
+        assert explained.compared_values <= explained.sketch_values <= CONFIGS[target.kind].k
+        if target.kind == "simhash":  # a fingerprint shares bits, not values
+            assert explained.sketch_values == 0 and not explained.sketch_shared
+    assert response.shared_sketch_values <= min(response.a.compared_values, response.b.compared_values)
+    if not (response.a.has_text and response.b.has_text):
+        assert response.shared_shingles == 0 and not response.a.shared and not response.b.shared
     keys = [content_key(target, doc) for doc in sides]
     if keys[0] is not None and keys[0] == keys[1]:
         assert (response.similarity, response.duplicate) == (1.0, True)
@@ -729,7 +750,7 @@ EXAMPLES = settings(FUZZ, max_examples=30)
 
 def stranger(target: Fuzzed) -> str:
     """A pinned article that duplicates no other."""
-    return "pinned-1" if target.kind == "bottomk" else "pinned-other"
+    return "pinned-other" if target.kind == "items" else "pinned-1"
 
 
 def twin(target: Fuzzed) -> str:
@@ -742,8 +763,8 @@ def good_requests(target: Fuzzed) -> dict[str, pb.DedupRequest]:
     """Per RPC a request that must succeed, checked as the fuzzed ones are."""
     original, copy = pb.Document(id=twin(target)), pb.Document(id="pinned-copy")
     inline = _key(target.pinned[original.id])
-    document = (pb.Document(text=inline[1]) if target.kind == "bottomk"
-                else pb.Document(fields=field_values(target.pinned[original.id])))
+    document = (pb.Document(fields=field_values(target.pinned[original.id])) if target.kind == "items"
+                else pb.Document(text=inline[1]))
     named = pb.Document(id="inline")
     named.MergeFrom(document)
     written = pb.Document(id="w0")
@@ -753,7 +774,7 @@ def good_requests(target: Fuzzed) -> dict[str, pb.DedupRequest]:
             "Delete": pb.DeleteRequest(ids=["w0", "w1"]),
             "Info": pb.InfoRequest(),
             "FindSimilar": pb.FindSimilarRequest(document=document, top_k=3),
-            "Explain": pb.ExplainRequest(a=original, b=copy if target.kind == "bottomk" else document)}
+            "Explain": pb.ExplainRequest(a=original, b=document if target.kind == "items" else copy)}
 
 
 def seeds(target: Fuzzed, method: str) -> list[bytes]:
@@ -768,8 +789,8 @@ def seeds(target: Fuzzed, method: str) -> list[bytes]:
         document.MergeFrom(of)
         return document
 
-    bad = (pb.Document(text="a few words", lang="tlh") if target.kind == "bottomk"
-           else pb.Document(fields={"location": pb.FieldValue(location=pb.GeoPoint(lat=math.nan, lon=0))}))
+    bad = (pb.Document(fields={"location": pb.FieldValue(location=pb.GeoPoint(lat=math.nan, lon=0))})
+           if target.kind == "items" else pb.Document(text="a few words", lang="tlh"))
     both = both_queries(original, content, tag(100, 3) + tag(1, 0) + b"\x01" + tag(100, 4), True)  # a group between
     requests = {
         "Dedup": [pb.DedupRequest(ids=[original, original, "never-stored"]), b"\x0a\x02\xff\xfe",
@@ -830,10 +851,9 @@ def test_many_messages_on_one_stream_bad_ones_between_good_ones(fuzzed_server):
     original, other = twin(target), stranger(target)
     inline = pb.Document(id="inline")
     inline.MergeFrom(good_requests(target)["FindSimilar"].document)
-    own = SketchConfig() if target.kind == "bottomk" else ITEMS_CONFIG
     from neardup.service.converters import sketch_config_message
-    other_config = sketch_config_message(own)
-    other_config.unit = "sentence" if target.kind == "bottomk" else "word:2"
+    other_config = sketch_config_message(CONFIGS[target.kind])
+    other_config.unit = "word:2" if target.kind == "items" else "sentence"
     # (message, status code, the duplicate_of and missing of its answer)
     cases = [
         (pb.DedupRequest(ids=[original, other, "pinned-copy"]), OK, ([-1, -1, 0], [])),
@@ -892,7 +912,7 @@ def test_texts_of_megabytes_are_answered_and_those_over_the_limits_refused(fuzze
     exhausted = grpc.StatusCode.RESOURCE_EXHAUSTED
 
     def doc(doc_id: str, body: str) -> pb.Document:
-        if target.kind == "bottomk":
+        if target.kind != "items":
             return pb.Document(id=doc_id, text=body)
         return pb.Document(id=doc_id, fields={"title": pb.FieldValue(text="Forklift driver"),
                                               "body": pb.FieldValue(text=body)})
@@ -909,7 +929,7 @@ def test_texts_of_megabytes_are_answered_and_those_over_the_limits_refused(fuzze
     assert list(pb.DedupResponse.FromString(answers["Dedup"]).duplicate_of) == [-1, 0]
     assert [(m.id, m.similarity) for m in pb.FindSimilarResponse.FromString(answers["FindSimilar"]).matches] == [
         ("w-big", 1.0)]
-    if target.kind == "bottomk":
+    if target.kind != "items":
         explained = pb.ExplainResponse.FromString(answers["Explain"])
         assert (explained.similarity, explained.duplicate, explained.a.has_text) == (1.0, True, True)
     over_text = pb.DedupRequest(documents=[doc("over", "word " * ((MAX_TEXT_BYTES + MEGABYTE) // 5))])
