@@ -5,7 +5,8 @@ Per record set of the split, each clustering scored pairwise against the true en
   (a) neardup defaults   `neardup index --fields SCHEMA`, then `neardup cluster` at the store's defaults: no labels
   (b) neardup + STRATEGY  the indexed store copied, at most --budget pairs chosen by a labelling strategy and
                           answered from the truth (lib/record_labels; `random`: half true duplicates, half random
-                          distinct pairs, as issue's user labelled), `neardup train` on them, `neardup cluster`
+                          distinct pairs, as issue's user labelled; `label`: `neardup label`'s session), `neardup
+                          train` on them (a model it refuses leaves the rules), `neardup cluster`
   (c) dedupe, same labels dedupe 3.0.3 given the random strategy's pairs (mark_pairs), trained, partition()
   (d) dedupe, active      dedupe's own active learner (uncertain_pairs) answered from the truth, at most --budget
                           answers, trained, partition()
@@ -13,7 +14,8 @@ Times are wall seconds of the whole run as a user does it: neardup's commands (i
 export), dedupe's preparation, labelling, training and partition. dedupe runs in a process of its own (its peak
 memory is that process's). dedupe comes with the `records-bench` extra; without it (c) and (d) are skipped.
 
-    python -m benchmarks.records [--split test] [--entities N] [--budget 120] [--strategy random ...] [--no-dedupe]
+    python -m benchmarks.records [--split test] [--entities N] [--budget 120] [--strategy random --strategy label]
+                                 [--no-dedupe]
 
 writes out/records-SPLIT.json and .md (`--entities N`: the first N entities of each set by a hash of their key,
 all records of each, written to records-SPLIT-eN.*). The test split takes about ten minutes on 2 shared cores.
@@ -111,6 +113,8 @@ LABELS = {"neardup_defaults": "(a) neardup defaults, no labels", "dedupe_random"
 def _label(key: str) -> str:
     if key in LABELS:
         return LABELS[key]
+    if key == "neardup_label":
+        return "(e) neardup, `neardup label` then `neardup train`"
     return f"(b) neardup + `neardup train`, {key.removeprefix('neardup_')} labels"
 
 
@@ -140,6 +144,8 @@ def markdown(report: dict) -> str:
                 failed.append(f"{_label(key)} failed: {run['error'].strip()}")
                 continue
             labels = "—" if "labels" not in run else f"{run['labels']} ({run['labelled_duplicates']} dup.)"
+            if run.get("model_refused"):
+                labels += ", model refused"
             rows.append([_label(key), labels, f"{run['precision']:.3f}", f"{run['recall']:.3f}",
                          f"**{run['f1']:.3f}**", f"{run['clusters']:,}", _seconds(run)])
         lines += table(["run", "labels", "precision", "recall", "F1", "clusters", "seconds"], rows)
@@ -163,14 +169,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--budget", type=int, default=DEFAULT_BUDGET, help="labelled pairs per strategy")
     parser.add_argument("--strategy", action="append", metavar="NAME",
                         help="a labelling strategy for (b): " + ", ".join(record_labels.STRATEGIES)
-                             + ", or module:function (repeatable) (default: random)")
+                             + ", or module:function (repeatable) (default: all of those)")
     parser.add_argument("--no-dedupe", dest="dedupe", action="store_false",
                         help="leave out (c) and (d) (default: run them when dedupe is installed)")
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--keep", type=Path, metavar="DIR",
                         help="write the documents, schemas, labels and stores into DIR and keep them")
     args = parser.parse_args(argv)
-    strategies = args.strategy or ["random"]
+    strategies = args.strategy or list(record_labels.STRATEGIES)
     for name in strategies:
         record_labels.strategy(name)  # an unknown one fails now, not after the first set
     dedupe_version = None

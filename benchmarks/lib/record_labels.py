@@ -6,8 +6,7 @@ it may read the indexed store at store_path (an items store of the record set, a
 it), ask `oracle(a, b)` whether two stored records are one entity (each answer is counted: oracle.asked), and
 returns at most `budget` labelled pairs, which `neardup train` then fits on. The benchmark runs every strategy it
 is given on a copy of the indexed store (`--strategy NAME`, or `--strategy module:function` for one written
-elsewhere), so a strategy that calls `neardup label` on store_path, answering its questions through the oracle, is
-one more entry of STRATEGIES.
+elsewhere). `label` is `neardup label`'s session answered by the oracle.
 
 `random_labels` is issue's setting: half the budget true duplicates drawn at random from the truth (a user who
 already holds labelled duplicates: oracle.true_pairs(), which no active strategy may use), the other half random
@@ -71,8 +70,19 @@ def random_labels(store_path: Path, oracle: TruthOracle, budget: int, seed: int 
         [{"a": a, "b": b, "duplicate": False} for a, b in chosen]
 
 
-#: The strategies `--strategy NAME` names. Add `neardup label` here as a function of the same signature.
-STRATEGIES: dict[str, Strategy] = {"random": random_labels}
+def neardup_label(store_path: Path, oracle: TruthOracle, budget: int) -> list[dict]:
+    """`neardup label`'s session (jobs/label.label_with: the candidate pairs the store is least sure of, its
+    scorer refitted to each answer) on the store, the oracle answering, until `budget` answers."""
+    from neardup.jobs.label import label_with
+    from neardup.store import open_store
+
+    with open_store(str(store_path), readonly=True) as store:
+        answers = label_with(store, store_path.with_name(store_path.name + "-label.jsonl"), oracle, budget)
+    return [{"a": a, "b": b, "duplicate": duplicate} for a, b, duplicate in answers if duplicate is not None]
+
+
+#: The strategies `--strategy NAME` names; another is one more function of the same signature.
+STRATEGIES: dict[str, Strategy] = {"random": random_labels, "label": neardup_label}
 
 
 def strategy(name: str) -> Strategy:

@@ -110,7 +110,8 @@ def neardup_defaults(record_set: RecordSet, indexed: dict) -> dict:
 def neardup_trained(record_set: RecordSet, indexed: dict, name: str, choose: Strategy, budget: int,
                     labels: list[dict] | None = None) -> dict:
     """A copy of the indexed store, labelled pairs chosen by the strategy (or given), `neardup train` on them,
-    then clustered. seconds: index, choosing, train, cluster and export."""
+    then clustered (by the field rules when train refuses the model: exit 1, the store unchanged, said in
+    model_refused). seconds: index, choosing, train, cluster and export."""
     slug = re.sub(r"[^\w.-]+", "-", name)
     store = indexed["store"].with_name(f"store-{slug}")
     shutil.copytree(indexed["store"], store)
@@ -123,10 +124,14 @@ def neardup_trained(record_set: RecordSet, indexed: dict, name: str, choose: Str
         raise RunFailed(f"strategy {name} returned {len(labels)} labelled pairs, over the budget of {budget}")
     pairs = store.with_name(f"labels-{slug}.jsonl")
     pairs.write_text("".join(json.dumps(label) + "\n" for label in labels), encoding="utf-8")
-    trained, train_seconds = neardup("train", str(pairs), "--store", str(store))
+    trained, train_seconds = neardup("train", str(pairs), "--store", str(store), accept=(0, 1))
+    refused = trained.returncode == 1
+    if refused and "not stored" not in trained.stderr:
+        raise RunFailed(f"`neardup train {pairs.name}` exited 1:\n{trained.stderr}")
     result = cluster(record_set, store)
     result.update(labels=len(labels), labelled_duplicates=sum(label["duplicate"] for label in labels),
                   oracle_answers=oracle.asked, choose_seconds=choose_seconds, train_seconds=train_seconds,
+                  model_refused=trained.stderr.strip() if refused else "",
                   train_report=trained.stdout.strip(),
                   seconds=indexed["index_seconds"] + choose_seconds + train_seconds + result["cluster_seconds"]
                   + result["export_seconds"])

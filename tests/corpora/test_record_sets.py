@@ -240,18 +240,21 @@ def by_number(store_path, oracle, budget):
 def test_the_benchmark_runs_neardup_and_writes_its_report(fake_febrl, tmp_path):
     strategy = f"{__name__}:by_number"
     records_script.main(["--split", "tune", "--budget", "20", "--no-dedupe", "--strategy", "random",
-                         "--strategy", strategy, "--out", str(tmp_path)])
+                         "--strategy", "label", "--strategy", strategy, "--out", str(tmp_path)])
     report = json.loads((tmp_path / "records-tune.json").read_text())
     result, = report["sets"]
     assert result["records"] == len(febrl_like(40, 0)) + len(febrl_like(40, 1))
     runs = result["runs"]
-    assert set(runs) == {"neardup_defaults", "neardup_random", f"neardup_{strategy}"}
+    assert set(runs) == {"neardup_defaults", "neardup_random", "neardup_label", f"neardup_{strategy}"}
     assert runs[f"neardup_{strategy}"]["labels"] == runs[f"neardup_{strategy}"]["oracle_answers"] == 20
+    label = runs.pop("neardup_label")  # neardup label's session, answered by the truth
+    assert "error" in label or label["labels"] == label["oracle_answers"] <= 20
     for run in runs.values():
         assert 0 <= run["precision"] <= 1 and 0 <= run["recall"] <= 1 and run["seconds"] > 0
     assert runs["neardup_defaults"]["f1"] > 0.5  # typo'd copies sharing most fields are found
     assert runs["neardup_random"]["labels"] == 20 and runs["neardup_random"]["labelled_duplicates"] == 10
-    assert "chosen:" in runs["neardup_random"]["train_report"]
+    assert "cross-validated F1" in runs["neardup_random"]["train_report"]
+    assert isinstance(runs["neardup_random"]["model_refused"], str)  # train may keep the rules: "" when stored
     assert len(result["random_labels"]) == 20
     assert "random_labels_not_below_defaults" in result["checks"]
     assert "(a) neardup defaults" in (tmp_path / "records-tune.md").read_text()
