@@ -123,6 +123,8 @@ def _seconds(run: dict) -> str:
         parts = [f"cluster {run['cluster_seconds'] + run['export_seconds']:.1f}"]
         if "train_seconds" in run:
             parts.insert(0, f"train {run['train_seconds']:.1f}")
+        if run.get("choose_seconds", 0) >= 0.05:
+            parts.insert(0, f"choosing {run['choose_seconds']:.1f}")
         return f"{run['seconds']:.1f} ({', '.join(parts)})"
     return f"{run['seconds']:.1f} (train {run['train_seconds']:.1f}, partition {run['partition_seconds']:.1f})"
 
@@ -149,6 +151,8 @@ def markdown(report: dict) -> str:
             rows.append([_label(key), labels, f"{run['precision']:.3f}", f"{run['recall']:.3f}",
                          f"**{run['f1']:.3f}**", f"{run['clusters']:,}", _seconds(run)])
         lines += table(["run", "labels", "precision", "recall", "F1", "clusters", "seconds"], rows)
+        lines += ["", f"(a)'s default threshold, as `neardup index` reported it: "
+                      f"{result['runs']['neardup_defaults'].get('threshold') or 'not reported'}."]
         checks = result["checks"]
         notes = [f"{key.replace('_', ' ')}: {value:.2f}" if isinstance(value, float) else
                  f"{key.replace('_', ' ')}: {'yes' if value else 'no'}" for key, value in checks.items()]

@@ -10,8 +10,9 @@ entity): precision, recall and F1 of those pairs, as benchmarks/evaluate_cluster
 dedupe gets what neardup gets: the schema's fields, each text field a `String` variable and each exact field an
 `Exact` one (every one `has_missing`: a missing value is None), the exact fields' values normalised as the schema
 normalises them for neardup (a phone's digits, a code's casefolded words), the text fields' lowercased with their
-white space collapsed (dedupe's own examples' preprocessing). One core each: dedupe with num_cores=1, neardup's
-commands with their default of one process.
+white space collapsed (dedupe's own examples' preprocessing). Processes: dedupe with num_cores=1 (its classifier
+search, GridSearchCV with n_jobs=-1 as dedupe sets it, still uses every core), neardup's commands with their
+default of one process.
 """
 from __future__ import annotations
 
@@ -81,8 +82,9 @@ def index(record_set: RecordSet, folder: Path) -> dict:
     store = folder / "store"
     if store.exists():
         shutil.rmtree(store)
-    _, seconds = neardup("index", str(paths["documents"]), "--store", str(store), "--fields", str(paths["schema"]))
-    return {**paths, "store": store, "index_seconds": seconds}
+    done, seconds = neardup("index", str(paths["documents"]), "--store", str(store), "--fields", str(paths["schema"]))
+    threshold = re.search(r"^\s*default threshold:\s*(.*)$", done.stdout, re.M)
+    return {**paths, "store": store, "index_seconds": seconds, "threshold": threshold.group(1) if threshold else ""}
 
 
 def cluster(record_set: RecordSet, store: Path) -> dict:
@@ -99,10 +101,12 @@ def cluster(record_set: RecordSet, store: Path) -> dict:
 
 
 def neardup_defaults(record_set: RecordSet, indexed: dict) -> dict:
-    """(a): the store as indexed, no labels: its rules at the items default threshold."""
+    """(a): the store as indexed, no labels: its field rules at its default threshold (what `neardup index`
+    set: learned from the records, or the fixed default)."""
     store = indexed["store"].with_name("store-defaults")
     shutil.copytree(indexed["store"], store)
     result = cluster(record_set, store)
+    result["threshold"] = indexed["threshold"]
     result["seconds"] = indexed["index_seconds"] + result["cluster_seconds"] + result["export_seconds"]
     return result
 
