@@ -135,11 +135,16 @@ def neardup_trained(record_set: RecordSet, indexed: dict, name: str, choose: Str
     result = cluster(record_set, store)
     result.update(labels=len(labels), labelled_duplicates=sum(label["duplicate"] for label in labels),
                   oracle_answers=oracle.asked, choose_seconds=choose_seconds, train_seconds=train_seconds,
-                  model_refused=trained.stderr.strip() if refused else "",
-                  train_report=trained.stdout.strip(),
+                  model_refused=_local(trained.stderr, store) if refused else "",
+                  train_report=_local(trained.stdout, store),
                   seconds=indexed["index_seconds"] + choose_seconds + train_seconds + result["cluster_seconds"]
                   + result["export_seconds"])
     return result
+
+
+def _local(text: str, store: Path) -> str:
+    """A command's output with the run's folder left out of its paths (reports name no folder of the machine)."""
+    return text.replace(f"{store.parent}/", "").strip()
 
 
 # --- dedupe --------------------------------------------------------------------------------------------------------

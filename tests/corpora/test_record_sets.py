@@ -41,10 +41,10 @@ def febrl_like(originals: int, seed: int) -> list[list[str]]:
     rng = random.Random(seed)
     rows = []
     for number in range(originals):
+        born = f"19{rng.randrange(10, 99)}0{rng.randrange(1, 9)}1{rng.randrange(10)}"
         row = [f"rec-{number}-org", rng.choice(GIVEN), rng.choice(SURNAMES), str(rng.randrange(1, 200)),
                rng.choice(STREETS), "", rng.choice(SUBURBS), str(rng.randrange(2000, 7000)),
-               rng.choice(["nsw", "vic", "qld"]), f"19{rng.randrange(10, 99)}0{rng.randrange(1, 9)}1{rng.randrange(10)}",
-               str(rng.randrange(1_000_000, 9_999_999))]
+               rng.choice(["nsw", "vic", "qld"]), born, str(rng.randrange(1_000_000, 9_999_999))]
         rows.append(row)
         if number % 3 == 0:
             for copy in range(1 + number % 2):
