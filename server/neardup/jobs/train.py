@@ -16,8 +16,9 @@ stored through the store interface (SketchStore.set_model) as JSON: coefficients
 Python objects. It is tied to the store's configuration digest, and the server evaluates it with numpy alone.
 
 It is refused, the store unchanged, when it cross-validates worse than the rules alone (the store's default
-threshold on the weighted field similarity) on the same weighted pairs, or when it would accept many sampled
-candidates where no labelled pair lies and the rules reject them (nothing says how it does there).
+threshold on the weighted field similarity) on the same weighted pairs, or when it would decide many sampled
+candidates otherwise than the rules in bands of rule similarity where too few labelled pairs show it right there
+(_refusal): a few random non-duplicates cannot stand for thousands of candidates.
 
 scikit-learn comes with the `train` extra: pip install '.[train]'.
 """
@@ -39,9 +40,12 @@ from .pair_sample import CandidatePairs, pair_rows, sample_candidate_pairs
 DEFAULT_FOLDS = 5
 #: Bins of the rule score by which labelled pairs are weighted against the store's candidates.
 BINS = 10
-#: A model may accept pairs where no labelled pair lies (bins of the rule score without labels) beyond what the
-#: rules accept there for at most this share of what it accepts: past it, its figures would not describe it.
-UNCOVERED_SHARE = 0.05
+#: A model may decide candidates otherwise than the rules without labelled support (_refusal) for at most this
+#: share of the pairs it or the rules accept: past it, its figures would not describe it.
+UNSUPPORTED_SHARE = 0.25
+#: Labelled pairs a band of rule similarity needs, decided by the model otherwise than by the rules, before the
+#: model may decide that band's candidates otherwise.
+MIN_SUPPORT = 5
 #: Gradient boosting's size: shallow trees, as seed 000's handful of features needs no more.
 GBM_TREES, GBM_DEPTH, GBM_LEARNING_RATE = 150, 3, 0.1
 
@@ -92,35 +96,48 @@ def _best_threshold(probability: np.ndarray, truth: np.ndarray, weight: np.ndarr
     return best[1], best[2]
 
 
-def candidate_weights(labelled: np.ndarray, population: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def candidate_weights(labelled: np.ndarray, population: np.ndarray) -> np.ndarray:
     """Importance weights that make the labelled candidate pairs stand for the store's candidates: per bin of the
     rule score (BINS equal bins on [0, 1]), the candidates' share over the labelled pairs' share, normalised to a
-    mean of 1; and which bins hold candidates but no labelled pair (there the labels say nothing)."""
+    mean of 1."""
     edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
     wanted = np.bincount(np.digitize(population, edges), minlength=BINS) / max(len(population), 1)
     held = np.bincount(np.digitize(labelled, edges), minlength=BINS) / max(len(labelled), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = np.where(held > 0, wanted / held, 0.0)
     weight = ratio[np.digitize(labelled, edges)]
-    return weight / weight.mean() if weight.sum() else np.ones(len(labelled)), (wanted > 0) & (held == 0)
+    return weight / weight.mean() if weight.sum() else np.ones(len(labelled))
 
 
-def _refusal(report: dict, scorer: ItemScorer, population: CandidatePairs, uncovered: np.ndarray,
+def _refusal(report: dict, scorer: ItemScorer, population: CandidatePairs, labelled: tuple[np.ndarray, np.ndarray],
              rules_threshold: float) -> str:
     """Why the model must not be stored ("" when it may): it cross-validates worse than the rules alone on the
-    candidates, or it would accept many candidate pairs where no labelled pair lies (UNCOVERED_SHARE)."""
+    candidates, or it decides many sampled candidates otherwise than the rules where the labels do not show it
+    right. `labelled`: the labelled candidates' rule scores and the model's cross-validated decisions on them.
+
+    A model may accept what the rules reject (or the reverse) in a band of rule similarity only where at least
+    MIN_SUPPORT labelled pairs of that band were decided so by it in cross-validation: otherwise nothing says how
+    it does there (random non-duplicates, which share little, leave most bands without such pairs)."""
     chosen = max(report["models"].values(), key=lambda figures: figures["cv"]["f1"])
     if chosen["cv"]["f1"] < report["rules"]["cv"]["f1"]:
         return (f"the model cross-validates at F1 {chosen['cv']['f1']:.3f} on candidate pairs, below the rules alone "
                 f"({report['rules']['cv']['f1']:.3f} at {rules_threshold:g}): not stored")
     if not len(population.a):
         return ""
-    bins = np.digitize(population.rule_scores, np.linspace(0.0, 1.0, BINS + 1)[1:-1])
-    accepted = scorer.scores(population.features) >= scorer.model.threshold
-    beyond = accepted & uncovered[bins] & (population.rule_scores < rules_threshold)
-    if beyond.sum() > UNCOVERED_SHARE * max(accepted.sum(), 1):
-        return (f"the model would accept {int(beyond.sum()):,} of {len(population.a):,} sampled candidate pairs where "
-                "no labelled pair lies and the rules reject them: label pairs there (`neardup label`); not stored")
+    edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
+    scores, decided = labelled
+    rules, model = population.rule_scores >= rules_threshold, scorer.scores(population.features) >= scorer.model.threshold
+    bands, labelled_bands = np.digitize(population.rule_scores, edges), np.digitize(scores, edges)
+    unsupported = 0
+    for accepts in (True, False):  # the model accepts what the rules reject, and the reverse
+        support = np.bincount(labelled_bands[(decided == accepts) & ((scores >= rules_threshold) != accepts)],
+                              minlength=BINS)
+        differs = (model == accepts) & (rules != accepts)
+        unsupported += int(np.count_nonzero(differs & (support[bands] < MIN_SUPPORT)))
+    if unsupported > UNSUPPORTED_SHARE * max(int(model.sum()), int(rules.sum()), 1):
+        return (f"the model decides {unsupported:,} of {len(population.a):,} sampled candidate pairs otherwise than the "
+                f"rules where fewer than {MIN_SUPPORT} labelled pairs show it right: label pairs there (`neardup "
+                "label` proposes them); not stored")
     return ""
 
 
@@ -179,7 +196,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
                                   "needs at least that many of each (`neardup label` proposes candidate pairs)")
         rule_scores = weighted(config.fields, rows[scored])
         population = sample_candidate_pairs(store)
-        weight, uncovered = candidate_weights(rule_scores, population.rule_scores)
+        weight = candidate_weights(rule_scores, population.rule_scores)
         rules_threshold = Deduplicator(store, pair_model=False).defaults.threshold
         report = {"pairs": len(pairs), "scored": int(scored.sum()), "duplicates": int(truth.sum()),
                   "duplicates_never_scored": int((truth & ~scored).sum()),
@@ -197,15 +214,15 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
             threshold, scores = _best_threshold(probability, labels, weight)
             report["models"][kind] = {"cv": scores, "threshold": threshold}
             if chosen is None or scores["f1"] > report["models"][chosen[0]]["cv"]["f1"]:
-                chosen = (kind, make, a, b, threshold)
-        kind, make, a, b, threshold = chosen
+                chosen = (kind, make, a, b, threshold, probability >= threshold)
+        kind, make, a, b, threshold, decided = chosen
         document = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "config_digest": config.digest(),
                     "inputs": input_names(config.fields), "threshold": threshold,
                     "calibration": {"a": a, "b": b}, "cv": report["models"][kind]["cv"], "trained_on": report["pairs"],
                     **_dump(kind, make().fit(inputs, labels), inputs)}
         data = json.dumps(document, sort_keys=True).encode()
         model = PairModel.from_json(data, config.digest(), config.fields)  # what the server will check at start
-        report["refused"] = _refusal(report, ItemScorer(config.fields, model), population, uncovered,
+        report["refused"] = _refusal(report, ItemScorer(config.fields, model), population, (rule_scores, decided),
                                      rules_threshold)
         if write and not report["refused"]:
             store.set_model(data)
