@@ -354,3 +354,27 @@ def test_serve_and_check_refuse_a_damaged_file_in_one_line(tmp_path):
             f"neardup: error: search index file {index} cannot be used (damaged: the header says "
             f"{index.stat().st_size + 8} bytes, the file has {index.stat().st_size} (cut short?)): rebuild it with "
             f"`neardup search-index --store {path}`"]
+    assert run_neardup("search-index", "--store", str(path)).returncode == 0
+    flipped = bytearray(index.read_bytes())
+    flipped[1000] ^= 0x10
+    index.write_bytes(flipped)
+    done = run_neardup("serve", "--search-index", "shared", "--port", "0", "--store", str(path))
+    assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1
+    assert "cannot be used (damaged: checksum" in done.stderr
+
+
+def test_index_builds_the_file_when_asked_and_check_verifies_it(tmp_path, neardup):
+    texts = {f"doc-{n}": f"story {n} about the harbour and the ships that came in on day {n % 7}" for n in range(40)}
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"id": doc_id, "text": text}) + "\n" for doc_id, text in texts.items()))
+    store = tmp_path / "s"
+    done = neardup("index", corpus, "--store", store, "--search-index")
+    assert done.returncode == 0, done.stderr
+    assert f"search index {store / 'search-index'}: 40 articles" in done.stdout
+    checked = neardup("search-index", "--store", store, "--check")
+    assert checked.returncode == 0 and "40 articles at generation" in checked.stdout and "0 ids written since" in \
+        checked.stdout, checked.stderr
+    with open_store(store) as opened:
+        mapped = index_file.open_mapped(store / "search-index", opened)
+        assert len(mapped.index) == 40 and mapped.index.stored("doc-3")[1] == opened.get_many(["doc-3"])[0]
+    assert neardup("index", corpus, "--store", tmp_path / "t", "--search-index-file", tmp_path / "x").returncode == 2

@@ -296,58 +296,67 @@ def build(store: SketchStore, path: Path, progress: Progress = lambda _: None,
     the postings built in the file; at the generation read before the scan (those written during it are in the
     change log that whoever maps the file catches up from)."""
     check_store(store)
-    hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
     began = time.perf_counter()
-    path = Path(path)
 
     def attempt() -> dict:
         generation = store.generation()
         with store.snapshot() as snapshot:
             limit = snapshot.docno_limit()
-            lengths = np.zeros(limit + 1, np.uint64)
-            id_lengths = np.zeros(limit + 1, np.uint64)
-            ids = bytearray()
-            temporary = path.with_name(f".{path.name}.{os.getpid()}.pool")
-            try:
-                with open(temporary, "w+b") as pool:
-                    chunk: list[bytes] = []
-                    count = 0
-                    for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(0, limit), 1):
-                        key = doc_id.encode()
-                        lengths[docno + 1] = len(sketch) // 4
-                        id_lengths[docno + 1] = len(key)
-                        ids += key
-                        chunk.append(sketch)
-                        if len(chunk) >= 4096:
-                            pool.write(b"".join(chunk))
-                            chunk = []
-                        if count % PROGRESS_EVERY == 0:
-                            progress(f"search index: {count:,} articles read ({time.perf_counter() - began:.1f} s)")
-                    pool.write(b"".join(chunk))
-                    pool.flush()
-                    pool_values = int(lengths.sum())
-                    pool_offsets = np.cumsum(lengths, dtype=np.uint64)
-                    id_offsets = np.cumsum(id_lengths, dtype=np.uint64)
-
-                    def fill(file, mapped: mmap.mmap) -> None:
-                        offsets = _search.init_header(mapped, store.config.k, hot, generation,
-                                                      store.config.digest(), limit, count, pool_values, len(ids),
-                                                      int(time.time()))
-                        pool.seek(0)
-                        at = offsets["pool"]
-                        while block := pool.read(1 << 24):
-                            mapped[at:at + len(block)] = block
-                            at += len(block)
-                        for name, array in (("pool_offsets", pool_offsets), ("id_offsets", id_offsets)):
-                            data = array.astype("<u8").tobytes()
-                            mapped[offsets[name]:offsets[name] + len(data)] = data
-                        mapped[offsets["ids"]:offsets["ids"] + len(ids)] = ids
-                        progress(f"search index: {count:,} articles read, building the postings "
-                                 f"({time.perf_counter() - began:.1f} s)")
-
-                    return _write(path, (limit, count, pool_values, len(ids)), hot, fill)
-            finally:
-                temporary.unlink(missing_ok=True)
+            return write_articles(path, snapshot.scan(0, limit), limit, store.config.k, store.config.digest(),
+                                  generation, progress, hot_postings)
 
     header = read_again(attempt)
-    return Built(path, header, time.perf_counter() - began)
+    return Built(Path(path), header, time.perf_counter() - began)
+
+
+def write_articles(path: Path, articles: Iterable[tuple[int, str, bytes]], limit: int, k: int, config: str,
+                   generation: int, progress: Progress = lambda _: None, hot_postings: int | None = None) -> dict:
+    """A file of `articles` ((docno, id, sketch) in docno order, every docno below `limit`), sketches of K = k
+    and configuration digest `config`, at `generation`: the sketches stream into a scratch file beside it, then
+    into the file, whose postings are built in place. Its header."""
+    hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
+    began = time.perf_counter()
+    path = Path(path)
+    lengths = np.zeros(limit + 1, np.uint64)
+    id_lengths = np.zeros(limit + 1, np.uint64)
+    ids = bytearray()
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.pool")
+    try:
+        with open(temporary, "w+b") as pool:
+            chunk: list[bytes] = []
+            count = 0
+            for count, (docno, doc_id, sketch) in enumerate(articles, 1):
+                key = doc_id.encode()
+                lengths[docno + 1] = len(sketch) // 4
+                id_lengths[docno + 1] = len(key)
+                ids += key
+                chunk.append(sketch)
+                if len(chunk) >= 4096:
+                    pool.write(b"".join(chunk))
+                    chunk = []
+                if count % PROGRESS_EVERY == 0:
+                    progress(f"search index: {count:,} articles read ({time.perf_counter() - began:.1f} s)")
+            pool.write(b"".join(chunk))
+            pool.flush()
+            pool_values = int(lengths.sum())
+            pool_offsets = np.cumsum(lengths, dtype=np.uint64)
+            id_offsets = np.cumsum(id_lengths, dtype=np.uint64)
+
+            def fill(file, mapped: mmap.mmap) -> None:
+                offsets = _search.init_header(mapped, k, hot, generation, config, limit, count, pool_values,
+                                              len(ids), int(time.time()))
+                pool.seek(0)
+                at = offsets["pool"]
+                while block := pool.read(1 << 24):
+                    mapped[at:at + len(block)] = block
+                    at += len(block)
+                for name, array in (("pool_offsets", pool_offsets), ("id_offsets", id_offsets)):
+                    data = array.astype("<u8").tobytes()
+                    mapped[offsets[name]:offsets[name] + len(data)] = data
+                mapped[offsets["ids"]:offsets["ids"] + len(ids)] = ids
+                progress(f"search index: {count:,} articles read, building the postings "
+                         f"({time.perf_counter() - began:.1f} s)")
+
+            return _write(path, (limit, count, pool_values, len(ids)), hot, fill)
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -344,13 +344,13 @@ def serve(options: ServeOptions) -> int:
 
 
 def prepare_index_file(options: ServeOptions, store) -> ServeOptions:
-    """--search-index shared, once before the workers start: the file's header checked (its version, counts and
-    configuration: a clear error now rather than in every worker), or the file built from the store when there is
-    none yet. Returns the options with the file's path."""
+    """--search-index shared, once before the workers start: the file checked whole (its version, checksum, counts
+    and configuration: a clear error now rather than a worker dying at every start), or built from the store when
+    there is none yet. Returns the options with the file's path."""
     index_file.check_store(store)
     path = index_file.resolve_path(options.store, options.search_index_file)
     if path.exists():
-        header = index_file.read_header(path, store)
+        header = index_file.open_mapped(path, store).header
         log.info("neardup serve: search index file %s: %s articles at generation %s (%.0f MB)", path,
                  f"{header['articles']:,}", f"{header['generation']:,}", header["file_bytes"] / 1e6)
     else:
