@@ -230,7 +230,9 @@ def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_wh
     monkeypatch.setattr(shared_index, "DELTA_MIN", 200)  # a new file once a few batches were written
     rng, corpus, store = corpus_store
     path = index_file.build(store, Path(store.location) / "search-index", hot_postings=HOT_LIMIT).path
+    monkeypatch.setattr(shared_index, "WATCH_SECONDS", 0.05)
     view = LiveView(store, search_index="shared", index_file=str(path))
+    other = LiveView(store, search_index="shared", index_file=str(path))  # another worker on the same file
     index, engine = view.search_index, Deduplicator(store)
 
     def check() -> None:
@@ -238,7 +240,8 @@ def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_wh
             for metric in METRICS:
                 params = SimilarParams(top_k=1000, threshold=0.3, metric=metric)
                 from_file = engine.find_similar(doc_id, params, view.read())
-                assert from_file == engine.find_similar(doc_id, params)
+                assert from_file == engine.find_similar(doc_id, params) == engine.find_similar(doc_id, params,
+                                                                                               other.read())
                 assert answer_of(from_file.matches) == answer_of(exhaustive(corpus, corpus[doc_id], doc_id, 0.3,
                                                                             metric))
 
@@ -251,13 +254,17 @@ def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_wh
         with pytest.raises(NotFound):
             engine.find_similar(gone[0], SimilarParams(), view.read())
     deadline = time.monotonic() + 30
-    while index.files_mapped < 2 or index.busy:
-        assert time.monotonic() < deadline, "no new file was written and mapped"
+    while (index.files_mapped < 2 or index.busy or other.search_index.busy
+           or other.search_index.stats()["generation"] < index_file.read_header(path, store)["generation"]):
+        assert time.monotonic() < deadline, "no new file was written and mapped by both"
         time.sleep(0.02)
     header = index_file.read_header(path, store)
-    assert index.files_written >= 1 and header["generation"] > first and header["articles"] == len(corpus)
+    written = index.files_written + other.search_index.files_written
+    assert written >= 1 and header["generation"] > first and header["articles"] == len(corpus)
+    assert other.search_index.files_mapped >= 2  # the one that did not write it mapped it
     check()
     index.close()
+    other.search_index.close()
 
 
 @pytest.mark.slow

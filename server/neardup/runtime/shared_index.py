@@ -35,7 +35,7 @@ WATCH_SECONDS = 1.0
 
 class SharedIndex:
     def __init__(self, store: SketchStore, feed: ChangeFeed, path: str | os.PathLike,
-                 progress: Callable[[str], None] = log.info, watch_seconds: float = WATCH_SECONDS):
+                 progress: Callable[[str], None] = log.info, watch_seconds: float | None = None):
         """Maps the file and catches up with the store now (subscribed to the feed first: nothing written meanwhile
         is lost); StoreUnavailable or ConfigMismatch when the file cannot be used."""
         index_file.check_store(store)
@@ -61,7 +61,8 @@ class SharedIndex:
         self.files_mapped = 1
         self.start_seconds = time.perf_counter() - began
         self._report(mapped, "mapped", self.start_seconds)
-        self._watcher = threading.Thread(target=self._watch, args=(watch_seconds,), name="search-index-watch",
+        self._watcher = threading.Thread(target=self._watch, args=(watch_seconds or WATCH_SECONDS,),
+                                         name="search-index-watch",
                                          daemon=True)
         self._watcher.start()
 
