@@ -215,6 +215,9 @@ def test_a_damaged_cut_forged_or_foreign_file_is_refused_saying_what_to_run(tmp_
     struct.pack_into("<Q", backwards, pool_offsets + 8 * 3, 2**40)
     assert "damaged: an article's values are out of range" in refusal(resealed(backwards))
     path.write_bytes(good)
+    with create_store(tmp_path / "simhash", SketchConfig(kind="simhash"), []) as simhash:
+        with pytest.raises(ConfigMismatch, match="serves stores of bottom-K sketches; .* use --search-index store"):
+            index_file.build(simhash, tmp_path / "never")
     with create_store(tmp_path / "other", SketchConfig(k=K, min_word_len=2), []) as other:
         with pytest.raises(ConfigMismatch, match="was built for sketch configuration"):
             index_file.open_mapped(path, other)
