@@ -129,6 +129,16 @@ def test_the_file_header_holds_the_version_the_store_generation_and_a_checksum(c
     assert first[0] == 0 and data[256:256 + len(first[2])] == first[2]
 
 
+def test_a_file_built_a_few_buckets_at_a_time_is_the_same_file(tmp_path, corpus_store, monkeypatch):
+    _, _, store = corpus_store
+    whole = index_file.build(store, tmp_path / "whole", hot_postings=HOT_LIMIT).path.read_bytes()
+    monkeypatch.setattr(index_file, "BUILD_WINDOW", 300)  # a few thousand buckets a window: about twenty windows
+    windowed = index_file.build(store, tmp_path / "windowed", hot_postings=HOT_LIMIT).path.read_bytes()
+    assert len(windowed) == len(whole)
+    different = [at for at in range(0, len(whole), 8) if whole[at:at + 8] != windowed[at:at + 8]]
+    assert set(different) <= {184, 248}  # when it was written, and so the checksum
+
+
 def test_a_mapped_file_answers_as_an_exhaustive_scan_through_writes_and_a_new_file(corpus_store):
     rng, corpus, store = corpus_store
     path = index_file.build(store, Path(store.location) / "search-index", hot_postings=HOT_LIMIT).path

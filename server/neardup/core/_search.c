@@ -349,44 +349,14 @@ static size_t hot_capacity_of(size_t total, size_t hot_postings)
     return total / (hot_postings + 1) + 1;
 }
 
-/* The base postings of every stored article of source (exactly out->total values): entries by bucket, within a
- * bucket by tag then docno, a hot run's short articles first; the hot table by value. Touches no Python object
- * (runs without the GIL): 0 or COMPACT_NO_MEMORY. */
-static int build_postings(const article_source *source, size_t hot_postings, postings_out *out)
+/* Bucket b's entries of a window holding buckets from `first` on, at base[at[b - first] .. ) (cursors). */
+static void sort_window(const article_source *source, size_t hot_postings, postings_out *out, entry *base,
+                        size_t first, size_t stop, size_t origin, uint64_t *keys)
 {
-    int bits = out->bits;
-    size_t buckets = (size_t)1 << bits, mask = buckets - 1;
-    uint32_t *directory = out->directory;
-    entry *base = out->base;
-    const uint32_t *v;
+    const uint32_t *directory = out->directory, *v;
     size_t length;
-    for (size_t d = 0; d < source->limit; d++)
-        if (source->article(source->context, d, &v, &length))
-            for (size_t i = 0; i < length; i++)
-                directory[(v[i] & mask) + 1]++;
-    size_t largest = 0;
-    for (size_t b = 0; b < buckets; b++) {
-        if (directory[b + 1] > largest)
-            largest = directory[b + 1];
-        directory[b + 1] += directory[b];
-    }
-    /* scatter in docno order, so each bucket is in docno order; the cursor of bucket b runs in directory[b] */
-    for (size_t d = 0; d < source->limit; d++)
-        if (source->article(source->context, d, &v, &length))
-            for (size_t i = 0; i < length; i++) {
-                uint32_t at = directory[v[i] & mask]++;
-                base[at] = (entry){(uint16_t)(v[i] >> bits), (uint16_t)d, (uint16_t)(d >> 16)};
-            }
-    memmove(directory + 1, directory, buckets * sizeof *directory);
-    directory[0] = 0;
-    /* within a bucket: by tag, then docno (the scatter's order, which these sorts keep); a hot run (over
-     * hot_postings entries, the only kind whose long articles a search may leave unread) short articles first */
-    uint64_t *keys = malloc((largest ? largest : 1) * sizeof *keys);
-    if (!keys)
-        return COMPACT_NO_MEMORY;
-    size_t n_hot = 0;
-    for (size_t b = 0; b < buckets; b++) {
-        size_t start = directory[b], end = directory[b + 1];
+    for (size_t b = first; b < stop; b++) {
+        size_t start = directory[b] - origin, end = directory[b + 1] - origin;
         if (end - start <= 4 * ENTRIES_PER_BUCKET) {
             for (size_t e = start + 1; e < end; e++) {
                 entry moved = base[e];
@@ -403,13 +373,13 @@ static int build_postings(const article_source *source, size_t hot_postings, pos
                 base[e] = (entry){(uint16_t)(keys[e - start] >> 32), (uint16_t)keys[e - start],
                                   (uint16_t)(keys[e - start] >> 16)};
         }
-        for (size_t run = start, stop; run < end; run = stop) {
-            for (stop = run + 1; stop < end && base[stop].tag == base[run].tag;)
-                stop++;
-            if (stop - run <= hot_postings)
+        for (size_t run = start, stop_run; run < end; run = stop_run) {
+            for (stop_run = run + 1; stop_run < end && base[stop_run].tag == base[run].tag;)
+                stop_run++;
+            if (stop_run - run <= hot_postings)
                 continue;
             size_t shorts = 0, longs = 0;
-            for (size_t e = run; e < stop; e++) {
+            for (size_t e = run; e < stop_run; e++) {
                 uint32_t d = entry_docno(base[e]);
                 source->article(source->context, d, &v, &length);
                 if (length < MIN_EVIDENCE)
@@ -419,14 +389,79 @@ static int build_postings(const article_source *source, size_t hot_postings, pos
             }
             for (size_t l = 0; l < longs; l++)
                 base[run + shorts + l] = (entry){base[run].tag, (uint16_t)keys[l], (uint16_t)(keys[l] >> 16)};
-            if (n_hot < out->hot_capacity) { /* always: a run holds over hot_postings of the total entries */
-                out->hot_values[n_hot] = (uint32_t)base[run].tag << bits | (uint32_t)b;
-                out->hot_short[n_hot++] = (uint32_t)shorts;
+            if (out->n_hot < out->hot_capacity) { /* always: a run holds over hot_postings of the total entries */
+                out->hot_values[out->n_hot] = (uint32_t)base[run].tag << out->bits | (uint32_t)b;
+                out->hot_short[out->n_hot++] = (uint32_t)shorts;
             }
         }
     }
+}
+
+/* The base postings of every stored article of source (exactly out->total values): entries by bucket, within a
+ * bucket by tag then docno, a hot run's short articles first; the hot table by value. With window > 0 the base
+ * is built a range of buckets at a time (at most `window` entries, or one bucket) in a buffer of its own and
+ * copied to out->base in order: out->base is then written once, front to back (a file's mapping: no page is
+ * dirtied twice). Touches no Python object (runs without the GIL): 0 or COMPACT_NO_MEMORY. */
+static int build_postings(const article_source *source, size_t hot_postings, postings_out *out, size_t window)
+{
+    int bits = out->bits;
+    size_t buckets = (size_t)1 << bits, mask = buckets - 1;
+    uint32_t *directory = out->directory;
+    const uint32_t *v;
+    size_t length;
+    for (size_t d = 0; d < source->limit; d++)
+        if (source->article(source->context, d, &v, &length))
+            for (size_t i = 0; i < length; i++)
+                directory[(v[i] & mask) + 1]++;
+    size_t largest = 0;
+    for (size_t b = 0; b < buckets; b++) {
+        if (directory[b + 1] > largest)
+            largest = directory[b + 1];
+        directory[b + 1] += directory[b];
+    }
+    if (window == 0 || window >= out->total)
+        window = out->total;
+    if (window < largest)
+        window = largest;
+    uint64_t *keys = malloc((largest ? largest : 1) * sizeof *keys);
+    size_t *cursor = malloc(buckets * sizeof *cursor);
+    entry *buffer = window == out->total ? out->base : malloc((window ? window : 1) * sizeof *buffer);
+    if (!keys || !cursor || !buffer) {
+        free(keys);
+        free(cursor);
+        if (buffer != out->base)
+            free(buffer);
+        return COMPACT_NO_MEMORY;
+    }
+    out->n_hot = 0;
+    for (size_t first = 0, stop; first < buckets; first = stop) {
+        /* the buckets [first, stop) whose entries fit the window */
+        for (stop = first + 1; stop < buckets && directory[stop + 1] - directory[first] <= window;)
+            stop++;
+        size_t origin = directory[first];
+        for (size_t b = first; b < stop; b++)
+            cursor[b] = directory[b] - origin;
+        /* scatter in docno order, so each bucket is in docno order */
+        for (size_t d = 0; d < source->limit; d++)
+            if (source->article(source->context, d, &v, &length))
+                for (size_t i = 0; i < length; i++) {
+                    size_t b = v[i] & mask;
+                    if (b >= first && b < stop)
+                        buffer[cursor[b]++] = (entry){(uint16_t)(v[i] >> bits), (uint16_t)d, (uint16_t)(d >> 16)};
+                }
+        /* within a bucket: by tag, then docno (the scatter's order, which these sorts keep); a hot run (over
+         * hot_postings entries, the only kind whose long articles a search may leave unread) short articles
+         * first */
+        sort_window(source, hot_postings, out, buffer, first, stop, origin, keys);
+        if (buffer != out->base)
+            memcpy(out->base + origin, buffer, (directory[stop] - origin) * sizeof *buffer);
+    }
     free(keys);
+    free(cursor);
+    if (buffer != out->base)
+        free(buffer);
     /* the hot table is searched by value: sort it (it is in bucket order) */
+    size_t n_hot = out->n_hot;
     if (n_hot > 1) {
         uint64_t *pairs = malloc(n_hot * sizeof *pairs);
         if (!pairs)
@@ -440,7 +475,6 @@ static int build_postings(const article_source *source, size_t hot_postings, pos
         }
         free(pairs);
     }
-    out->n_hot = n_hot;
     return 0;
 }
 
@@ -502,7 +536,7 @@ static int compact(SearchIndex *self)
     out.hot_short = malloc(out.hot_capacity * sizeof *out.hot_short);
     article_source source = {self->limit, heap_article, self};
     if (!out.directory || !out.base || !out.hot_values || !out.hot_short ||
-        build_postings(&source, self->hot_postings, &out) < 0) {
+        build_postings(&source, self->hot_postings, &out, 0) < 0) {
         free(out.directory);
         free(out.base);
         free(out.hot_values);
@@ -568,6 +602,10 @@ static int parse_docno(PyObject *object, uint32_t *docno);
 #define MAX_ID_BYTES 511
 #define CHECKSUM_P1 0x9E3779B97F4A7C15ull
 #define CHECKSUM_P2 0xC2B2AE3D27D4EB4Full
+/* build_file builds the base this many entries at a time in memory of its own (384 MB), then writes it to the file
+ * in order: a file's pages are written once, where scattering into the mapping itself dirties every page many
+ * times over and leaves the kernel writing them back again and again. */
+#define FILE_WINDOW_ENTRIES ((size_t)1 << 26)
 
 enum { S_POOL, S_POOL_OFFSETS, S_IDS, S_ID_OFFSETS, S_DIRECTORY, S_BASE, S_ID_SLOTS, S_HOT_VALUES, S_HOT_SHORT,
        SECTIONS };
@@ -961,13 +999,18 @@ static PyObject *search_init_header(PyObject *module, PyObject *args)
 }
 
 PyDoc_STRVAR(build_file_doc,
-             "build_file(buffer) -> int\n\n"
+             "build_file(buffer, window=0) -> int\n\n"
              "Fills a new file's directory, base, id table and hot sections from its pool and ids (written by the\n"
              "caller after init_header), without the GIL; returns the file's final size (the caller cuts the file\n"
-             "there after seal).");
+             "there after seal). The base is built `window` entries at a time (0: FILE_WINDOW_ENTRIES) in memory\n"
+             "of its own and written to the file in order.");
 
-static PyObject *search_build_file(PyObject *module, PyObject *arg)
+static PyObject *search_build_file(PyObject *module, PyObject *args)
 {
+    PyObject *arg;
+    Py_ssize_t window = 0;
+    if (!PyArg_ParseTuple(args, "O|n:build_file", &arg, &window))
+        return NULL;
     Py_buffer view;
     if (get_buffer(arg, &view, 1) < 0)
         return NULL;
@@ -996,7 +1039,7 @@ static PyObject *search_build_file(PyObject *module, PyObject *arg)
     memset(out.directory, 0, (size_t)h.size[S_DIRECTORY]);
     /* the hot runs' shorts go first to the room after the values' room, then right after the values found */
     out.hot_short = out.hot_values + out.hot_capacity;
-    error = build_postings(&source, h.hot_postings, &out);
+    error = build_postings(&source, h.hot_postings, &out, window > 0 ? (size_t)window : FILE_WINDOW_ENTRIES);
     if (error == 0) {
         h.n_hot = out.n_hot;
         section_sizes(&h);
@@ -1990,7 +2033,7 @@ static PyMethodDef search_methods[] = {
     {"may_reach", search_may_reach, METH_VARARGS, may_reach_doc},
     {"file_size", search_file_size, METH_VARARGS, file_size_doc},
     {"init_header", search_init_header, METH_VARARGS, init_header_doc},
-    {"build_file", search_build_file, METH_O, build_file_doc},
+    {"build_file", search_build_file, METH_VARARGS, build_file_doc},
     {"seal", search_seal, METH_VARARGS, seal_doc},
     {"checksum", search_checksum, METH_O, checksum_doc},
     {"header", search_header, METH_O, header_doc},

@@ -39,6 +39,8 @@ PROGRESS_EVERY = 200_000
 READ_CHUNK = 10_000
 #: Reads of the store a write may span (Redis) before the StoreChanged is the caller's.
 READ_ATTEMPTS = 3
+#: Postings built in memory at a time before they go to the file (0: _search.build_file's own, 384 MB).
+BUILD_WINDOW = 0
 
 Progress = Callable[[str], None]
 
@@ -257,7 +259,7 @@ def _write(path: Path, sizes: tuple[int, int, int, int], hot: int, fill) -> dict
             file.truncate(_search.file_size(*sizes, hot))
             with mmap.mmap(file.fileno(), 0) as mapped:
                 fill(file, mapped)
-                size = _search.build_file(mapped)
+                size = _search.build_file(mapped, BUILD_WINDOW)
                 _search.seal(mapped, size)
                 mapped.flush()
                 header = _search.header(memoryview(mapped)[:size])
