@@ -327,6 +327,15 @@ def measure_file_only(size: int, args, paths: list[Path], queries: list[dict]) -
     directory = args.dir / f"file-{size}"
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "search-index"
+    work = directory / "queries.json"
+    sketches = {}
+    for query in queries:
+        sketches[query["article"]] = chunk_sketches(paths, query["article"] // CHUNK, hot)[query["article"] % CHUNK]
+    if args.reuse_file and path.exists() and work.exists() and \
+            [q[0] for q in json.loads(work.read_text())] == [article_id(q["article"]) for q in queries]:
+        row["file"] = json.loads((directory / "file.json").read_text())
+        row["file"]["reused"] = True
+        return _map_twice(row, args, path, work)
     path.unlink(missing_ok=True)
 
     def articles():
@@ -340,11 +349,9 @@ def measure_file_only(size: int, args, paths: list[Path], queries: list[dict]) -
     header = index_file.write_articles(path, articles(), size, K, SketchConfig().digest(), 0)
     row["file"] = {"build_seconds": time.perf_counter() - began, "bytes": path.stat().st_size,
                    "postings": header["pool_values"]}
+    (directory / "file.json").write_text(json.dumps(row["file"]))
     row["phases"]["file from generated sketches"] = row["file"]["build_seconds"]
     print(f"{size:,}: file of {row['file']['bytes']:,} bytes in {row['file']['build_seconds']:.0f} s", flush=True)
-    sketches = {}
-    for query in queries:
-        sketches[query["article"]] = chunk_sketches(paths, query["article"] // CHUNK, hot)[query["article"] % CHUNK]
     began = time.perf_counter()
     best: dict[int, list] = {q["article"]: [] for q in queries}
     for index in range(size // CHUNK):
@@ -353,14 +360,21 @@ def measure_file_only(size: int, args, paths: list[Path], queries: list[dict]) -
                     args.threshold)
     top = {article: [doc_id for _, doc_id in found] for article, found in best.items()}
     row["phases"]["exhaustive scan"] = time.perf_counter() - began
-    work = directory / "queries.json"
     work.write_text(json.dumps([[article_id(q["article"]), sketches[q["article"]].hex(), top[q["article"]]]
                                 for q in queries]))
+    return _map_twice(row, args, path, work)
+
+
+def _map_twice(row: dict, args, path: Path, work: Path) -> dict:
+    """2 processes map the file one after the other (a worker's restart beside one that serves), search it, and
+    hold it while their memory is read."""
     began = time.perf_counter()
-    mappers = [subprocess.Popen([sys.executable, "-m", "benchmarks.bench_shared_index", "--mapper", str(path),
-                                 str(work), str(args.threshold), str(args.calls)], stdout=subprocess.PIPE, text=True)
-               for _ in range(2)]
-    reports = [json.loads(mapper.stdout.readline()) for mapper in mappers]  # each has mapped and searched
+    mappers, reports = [], []
+    for _ in range(2):
+        mappers.append(subprocess.Popen([sys.executable, "-m", "benchmarks.bench_shared_index", "--mapper",
+                                         str(path), str(work), str(args.threshold), str(args.calls)],
+                                        stdout=subprocess.PIPE, text=True))
+        reports.append(json.loads(mappers[-1].stdout.readline()))  # it has mapped and searched
     row["memory"] = {str(mapper.pid): smaps(mapper.pid, path) for mapper in mappers}
     for mapper in mappers:
         mapper.stdin = None
@@ -374,13 +388,10 @@ def measure_file_only(size: int, args, paths: list[Path], queries: list[dict]) -
 def mapper(path: str, queries_path: str, threshold: float, calls: int) -> None:
     """One process mapping the file as a worker does and searching it: a JSON line of what it measured, then it
     holds the mapping until SIGTERM (its memory is read meanwhile)."""
-    import mmap
-
     from neardup.core.memory_index import MemoryIndex
 
     began = time.perf_counter()
-    with open(path, "rb") as file:
-        mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    mapped, _ = index_file.map_file(Path(path))  # as a worker maps it
     index = MemoryIndex(K, file=mapped)
     map_seconds = time.perf_counter() - began
     queries = json.loads(Path(queries_path).read_text())
@@ -641,6 +652,9 @@ def main(argv: list[str] | None = None) -> dict:
     found.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     found.add_argument("--dir", type=Path, default=Path("/tmp/neardup-bench-shared-index"))
     found.add_argument("--out", type=Path, default=OUT)
+    found.add_argument("--reuse-file", action="store_true",
+                       help="beyond --file-only-above, map the file (and the exhaustive scan's answers) a previous "
+                            "run left in --dir instead of building them again")
     found.add_argument("--file-only-above", type=int, default=BASE,
                        help="sizes above this are measured as the index file alone (no store, no server)")
     found.add_argument("--mapper", nargs=4, metavar=("FILE", "QUERIES", "THRESHOLD", "CALLS"),
@@ -658,7 +672,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.recall_queries and args.recall_queries < len(queries):
         queries = queries[::-(-len(queries) // args.recall_queries)]
     results = {"command": "python -m benchmarks.bench_shared_index --sizes " + " ".join(map(str, args.sizes))
-               + (f" --recall-queries {args.recall_queries}" if args.recall_queries else ""),
+               + (f" --recall-queries {args.recall_queries}" if args.recall_queries else "")
+               + (" --reuse-file" if args.reuse_file else ""),
                "machine": measure.machine(), "threshold": args.threshold, "queries": len(queries),
                "queries_per_kind": {kind: sum(q["kind"] == kind for q in queries) for kind in KINDS},
                "rows": []}
