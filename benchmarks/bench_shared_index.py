@@ -34,6 +34,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -564,8 +565,8 @@ def markdown(results: dict) -> str:
                          f"{row['file']['bytes'] / 1e9:.2f}", f"{row['file']['bytes'] / row['articles']:,.0f}", "—"])
             continue
         store = row["store"]
-        rows.append([f"{row['articles']:,}", "reused" if store.get("reused") else
-                     f"{store['put_many_articles_per_s']:,.0f}", f"{row['store_bytes'] / 1e9:.2f}",
+        rows.append([f"{row['articles']:,}", f"{store['put_many_articles_per_s']:,.0f}"
+                     if "put_many_articles_per_s" in store else "reused", f"{row['store_bytes'] / 1e9:.2f}",
                      f"{row['file']['build_seconds']:.1f}", f"{row['file']['bytes'] / 1e9:.2f}",
                      f"{row['file']['bytes'] / row['articles']:,.0f}",
                      f"{row['rebuild']['write_seconds']:.1f}"])
@@ -650,7 +651,8 @@ def main(argv: list[str] | None = None) -> dict:
                        help="at most this many of the queries (spread over them) for recall, whose exhaustive scan "
                             "costs queries x articles (default: all)")
     found.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
-    found.add_argument("--dir", type=Path, default=Path("/tmp/neardup-bench-shared-index"))
+    found.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "neardup-bench-shared-index",
+                       help="where the generated chunks, the stores and the files are kept between runs")
     found.add_argument("--out", type=Path, default=OUT)
     found.add_argument("--reuse-file", action="store_true",
                        help="beyond --file-only-above, map the file (and the exhaustive scan's answers) a previous "
