@@ -262,7 +262,8 @@ WALK = [
       for command, rest in (("dedup", ("a",)), ("similar", ("a",)), ("info", ()))],
     *[("neardup", (command, "--store", "{missing}", *rest), EXIT_FAILED)
       for command, rest in (("pairs", ()), ("cluster", ()), ("clusters", ()), ("configure", ("--threshold", "0.5")),
-                            ("train", ("pairs.jsonl",)), ("label", ("pairs.jsonl",)), ("serve", ("--port", "0")))],
+                            ("train", ("pairs.jsonl",)), ("label", ("pairs.jsonl",)), ("serve", ("--port", "0")),
+                            ("search-index", ()))],
     ("neardup", ("label", "--count", "0", "pairs.jsonl"), EXIT_USAGE),
     ("neardup", ("migrate", "{missing}", "{missing}2"), EXIT_FAILED),
     ("neardup", ("index", "{missing}.jsonl", "--store", "{missing}"), EXIT_FAILED),

@@ -40,6 +40,12 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
                              "of that article may be incomplete: counted on stderr, exit code 3")
     parser.add_argument("--progress", action="store_true",
                         help="show the progress bar also where stderr is no terminal")
+    parser.add_argument("--search-index", choices=("auto", "store", "shared"), default="auto",
+                        help="where the pairs are searched: shared, the search index file (`neardup search-index`) "
+                             "mapped and caught up with the store; store, the store's postings; auto, the file when "
+                             "there is one (default: %(default)s)")
+    parser.add_argument("--search-index-file", metavar="PATH",
+                        help="the search index file (default: search-index in an LMDB store's directory)")
     parser.set_defaults(func=_run_cluster)
 
 
@@ -49,7 +55,8 @@ def _run_cluster(args: argparse.Namespace) -> int:
             raise CommandFailed(f"neardup cluster needs {module}: pip install 'neardup[cluster]'")
     summary = cluster_store(args.store, method=args.method, threshold=args.threshold, metric=args.metric,
                             workers=args.workers, pairs_file=args.pairs, max_candidates=args.max_candidates,
-                            show_progress=args.progress or sys.stderr.isatty())
+                            show_progress=args.progress or sys.stderr.isatty(),
+                            search_file=args.search_index_file, search_index=args.search_index)
     print(summary.format(), file=sys.stderr)
     if summary.inexact:
         print(summary.inexact, file=sys.stderr)

@@ -11,7 +11,7 @@ from ..core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHAR
 from ..core.vocabulary import KINDS, SIMHASH
 from ..jobs.index import (DASK, DEFAULT_BATCH_SIZE, DEFAULT_CONNECT_TIMEOUT, ENGINES, MAX_PARTITION_BYTES,
                           MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER, index_corpus, load_schema)
-from ..store import STORE_HELP, default_store_path
+from ..store import STORE_HELP, default_store_path, open_store
 from .configure import add_threshold_argument
 from .options import checked
 
@@ -81,6 +81,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(FindSimilar, neardup pairs); an existing store that keeps them refuses this "
                              "(default: a new store keeps postings)")
     add_threshold_argument(parser)
+    parser.add_argument("--search-index", action="store_true",
+                        help="then build the store's search index file, as `neardup search-index` does (for "
+                             "serve --search-index shared, pairs and cluster; bottom-K stores with postings)")
+    parser.add_argument("--search-index-file", metavar="PATH",
+                        help="where --search-index writes it (default: search-index in an LMDB store's directory; "
+                             "a Redis store needs one)")
     parser.set_defaults(func=_run)
 
 
@@ -100,6 +106,8 @@ def _run(args: argparse.Namespace) -> int:
         engine = DaskEngine(args.scheduler, args.partition_bytes, args.connect_timeout)
     elif args.scheduler is not None:
         raise UsageError("--scheduler is for --engine dask")
+    if args.search_index_file and not args.search_index:
+        raise UsageError("--search-index-file is where --search-index writes the file: give both")
     summary = index_corpus(
         args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
         sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
@@ -107,4 +115,12 @@ def _run(args: argparse.Namespace) -> int:
         batch_size=args.batch_size, postings=args.postings,
         engine=engine, schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
     print(summary.format())
+    if args.search_index:
+        from ..runtime import index_file
+
+        with open_store(args.store, readonly=True) as store:
+            path = index_file.resolve_path(args.store, args.search_index_file)
+            built = index_file.build(store, path)
+        print(f"search index {path}: {built.header['articles']:,} articles, {built.header['file_bytes']:,} bytes, "
+              f"built in {built.seconds:.1f} s")
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, object]] = {
     "cluster": ("give every stored article a stable cluster id from its near-duplicate pairs",
                 "neardup.cli.cluster:add_cluster_arguments"),
     "clusters": ("export every stored article's cluster id as JSON Lines", "neardup.cli.cluster:add_clusters_arguments"),
+    "search-index": ("build (or check) the search index file that serve --search-index shared, pairs and "
+                     "cluster map", "neardup.cli.search_index:add_arguments"),
     "migrate": ("copy a store to another location or backend (LMDB, Redis), checked by count and digest",
                 "neardup.cli.migrate:add_arguments"),
     "configure": ("set a store's default threshold (a number, learned from its articles, or the fixed default)",

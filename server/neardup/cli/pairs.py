@@ -57,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
                         help="the most candidates verified per article; past it the search of that article is "
                              "inexact, counted on stderr, and the exit code is 3")
+    parser.add_argument("--search-index", choices=("auto", "store", "shared"), default="auto",
+                        help="where the pairs are searched: shared, the search index file (`neardup search-index`) "
+                             "mapped and caught up with the store; store, the store's postings; auto, the file when "
+                             "there is one (default: %(default)s)")
+    parser.add_argument("--search-index-file", metavar="PATH",
+                        help="the search index file (default: search-index in an LMDB store's directory)")
     parser.set_defaults(func=_run)
 
 
@@ -65,7 +71,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         summary = find_pairs(args.store, out, threshold=args.threshold, metric=args.metric, workers=args.workers,
                              max_candidates=args.max_candidates,
-                             show_progress=args.progress or sys.stderr.isatty())
+                             show_progress=args.progress or sys.stderr.isatty(),
+                             search_file=args.search_index_file, search_index=args.search_index)
         if partial is not None:
             out.close()
             os.replace(partial, args.output)

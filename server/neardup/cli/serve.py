@@ -46,8 +46,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--search-index", choices=SEARCH_INDEXES, default=SEARCH_INDEXES[0],
                         help="where FindSimilar searches: `store` reads the store's postings for each call; `memory` "
                              "keeps a copy of the sketches and postings in each worker, built at start and kept "
-                             "current by the change feed (memory per article and worker: the docs' Performance page; bottom-K stores) "
-                             "(default: %(default)s)")
+                             "current by the change feed (memory per article and worker: the docs' Performance page; bottom-K stores); "
+                             "`shared` maps one index file in every worker (--search-index-file; built from the "
+                             "store first if there is none), each keeping only the writes since the file in its own "
+                             "memory (default: %(default)s)")
+    parser.add_argument("--search-index-file", metavar="PATH",
+                        help="the index file of --search-index shared (`neardup search-index` builds it) "
+                             "(default: search-index in an LMDB store's directory; a Redis store needs one)")
     parser.add_argument("--worker-ports", type=int, metavar="PORT",
                         help="worker i (from 0) also listens on PORT + i, its own address: a client given every "
                              "worker's address (neardup-client --target 127.0.0.1:PORT,127.0.0.1:PORT+1; or a gRPC "
@@ -79,7 +84,8 @@ def _run(args) -> int:
             max_streams=args.max_streams, max_message_bytes=args.max_message_bytes,
             max_result_set=args.max_result_set,
             cache_size=args.cache_size, cache_ttl=args.cache_ttl, grace=args.grace, drain=args.drain,
-            metrics_port=args.metrics_port, search_index=args.search_index, worker_ports=args.worker_ports)
+            metrics_port=args.metrics_port, search_index=args.search_index, worker_ports=args.worker_ports,
+            search_index_file=args.search_index_file)
     except InvalidArgument as error:
         raise UsageError(str(error)) from None
     options = dataclasses.replace(options, tls=TlsConfig.load(args.tls_cert, args.tls_key, args.tls_client_ca),

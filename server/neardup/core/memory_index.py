@@ -3,11 +3,13 @@
 merge, so it answers exactly what a search of the store answers (tests compare the two).
 
 Pure: it is told which article (id, docno, sketch) was written or deleted; what follows the store is the
-caller's business (live_index.LiveIndex).
+caller's business (live_index.LiveIndex, shared_index.SharedIndex). Built over an index file (the base every
+worker maps: runtime/index_file.py), it reads the base's postings, sketches and ids in place and keeps only what
+was written since (the delta) in its own memory.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterator, NamedTuple
 
 from . import _search, candidates as similar
 from .kernel import metric_code
@@ -18,6 +20,9 @@ from .kernel import metric_code
 DELTA_SHARE = 0.25
 #: ... and at least this many entries (a small index is rebuilt as soon as it is cheap anyway).
 DELTA_MIN = 1 << 16
+#: A mapped index's delta is each worker's own memory, where the base is shared: a new file is written once the
+#: delta holds this share of the base's entries (runtime/shared_index.py).
+SHARED_DELTA_SHARE = 0.02
 
 
 class Found(NamedTuple):
@@ -26,27 +31,59 @@ class Found(NamedTuple):
 
 
 class MemoryIndex:
-    """Articles by id and docno (the store's numbers), their sketches and postings in memory."""
+    """Articles by id and docno (the store's numbers), their sketches and postings in memory; or, built over an
+    index file's buffer (`file`), the file's base read in place with what was written since in memory."""
 
-    def __init__(self, k: int, hot_postings: int | None = None):
-        """`hot_postings`: similar.HOT_POSTINGS unless given (the store path's hot limit)."""
-        self._index = _search.Index(k, similar.HOT_POSTINGS if hot_postings is None else hot_postings)
-        self._ids: list[str | None] = []  # by docno
-        self._docnos: dict[str, int] = {}
+    def __init__(self, k: int, hot_postings: int | None = None, file=None):
+        """`hot_postings`: similar.HOT_POSTINGS unless given (the store path's hot limit; a file's own otherwise).
+        `file`: a buffer holding an index file (runtime/index_file.py maps it); ValueError when it is damaged."""
+        hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
+        self._mapped = file is not None
+        self._index = _search.Index(k, hot, file) if self._mapped else _search.Index(k, hot)
+        # Memory: every article's id by docno, and its docno by id. Mapped: only what was written since the file
+        # (docno -> id, None once forgotten; id -> docno, None once deleted); the file answers for the others.
+        self._ids: "list[str | None] | dict[int, str | None]" = {} if self._mapped else []
+        self._docnos: dict[str, int | None] = {}
+
+    @property
+    def mapped(self) -> bool:
+        return self._mapped
+
+    def _docno_of(self, doc_id: str) -> int | None:
+        if doc_id in self._docnos:
+            return self._docnos[doc_id]
+        return self._index.base_docno(doc_id.encode()) if self._mapped else None
+
+    def _id_of(self, docno: int) -> str | None:
+        """The id of a stored docno."""
+        if not self._mapped:
+            return self._ids[docno]
+        if docno in self._ids:
+            return self._ids[docno]
+        base = self._index.base_id(docno)
+        return None if base is None else base.decode()
 
     def put(self, doc_id: str, docno: int, sketch: bytes) -> None:
         """Stores (or replaces) an article; searchable at once once the index is built."""
-        previous = self._docnos.get(doc_id)
+        previous = self._docno_of(doc_id)
         if previous is not None and previous != docno:
             self._forget(previous)
+        if self._mapped:  # another id the file gave this docno (a file of another store) is no longer stored
+            holder = self._id_of(docno)
+            if holder is not None and holder != doc_id and self._docno_of(holder) == docno:
+                self._docnos[holder] = None
         self._index.put(docno, sketch)
-        if docno >= len(self._ids):
+        if not self._mapped and docno >= len(self._ids):
             self._ids.extend([None] * (docno + 1 - len(self._ids)))
         self._ids[docno] = doc_id
         self._docnos[doc_id] = docno
 
     def delete(self, doc_id: str) -> None:
-        docno = self._docnos.pop(doc_id, None)
+        docno = self._docno_of(doc_id)
+        if self._mapped:
+            self._docnos[doc_id] = None
+        else:
+            self._docnos.pop(doc_id, None)
         if docno is not None:
             self._forget(docno)
 
@@ -58,32 +95,63 @@ class MemoryIndex:
         """Builds the postings of everything put so far (once, before the first search)."""
         self.compact()
 
-    def compaction_due(self) -> bool:
-        """Whether the delta grew past DELTA_SHARE of the base: time to compact()."""
+    def compaction_due(self, share: float | None = None, minimum: int | None = None) -> bool:
+        """Whether the delta grew past `share` (DELTA_SHARE) of the base and `minimum` (DELTA_MIN) entries: time to
+        compact() (or, for a mapped index, to write a new file)."""
+        share = DELTA_SHARE if share is None else share
+        minimum = DELTA_MIN if minimum is None else minimum
         stats = self._index.stats()
-        return stats["delta_entries"] > max(DELTA_MIN, DELTA_SHARE * stats["base_entries"])
+        return stats["delta_entries"] > max(minimum, share * stats["base_entries"])
 
     def compact(self) -> None:
         """Folds the delta into a new base, without the GIL (seconds at a million articles); the caller keeps
-        every other call on this index out meanwhile (they would raise RuntimeError)."""
+        every other call on this index out meanwhile (they would raise RuntimeError). Not for a mapped index."""
         self._index.compact()
 
     def stored(self, doc_id: str) -> tuple[int, bytes] | None:
         """(docno, sketch) of a stored article, or None."""
-        docno = self._docnos.get(doc_id)
-        return None if docno is None else (docno, self._index.sketch(docno))
+        docno = self._docno_of(doc_id)
+        if docno is None:
+            return None
+        sketch = self._index.sketch(docno)
+        return None if sketch is None else (docno, sketch)
+
+    def article(self, docno: int) -> tuple[str, bytes] | None:
+        """(id, sketch) of the article numbered docno, or None."""
+        sketch = self._index.sketch(docno)
+        return None if sketch is None else (self._id_of(docno), sketch)
+
+    def articles(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
+        """(docno, id, sketch) of the stored articles numbered start <= docno < stop, in docno order."""
+        limit = self._index.stats()["docno_limit"]
+        for docno in range(start, limit if stop is None else min(stop, limit)):
+            sketch = self._index.sketch(docno)
+            if sketch is not None:
+                yield docno, self._id_of(docno), sketch
 
     def search(self, sketch: bytes, threshold: float, metric: str, exclude: int = -1, above: int = -1,
                max_candidates: int = similar.DEFAULT_MAX_CANDIDATES) -> Found:
         """The stored articles reaching the threshold with the sketch, never docno `exclude`, only docnos over
         `above` when given."""
         found, exact = self._index.search(sketch, threshold, metric_code(metric), exclude, above, max_candidates)
+        if self._mapped:
+            return Found([(self._id_of(docno), similarity) for docno, similarity in found], exact)
         ids = self._ids
         return Found([(ids[docno], similarity) for docno, similarity in found], exact)
 
+    def export(self):
+        """A copy of the stored articles as they are now (_search.Export), for a new index file; the index may
+        change meanwhile."""
+        if self._mapped:
+            ids = {docno: doc_id.encode() for docno, doc_id in self._ids.items() if doc_id is not None}
+        else:
+            ids = {docno: doc_id.encode() for docno, doc_id in enumerate(self._ids) if doc_id is not None}
+        return self._index.export(ids)
+
     def __len__(self) -> int:
-        return len(self._docnos)
+        return self._index.stats()["articles"] if self._mapped else len(self._docnos)
 
     def stats(self) -> dict:
-        """What the compiled part holds (articles, base and delta entries, hot runs, bytes)."""
+        """What the compiled part holds (articles, base and delta entries, hot runs, bytes of its own memory;
+        mapped, file_bytes)."""
         return self._index.stats()

@@ -49,7 +49,8 @@ class ClusterSummary:
 
 def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: float | None = None,
                   metric: str | None = None, workers: int = 1, pairs_file: str | None = None,
-                  max_candidates: int = DEFAULT_MAX_CANDIDATES, show_progress: bool = False) -> ClusterSummary:
+                  max_candidates: int = DEFAULT_MAX_CANDIDATES, show_progress: bool = False,
+                  search_file: str | None = None, search_index: str = "auto") -> ClusterSummary:
     """Clusters every stored article and stores the ids (one atomic batch); threshold and metric default to the
     store's (by its sketch kind)."""
     from .pairs import find_pairs
@@ -64,7 +65,8 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
     with tempfile.TemporaryFile() as found:
         if pairs_file is None:
             searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
-                                  max_candidates=max_candidates, show_progress=show_progress)
+                                  max_candidates=max_candidates, show_progress=show_progress,
+                                  search_file=search_file, search_index=search_index)
             summary.inexact = searched.inexact_warning() if searched.inexact else ""
             found.seek(0)
             lines: Iterable[bytes] = found

@@ -6,6 +6,10 @@ N processes each take a contiguous range of [0, docno_limit), open the store rea
 the parent, which writes them as they arrive (lines of different ranges interleave differently from run to run;
 the set of pairs does not) and counts articles on one progress bar. Each process reads one snapshot of the store:
 on a store written to during the run, the pairs are those of the moments the processes started.
+
+With a search index file (runtime/index_file.py: the store's own when it has one, or the one given), each process
+maps it, catches up with the store (the writes since the file), and searches it in place instead of the store's
+postings: the same pairs, and the page cache's one copy of the file serves every process.
 """
 from __future__ import annotations
 
@@ -17,10 +21,12 @@ import signal
 import sys
 import time
 from multiprocessing.connection import Connection, wait
+from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
 
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.errors import JobFailed, NearDupError
+from ..runtime import index_file
 from ..runtime.deduplicator import Deduplicator, Limits
 from ..store import SketchStore, open_store
 from .progress import progress
@@ -47,6 +53,7 @@ class PairsSummary:
     pairs: int = 0
     inexact: int = 0
     elapsed: float = 0.0
+    search_file: str | None = None  # the index file searched, or None: the store's postings
 
     def add(self, batch: Batch) -> None:
         self.articles += batch.articles
@@ -57,7 +64,8 @@ class PairsSummary:
         rate = self.articles / self.elapsed if self.elapsed else 0
         return (f"pairs: {self.articles:,} articles, {self.pairs:,} pairs ({self.metric} >= {self.threshold}) in "
                 f"{self.elapsed:.2f} s ({rate:,.0f} articles/s, {self.workers} worker"
-                f"{'s' if self.workers > 1 else ''})")
+                f"{'s' if self.workers > 1 else ''}"
+                f"{f'; search index {self.search_file}' if self.search_file else ''})")
 
     def inexact_warning(self) -> str:
         articles = f"{self.inexact:,} article{'s' if self.inexact != 1 else ''}"
@@ -66,24 +74,56 @@ class PairsSummary:
                 "were verified, so pairs may be missing (raise --max-candidates)")
 
 
+def _searched(store: SketchStore, threshold: float, metric: str, max_candidates: int, start: int,
+              stop: int | None, search_file: str | None) -> Iterator[tuple[str, list[tuple[str, float]], bool]]:
+    """(id, [(id, similarity)] best first, exact) of each article numbered start <= docno < stop with the articles
+    of larger numbers it reaches the threshold with: from the store's postings, or from the index file mapped and
+    caught up with the store."""
+    if search_file is None:
+        engine = Deduplicator(store, Limits(max_candidates=max_candidates))
+        for doc_id, outcome in engine.similar_pairs(threshold, metric, start, stop):
+            yield doc_id, [(match.id, match.similarity) for match in outcome.matches], outcome.exact
+        return
+    mapped = index_file.open_mapped(Path(search_file), store)
+    index = mapped.index
+    index_file.catch_up(index, store, mapped.header["generation"], lambda _: None)
+    for docno, doc_id, sketch in index.articles(start, stop):
+        found = index.search(sketch, threshold, metric, above=docno, max_candidates=max_candidates)
+        yield doc_id, sorted(found.matches, key=lambda match: (-match[1], match[0])), found.exact
+
+
+def search_file_of(store_path: str | os.PathLike, given: str | None, use: str = "auto") -> str | None:
+    """The index file pairs are searched in: `given`; with `use` auto, the store's own when it has one; None: the
+    store's postings."""
+    if use == "store":
+        return None
+    if given is not None:
+        return str(given)
+    path = index_file.default_path(store_path)
+    if use == "shared" and path is None:
+        index_file.resolve_path(store_path, None)  # says a Redis store needs one given
+    if path is not None and (use == "shared" or path.exists()):
+        return str(path)
+    return None
+
+
 def _batches(store: SketchStore, threshold: float, metric: str, max_candidates: int, start: int,
-             stop: int | None) -> Iterator[Batch]:
+             stop: int | None, search_file: str | None = None) -> Iterator[Batch]:
     """The pairs of the articles numbered start <= docno < stop (to the end with None), in batches."""
-    engine = Deduplicator(store, Limits(max_candidates=max_candidates))
     lines: list[str] = []
     articles = pairs = inexact = size = 0
     sent = time.monotonic()
-    for doc_id, outcome in engine.similar_pairs(threshold, metric, start, stop):
+    for doc_id, matches, exact in _searched(store, threshold, metric, max_candidates, start, stop, search_file):
         articles += 1
-        inexact += not outcome.exact
-        if outcome.matches:
+        inexact += not exact
+        if matches:
             a = json.dumps(doc_id, ensure_ascii=False)
-            for match in outcome.matches:
-                line = f'{{"a": {a}, "b": {json.dumps(match.id, ensure_ascii=False)}, ' \
-                       f'"similarity": {float(match.similarity)!r}}}\n'
+            for match_id, similarity in matches:
+                line = f'{{"a": {a}, "b": {json.dumps(match_id, ensure_ascii=False)}, ' \
+                       f'"similarity": {float(similarity)!r}}}\n'
                 lines.append(line)
                 size += len(line)
-            pairs += len(outcome.matches)
+            pairs += len(matches)
         if articles >= _SEND_ARTICLES or size >= _SEND_BYTES or time.monotonic() - sent >= _SEND_SECONDS:
             yield Batch(articles, pairs, inexact, "".join(lines).encode("utf-8"))
             lines, articles, pairs, inexact, size, sent = [], 0, 0, 0, 0, time.monotonic()
@@ -92,13 +132,13 @@ def _batches(store: SketchStore, threshold: float, metric: str, max_candidates: 
 
 
 def _worker(conn: Connection, store_path: str, threshold: float, metric: str, max_candidates: int, start: int,
-            stop: int | None) -> None:
+            stop: int | None, search_file: str | None = None) -> None:
     """One range in its own process: ("batch", Batch)..., then ("done",) or ("error", message)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole group: the parent stops the workers
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         with open_store(store_path, readonly=True) as store:
-            for batch in _batches(store, threshold, metric, max_candidates, start, stop):
+            for batch in _batches(store, threshold, metric, max_candidates, start, stop, search_file):
                 conn.send(("batch", batch))
         conn.send(("done",))
     except (BrokenPipeError, ConnectionResetError):  # the parent is gone
@@ -126,10 +166,13 @@ def _ranges(limit: int, workers: int) -> list[tuple[int, int | None]]:
 
 def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float | None = None,
                metric: str | None = None, workers: int = 1, max_candidates: int = DEFAULT_MAX_CANDIDATES,
-               show_progress: bool = False) -> PairsSummary:
+               show_progress: bool = False, search_file: str | None = None,
+               search_index: str = "auto") -> PairsSummary:
     """Writes every near-duplicate pair of the store to `out` as JSON Lines; threshold and metric default to the
     store's (by its sketch kind). A store without postings, or a metric of another sketch kind, raises
-    ConfigMismatch before anything is written."""
+    ConfigMismatch before anything is written. `search_index` auto searches the index file (`search_file`, else
+    the store's own) when there is one, shared always (an error without one), store never."""
+    search_file = search_file_of(store_path, search_file, search_index)
     started = time.monotonic()
     with open_store(store_path, readonly=True) as store:
         engine = Deduplicator(store)
@@ -138,23 +181,28 @@ def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float
         engine.check_metric(metric)
         summary = PairsSummary(threshold, metric, max_candidates)
         limit = engine.docno_limit()  # ConfigMismatch when the store keeps no postings
+        if search_file is not None:  # a clear error now, not one per worker
+            index_file.check_store(store)
+            index_file.read_header(Path(search_file), store)
+            summary.search_file = search_file
         total = store.count()
         summary.workers = max(1, min(workers, limit))
         if summary.workers == 1:
             with progress("pairs", total=total, unit=" articles", disable=not show_progress) as bar:
-                for batch in _batches(store, threshold, metric, max_candidates, 0, None):
+                for batch in _batches(store, threshold, metric, max_candidates, 0, None, search_file):
                     out.write(batch.lines)
                     summary.add(batch)
                     bar.update(batch.articles)
     if summary.workers > 1:
-        _run_workers(str(store_path), out, summary, _ranges(limit, summary.workers), total, show_progress)
+        _run_workers(str(store_path), out, summary, _ranges(limit, summary.workers), total, show_progress,
+                     search_file)
     out.flush()
     summary.elapsed = time.monotonic() - started
     return summary
 
 
 def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: list[tuple[int, int | None]],
-                 total: int, show_progress: bool) -> None:
+                 total: int, show_progress: bool, search_file: str | None = None) -> None:
     context = multiprocessing.get_context()
     processes: list[multiprocessing.Process] = []
     readers: dict[Connection, int] = {}
@@ -169,7 +217,7 @@ def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: 
             reader, writer = context.Pipe(duplex=False)
             process = context.Process(target=_worker, name=f"neardup-pairs-{len(processes) + 1}", daemon=True,
                                       args=(writer, store_path, summary.threshold, summary.metric,
-                                            summary.max_candidates, start, stop))
+                                            summary.max_candidates, start, stop, search_file))
             process.start()
             writer.close()  # the worker's end: the parent's reads end (EOFError) when the worker exits
             readers[reader] = len(processes)

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from concurrent import futures
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import grpc
@@ -29,7 +29,7 @@ from grpc_reflection.v1alpha import reflection
 
 from ..core.errors import InvalidArgument, NearDupError
 from ..core.nltk_text import load_nltk
-from ..runtime import live_index
+from ..runtime import index_file, live_index
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..runtime.deduplicator import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
 from ..store import open_store
@@ -46,7 +46,7 @@ DEFAULT_PORT = 50051
 DEFAULT_THREADS = 4
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 #: Where FindSimilar searches (--search-index): the store's postings, or a copy in each worker's memory.
-SEARCH_INDEXES = ("store", "memory")
+SEARCH_INDEXES = ("store", "memory", "shared")
 _QUICK_DEATH_SECONDS = 5.0
 #: How long past --drain + --grace a stopping worker may take before it is ended with its threads' tracebacks.
 _STUCK_MARGIN_SECONDS = 5.0
@@ -119,6 +119,8 @@ class ServeOptions:
     token: str | None = field(default=None, repr=False)  # every RPC but health checks must carry it
     metrics_port: int | None = None  # Prometheus metrics over HTTP on host:metrics_port; None: off
     search_index: str = SEARCH_INDEXES[0]
+    #: --search-index shared: the index file every worker maps (None: the LMDB store's own, index_file.FILE_NAME)
+    search_index_file: str | None = None
     #: Worker i (from 0) also listens on worker_ports + i, its own: a client given every worker's address spreads
     #: its calls over them (round robin), where the shared port hands each connection to one worker. None: off.
     worker_ports: int | None = None
@@ -200,7 +202,8 @@ def _build_server(options: ServeOptions, store, worker: int = 0) -> tuple[grpc.S
     )
     servicer = NearDupServicer.for_store(store, Limits(max_result_set=options.max_result_set),
                                          options.cache_size, options.cache_ttl, options.max_streams,
-                                         search_index=options.search_index == "memory")
+                                         search_index=options.search_index if options.search_index != "store"
+                                         else False, index_file=options.search_index_file)
     if measured:
         measured.instrument(servicer, SERVICE_NAME)
     add_to_server(servicer, server)
@@ -318,6 +321,8 @@ def serve(options: ServeOptions) -> int:
         Deduplicator(store)  # refuses a damaged pair model, or one trained for another configuration
         if options.search_index == "memory":
             live_index.check_store(store)
+        if options.search_index == "shared":
+            options = prepare_index_file(options, store)
     _check_address(options)
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",
@@ -336,6 +341,24 @@ def serve(options: ServeOptions) -> int:
     finally:
         if exporter is not None:
             exporter.close()
+
+
+def prepare_index_file(options: ServeOptions, store) -> ServeOptions:
+    """--search-index shared, once before the workers start: the file checked whole (its version, checksum, counts
+    and configuration: a clear error now rather than a worker dying at every start), or built from the store when
+    there is none yet. Returns the options with the file's path."""
+    index_file.check_store(store)
+    path = index_file.resolve_path(options.store, options.search_index_file)
+    if path.exists():
+        header = index_file.open_mapped(path, store).header
+        log.info("neardup serve: search index file %s: %s articles at generation %s (%.0f MB)", path,
+                 f"{header['articles']:,}", f"{header['generation']:,}", header["file_bytes"] / 1e6)
+    else:
+        log.info("neardup serve: no search index file %s yet: building it from the store", path)
+        built = index_file.build(store, path, lambda line: log.info("neardup serve: %s", line))
+        log.info("neardup serve: search index file %s built in %.1f s (%.0f MB)", path, built.seconds,
+                 built.header["file_bytes"] / 1e6)
+    return replace(options, search_index_file=str(path))
 
 
 def _supervise(options: ServeOptions, exporter: "metrics.Exporter | None" = None) -> int:

@@ -71,11 +71,12 @@ class NearDupServicer:
 
     @classmethod
     def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float,
-                  max_streams: int = DEFAULT_MAX_STREAMS, search_index: bool = False) -> "NearDupServicer":
+                  max_streams: int = DEFAULT_MAX_STREAMS, search_index: bool | str = False,
+                  index_file: str | None = None) -> "NearDupServicer":
         """The request path of one process: the live view of the store (sketches, session cache, the search index
-        in memory if asked for) and the engine."""
-        return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl, search_index=search_index),
-                   max_streams=max_streams)
+        in memory if asked for: "memory", or "shared" mapping `index_file`) and the engine."""
+        return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl, search_index=search_index,
+                                                         index_file=index_file), max_streams=max_streams)
 
     def Dedup(self, request_bytes: bytes, context) -> bytes:
         # The usual request (ids, the server's parameters) is read by the compiled wire reader, first: the view

@@ -1,0 +1,371 @@
+"""The search index file: one base of a bottom-K store's corpus search (its postings, the sketches a search
+verifies and the ids, in the layout core/_search.c documents), which every process of a host maps read-only and
+searches in place (`neardup serve --search-index shared`, `neardup pairs`, `neardup cluster`), so the page cache
+holds one copy for all of them and for their restarts.
+
+The file records the store generation it is at least as new as. Whoever maps it catches up with the store before
+answering: the ids the store's change log names since that generation are read again and put into (or deleted
+from) the mapping process's delta; when the log no longer reaches back (or the store's generation went back),
+every article of the store is compared with the file's (reconcile) and what differs goes into the delta. Either
+way a replaced or deleted article is never answered from the file.
+
+A file is written whole to a temporary name beside it, synced, and renamed over the old one (write_file, build):
+a process that mapped the old one keeps it (the inode lives while mapped) until it maps the new one. The file's
+format version, its checksum and every count and offset are checked when it is mapped: a file of another
+version, damaged or cut, or made for another sketch configuration is refused with what to run instead.
+"""
+from __future__ import annotations
+
+import mmap
+import os
+import time
+from pathlib import Path
+from typing import Callable, Iterable, NamedTuple
+
+import numpy as np
+
+from ..core import _search, candidates as similar
+from ..core.errors import ConfigMismatch, StoreChanged, StoreUnavailable
+from ..core.memory_index import MemoryIndex
+from ..core.vocabulary import BOTTOMK
+from ..store import is_redis
+from ..store.base import SketchStore
+
+#: The file's name inside an LMDB store's directory, where it is looked for unless a path is given.
+FILE_NAME = "search-index"
+#: Articles between two progress lines of a build or a reconcile.
+PROGRESS_EVERY = 200_000
+#: Ids read from the store in one read while catching up (one round trip each on Redis).
+READ_CHUNK = 10_000
+#: Reads of the store a write may span (Redis) before the StoreChanged is the caller's.
+READ_ATTEMPTS = 3
+#: Postings built in memory at a time before they go to the file (0: _search.build_file's own, 384 MB).
+BUILD_WINDOW = 0
+
+Progress = Callable[[str], None]
+
+
+def default_path(location: str | os.PathLike) -> Path | None:
+    """Where a store's index file is unless given: inside an LMDB store's directory; None for Redis."""
+    return None if is_redis(str(location)) else Path(location) / FILE_NAME
+
+
+def resolve_path(location: str | os.PathLike, given: str | os.PathLike | None) -> Path:
+    """The index file of the store at `location`: `given`, else the default; a Redis store needs one given."""
+    if given is not None:
+        return Path(given)
+    path = default_path(location)
+    if path is None:
+        raise ConfigMismatch(f"a Redis store keeps no files: give its search index file's path "
+                             f"(--search-index-file PATH) for store {location}")
+    return path
+
+
+def rebuild_command(location: str, path: Path) -> str:
+    given = "" if default_path(location) == path else f" --file {path}"
+    return f"`neardup search-index --store {location}{given}`"
+
+
+def check_store(store: SketchStore) -> None:
+    """Refuses a store an index file cannot serve, naming the fix."""
+    store.require_postings()
+    if store.config.kind != BOTTOMK:
+        raise ConfigMismatch(f"a search index file serves stores of bottom-K sketches; store {store.location} "
+                             f"holds {store.config.kind} sketches: use --search-index store")
+
+
+class Identity(NamedTuple):
+    """Which file a path names (a new file renamed over it is another)."""
+    device: int
+    inode: int
+    size: int
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, stat: os.stat_result) -> "Identity":
+        return cls(stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
+
+
+def identity(path: Path) -> Identity | None:
+    try:
+        return Identity.of(os.stat(path))
+    except OSError:
+        return None
+
+
+class Mapped(NamedTuple):
+    index: MemoryIndex
+    header: dict
+    identity: Identity
+
+
+#: Page tables filled when the file is mapped (Linux): the checksum then reads it at memory speed, where taking a
+#: fault per few pages cost more than the reading.
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)
+
+
+def map_file(path: Path) -> tuple[mmap.mmap, Identity]:
+    """The file mapped read-only and shared (every process's pages are the page cache's), and which file it is."""
+    try:
+        with open(path, "rb") as file:
+            stat = os.fstat(file.fileno())
+            if stat.st_size == 0:
+                raise ValueError("damaged: the file is empty")
+            mapped = mmap.mmap(file.fileno(), 0, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ)
+            return mapped, Identity.of(stat)
+    except OSError as error:
+        raise StoreUnavailable(f"cannot read search index file {path}: {error.strerror}") from None
+
+
+def read_header(path: Path, store: SketchStore) -> dict:
+    """The file's header, checked (format version, counts, sections, the store's configuration), not yet its
+    checksum (mapping it checks that): what `serve` checks once before its workers start."""
+    mapped, _ = map_file(path) if path.exists() else (None, None)
+    if mapped is None:
+        raise StoreUnavailable(f"no search index file {path}: build it with "
+                               f"{rebuild_command(store.location, path)}")
+    try:
+        header = _search.header(mapped)
+    except ValueError as error:
+        raise _refused(path, store, error) from None
+    finally:
+        mapped.close()
+    _check_config(path, header, store)
+    return header
+
+
+def open_mapped(path: Path, store: SketchStore) -> Mapped:
+    """The file mapped and checked whole (its checksum, every count and offset): an index searching it in place,
+    not yet caught up with the store (catch_up)."""
+    mapped, ident = map_file(path)
+    try:
+        header = _search.header(mapped)
+        _check_config(path, header, store)
+        index = MemoryIndex(store.config.k, file=mapped)
+    except ValueError as error:
+        mapped.close()
+        raise _refused(path, store, error) from None
+    except BaseException:
+        mapped.close()
+        raise
+    return Mapped(index, header, ident)
+
+
+def _check_config(path: Path, header: dict, store: SketchStore) -> None:
+    if header["config"] != store.config.digest() or header["k"] != store.config.k:
+        raise ConfigMismatch(f"search index file {path} was built for sketch configuration {header['config']!r}, "
+                             f"store {store.location} has {store.config.digest()!r}: rebuild it with "
+                             f"{rebuild_command(store.location, path)}")
+
+
+def _refused(path: Path, store: SketchStore, error: ValueError) -> StoreUnavailable:
+    return StoreUnavailable(f"search index file {path} cannot be used ({error}): rebuild it with "
+                            f"{rebuild_command(store.location, path)}")
+
+
+# --- catching up with the store -----------------------------------------------------------------------------------
+
+def read_again(read):
+    """read(), again when a write spanned it (StoreChanged), up to READ_ATTEMPTS times."""
+    for attempt in range(READ_ATTEMPTS):
+        try:
+            return read()
+        except StoreChanged:
+            if attempt == READ_ATTEMPTS - 1:
+                raise
+
+
+def read_current(store: SketchStore, ids: Iterable[str]) -> list[tuple[str, tuple[int, bytes] | None]]:
+    """(id, (docno, sketch) or None) of each id as the store holds it now, READ_CHUNK ids a read."""
+    ids = list(ids)
+    current = []
+    for first in range(0, len(ids), READ_CHUNK):
+        chunk = ids[first:first + READ_CHUNK]
+
+        def read():
+            with store.snapshot() as snapshot:
+                return list(zip(chunk, snapshot.sketches(chunk)))
+
+        current += read_again(read)
+    return current
+
+
+def apply(index: MemoryIndex, current: list[tuple[str, tuple[int, bytes] | None]]) -> None:
+    """Each (id, (docno, sketch) or None) read from the store, put into the index or deleted from it."""
+    for doc_id, stored in current:
+        if stored is None:
+            index.delete(doc_id)
+        else:
+            index.put(doc_id, *stored)
+
+
+def catch_up(index: MemoryIndex, store: SketchStore, generation: int, progress: Progress) -> int:
+    """Brings an index at `generation` up to the store's state now; returns a generation it is at least as new as.
+    The change log's ids since `generation`, read again; else (the log no longer reaches back, or the store went
+    back) every article compared (reconcile)."""
+    now = store.generation()
+    changed = store.changed_since(generation)
+    if changed is None:
+        why = "is older than" if now < generation else "no longer reaches back to"
+        progress(f"search index: the store (generation {now:,}) {why} the file's generation {generation:,}: "
+                 "comparing every article")
+        return reconcile(index, store, progress)
+    apply(index, read_current(store, changed))
+    return now
+
+
+def reconcile(index: MemoryIndex, store: SketchStore, progress: Progress) -> int:
+    """Every article of the store compared with the index's (by docno: id and sketch); what differs is put, what the
+    store no longer holds deleted. Returns the generation read before the scan."""
+    began = time.perf_counter()
+
+    def scan() -> int:
+        now = store.generation()
+        with store.snapshot() as snapshot:
+            seen = bytearray(max(snapshot.docno_limit(), index.stats()["docno_limit"]))
+            for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(), 1):
+                seen[docno] = 1
+                if index.article(docno) != (doc_id, sketch):
+                    index.put(doc_id, docno, sketch)
+                if count % PROGRESS_EVERY == 0:
+                    progress(f"search index: {count:,} articles compared ({time.perf_counter() - began:.1f} s)")
+        gone = [doc_id for docno, doc_id, _ in index.articles() if docno >= len(seen) or not seen[docno]]
+        for doc_id in gone:
+            index.delete(doc_id)
+        return now
+
+    now = read_again(scan)
+    progress(f"search index: compared with the store in {time.perf_counter() - began:.1f} s "
+             f"({index.stats()['delta_entries']:,} postings in the delta)")
+    return now
+
+
+# --- writing a file -----------------------------------------------------------------------------------------------
+
+def write_file(path: Path, export, generation: int, store: SketchStore, hot_postings: int | None = None) -> dict:
+    """A new file from an index's export (MemoryIndex.export) at `generation`, renamed over `path` once whole and
+    synced; its header."""
+    hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
+    limit, articles, pool_values, id_bytes = export.sizes()
+
+    def fill(file, mapped: mmap.mmap) -> None:
+        _search.init_header(mapped, store.config.k, hot, generation, store.config.digest(), limit, articles,
+                            pool_values, id_bytes, int(time.time()))
+        export.write(mapped)
+
+    return _write(path, (limit, articles, pool_values, id_bytes), hot, fill)
+
+
+def _write(path: Path, sizes: tuple[int, int, int, int], hot: int, fill) -> dict:
+    """The steps every file goes through: room for it under a temporary name, fill(file, mapping) writes the
+    header and the pool, ids and offsets, build_file the postings; sealed, cut to size, synced, renamed."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "w+b") as file:
+            file.truncate(_search.file_size(*sizes, hot))
+            with mmap.mmap(file.fileno(), 0) as mapped:
+                fill(file, mapped)
+                size = _search.build_file(mapped, BUILD_WINDOW)
+                _search.seal(mapped, size)
+                mapped.flush()
+                header = _search.header(memoryview(mapped)[:size])
+            file.truncate(size)
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    _sync_directory(path.parent)
+    return header
+
+
+def _sync_directory(path: Path) -> None:
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+class Built(NamedTuple):
+    path: Path
+    header: dict
+    seconds: float
+
+
+def build(store: SketchStore, path: Path, progress: Progress = lambda _: None,
+          hot_postings: int | None = None) -> Built:
+    """A file from the store: one scan of its articles in docno order (the sketches stream into the file), then
+    the postings built in the file; at the generation read before the scan (those written during it are in the
+    change log that whoever maps the file catches up from)."""
+    check_store(store)
+    began = time.perf_counter()
+
+    def attempt() -> dict:
+        generation = store.generation()
+        with store.snapshot() as snapshot:
+            limit = snapshot.docno_limit()
+            return write_articles(path, snapshot.scan(0, limit), limit, store.config.k, store.config.digest(),
+                                  generation, progress, hot_postings)
+
+    header = read_again(attempt)
+    return Built(Path(path), header, time.perf_counter() - began)
+
+
+def write_articles(path: Path, articles: Iterable[tuple[int, str, bytes]], limit: int, k: int, config: str,
+                   generation: int, progress: Progress = lambda _: None, hot_postings: int | None = None) -> dict:
+    """A file of `articles` ((docno, id, sketch) in docno order, every docno below `limit`), sketches of K = k
+    and configuration digest `config`, at `generation`: the sketches stream into a scratch file beside it, then
+    into the file, whose postings are built in place. Its header."""
+    hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
+    began = time.perf_counter()
+    path = Path(path)
+    lengths = np.zeros(limit + 1, np.uint64)
+    id_lengths = np.zeros(limit + 1, np.uint64)
+    ids = bytearray()
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.pool")
+    try:
+        with open(temporary, "w+b") as pool:
+            chunk: list[bytes] = []
+            count = 0
+            for count, (docno, doc_id, sketch) in enumerate(articles, 1):
+                key = doc_id.encode()
+                lengths[docno + 1] = len(sketch) // 4
+                id_lengths[docno + 1] = len(key)
+                ids += key
+                chunk.append(sketch)
+                if len(chunk) >= 4096:
+                    pool.write(b"".join(chunk))
+                    chunk = []
+                if count % PROGRESS_EVERY == 0:
+                    progress(f"search index: {count:,} articles read ({time.perf_counter() - began:.1f} s)")
+            pool.write(b"".join(chunk))
+            pool.flush()
+            pool_values = int(lengths.sum())
+            pool_offsets = np.cumsum(lengths, dtype=np.uint64)
+            id_offsets = np.cumsum(id_lengths, dtype=np.uint64)
+
+            def fill(file, mapped: mmap.mmap) -> None:
+                offsets = _search.init_header(mapped, k, hot, generation, config, limit, count, pool_values,
+                                              len(ids), int(time.time()))
+                pool.seek(0)
+                at = offsets["pool"]
+                while block := pool.read(1 << 24):
+                    mapped[at:at + len(block)] = block
+                    at += len(block)
+                for name, array in (("pool_offsets", pool_offsets), ("id_offsets", id_offsets)):
+                    data = array.astype("<u8").tobytes()
+                    mapped[offsets[name]:offsets[name] + len(data)] = data
+                mapped[offsets["ids"]:offsets["ids"] + len(ids)] = ids
+                progress(f"search index: {count:,} articles read, building the postings "
+                         f"({time.perf_counter() - began:.1f} s)")
+
+            return _write(path, (limit, count, pool_values, len(ids)), hot, fill)
+    finally:
+        temporary.unlink(missing_ok=True)
