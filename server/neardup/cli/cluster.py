@@ -13,7 +13,7 @@ from ..core.reference import max_distance
 from ..core.vocabulary import CLUSTER_METHODS, DEFAULT_THRESHOLD, METRICS, SIMHASH_THRESHOLD
 from ..jobs.cluster import DEFAULT_METHOD, cluster_store, export_clusters
 from ..store import STORE_HELP, default_store_path
-from .options import checked
+from .options import add_search_index_arguments, checked
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,12 +40,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
                              "of that article may be incomplete: counted on stderr, exit code 3")
     parser.add_argument("--progress", action="store_true",
                         help="show the progress bar also where stderr is no terminal")
-    parser.add_argument("--search-index", choices=("auto", "store", "shared"), default="auto",
-                        help="where the pairs are searched: shared, the search index file (`neardup search-index`) "
-                             "mapped and caught up with the store; store, the store's postings; auto, the file when "
-                             "there is one (default: %(default)s)")
-    parser.add_argument("--search-index-file", metavar="PATH",
-                        help="the search index file (default: search-index in an LMDB store's directory)")
+    add_search_index_arguments(parser)
     parser.set_defaults(func=_run_cluster)
 
 

@@ -1,6 +1,9 @@
 """Option types of the server's commands: the shared ones (neardup_client.cli_framework), with checks that raise the
-core's InvalidArgument (a SketchConfig refusing a value) refused as usage errors (exit code 2) too."""
+core's InvalidArgument (a SketchConfig refusing a value) refused as usage errors (exit code 2) too; and the option
+blocks two commands share."""
 from __future__ import annotations
+
+import argparse
 
 from neardup_client import cli_framework
 
@@ -10,3 +13,13 @@ from ..core.errors import InvalidArgument
 def checked(convert, check):
     """cli_framework.checked, refusing what the core refuses as well as ValueError."""
     return cli_framework.checked(convert, check, refused=(ValueError, InvalidArgument))
+
+
+def add_search_index_arguments(parser: argparse.ArgumentParser) -> None:
+    """--search-index and --search-index-file, as `neardup pairs` and `neardup cluster` take them."""
+    parser.add_argument("--search-index", choices=("auto", "store", "shared"), default="auto",
+                        help="where the pairs are searched: shared, the search index file (`neardup search-index`) "
+                             "mapped and caught up with the store; store, the store's postings; auto, the file when "
+                             "there is one (default: %(default)s)")
+    parser.add_argument("--search-index-file", metavar="PATH",
+                        help="the search index file (default: search-index in an LMDB store's directory)")

@@ -16,7 +16,7 @@ from ..core.reference import max_distance
 from ..core.vocabulary import DEFAULT_THRESHOLD, METRICS, SIMHASH_THRESHOLD
 from ..jobs.pairs import find_pairs
 from ..store import STORE_HELP, default_store_path
-from .options import checked
+from .options import add_search_index_arguments, checked
 
 
 def _open_output(path: str | None) -> tuple[BinaryIO, Path | None]:
@@ -57,12 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
                         help="the most candidates verified per article; past it the search of that article is "
                              "inexact, counted on stderr, and the exit code is 3")
-    parser.add_argument("--search-index", choices=("auto", "store", "shared"), default="auto",
-                        help="where the pairs are searched: shared, the search index file (`neardup search-index`) "
-                             "mapped and caught up with the store; store, the store's postings; auto, the file when "
-                             "there is one (default: %(default)s)")
-    parser.add_argument("--search-index-file", metavar="PATH",
-                        help="the search index file (default: search-index in an LMDB store's directory)")
+    add_search_index_arguments(parser)
     parser.set_defaults(func=_run)
 
 
