@@ -2,32 +2,36 @@
 scores. `neardup train` weighs its labelled pairs against it (a model is judged where it will decide), and
 `neardup label` proposes pairs to label from it.
 
-The sample is every candidate pair whose first article (the smaller article number) lies in SAMPLE_BLOCKS blocks
-of article numbers drawn at random, or in the whole store when it holds at most SAMPLE_ARTICLES, then at most
-MAX_PAIRS of them drawn at random: each candidate pair is in it with the same probability, so its score
-distribution is the candidates'.
+Articles are drawn at random (every one of a store of at most SAMPLE_ARTICLES), each with all its candidates of a
+larger article number (so a pair is counted once, under its first article), until the drawn articles hold
+ENOUGH_PAIRS candidate pairs or SAMPLE_ARTICLES articles are drawn; then at most MAX_PAIRS of those pairs are kept
+at random. Each candidate pair is in the sample with the same probability, so its score distribution is the
+candidates'. Only the kept pairs' sketches are read and scored (one snapshot; each article read once).
 """
 from __future__ import annotations
 
-import random
+import math
 from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..core.candidates import item_candidates
 from ..core.fields import FieldSpec
 from ..core.item_scoring import pair_features, weighted
 from ..core.vocabulary import FIELDS
 from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore
+from ..store.base import MemoizedArticles, Snapshot, read_consistently
 
-#: Stores of at most this many articles are sampled whole.
+#: The most articles drawn: a store of at most this many is sampled whole.
 SAMPLE_ARTICLES = 4_000
-#: Past it, this many blocks of BLOCK consecutive article numbers.
-BLOCK = 50
-SAMPLE_BLOCKS = SAMPLE_ARTICLES // BLOCK
 #: The most pairs kept: enough for every bin of the rule score a model is judged in (train.BINS) to hold
 #: thousands when the candidates spread over them.
 MAX_PAIRS = 50_000
+#: The most articles whose near pairs (sample_candidate_pairs' at_least) are looked among.
+NEAR_ARTICLES = 20_000
+#: Drawing articles stops once their candidate pairs are this many: kept pairs then come from many articles.
+ENOUGH_PAIRS = 4 * MAX_PAIRS
 
 
 class CandidatePairs(NamedTuple):
@@ -35,6 +39,20 @@ class CandidatePairs(NamedTuple):
     b: list[str]
     features: np.ndarray     # pair_features rows, one per pair
     rule_scores: np.ndarray  # the field rules' weighted similarity of each pair (no model)
+
+    def take(self, positions: Sequence[int]) -> "CandidatePairs":
+        """The pairs at these positions."""
+        positions = np.asarray(positions, np.int64)
+        return CandidatePairs([self.a[i] for i in positions.tolist()], [self.b[i] for i in positions.tolist()],
+                              self.features[positions], self.rule_scores[positions])
+
+    def join(self, other: "CandidatePairs") -> "CandidatePairs":
+        """These pairs and those of `other` not among them."""
+        known = set(zip(self.a, self.b))
+        new = [i for i, pair in enumerate(zip(other.a, other.b)) if pair not in known]
+        added = other.take(new)
+        return CandidatePairs(self.a + added.a, self.b + added.b, np.vstack([self.features, added.features]),
+                              np.concatenate([self.rule_scores, added.rule_scores]))
 
 
 def pair_rows(fields: Sequence[FieldSpec], sketches: dict[str, bytes], pairs) -> tuple[np.ndarray, np.ndarray]:
@@ -49,35 +67,63 @@ def pair_rows(fields: Sequence[FieldSpec], sketches: dict[str, bytes], pairs) ->
     return rows, scored
 
 
-def sample_candidate_pairs(store: SketchStore, seed: int = 0) -> CandidatePairs:
-    """The candidate pairs of a sample of the store's articles (module doc), at most MAX_PAIRS of them (a uniform
-    subsample past it), with their features and rule scores."""
+def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | None = None) -> CandidatePairs:
+    """The candidate pairs of a sample of the store's articles (module doc), at most MAX_PAIRS of them, with their
+    features and rule scores (under the store's field weights). `at_least`: instead, the candidate pairs whose
+    rule score reaches it among those of up to NEAR_ARTICLES articles drawn (every one of a smaller store), at
+    most MAX_PAIRS of them at random: where `neardup label` looks for the duplicates that a uniform sample of a
+    large store's candidates holds few of."""
     engine = Deduplicator(store, pair_model=False)
-    limit = engine.docno_limit()
-    rng = random.Random(seed)
-    if limit <= SAMPLE_ARTICLES:
-        ranges = [(0, None)]
-    else:
-        blocks = sorted(rng.sample(range((limit + BLOCK - 1) // BLOCK), SAMPLE_BLOCKS))
-        ranges = [(block * BLOCK, (block + 1) * BLOCK) for block in blocks]
-    found = [(doc_id, [match.id for match in outcome.matches]) for start, stop in ranges
-             for doc_id, outcome in engine.similar_pairs(0.0, FIELDS, start, stop) if outcome.matches]
-    total = sum(len(matches) for _, matches in found)
-    if total > MAX_PAIRS:
-        kept = set(rng.sample(range(total), MAX_PAIRS))
-        numbered, position = [], 0
-        for doc_id, matches in found:
-            numbered.append((doc_id, [m for k, m in enumerate(matches, position) if k in kept]))
-            position += len(matches)
-        found = [(doc_id, matches) for doc_id, matches in numbered if matches]
-    fields = store.config.fields
-    a, b, rows = [], [], []
-    for doc_id, matches in found:  # one compiled call per sampled article: it with each of its candidates
-        sketches = store.get_many([doc_id, *matches])
-        pairs = pair_features(fields, sketches, query_only=True)
-        a += [doc_id] * len(pairs.j)
-        b += [matches[j - 1] for j in pairs.j.tolist()]
-        rows.append(pairs.features)
-    width = sum(len(spec.columns) for spec in fields)
-    features = np.vstack(rows) if rows else np.zeros((0, width))
-    return CandidatePairs(a, b, features, weighted(fields, features))
+    engine.check_metric(FIELDS)  # an items store
+    fields = engine.items.fields
+    most_articles = SAMPLE_ARTICLES if at_least is None else NEAR_ARTICLES
+    enough = ENOUGH_PAIRS if at_least is None else math.inf
+
+    def sample(snapshot: Snapshot) -> CandidatePairs:
+        rng = np.random.default_rng(seed)
+        limit = snapshot.docno_limit()
+        drawn: list[tuple[int, str, bytes, np.ndarray]] = []  # (docno, id, sketch, candidates above it)
+        total = 0
+        for docno in rng.permutation(limit).tolist():
+            if len(drawn) >= most_articles or total >= enough:
+                break
+            for _, doc_id, sketch in snapshot.scan(docno, docno + 1):  # nothing where the article was deleted
+                found = item_candidates(snapshot.postings(sketch), above=docno, max_candidates=limit,
+                                        read_unread=lambda indices, sketch=sketch: snapshot.unread_postings(sketch,
+                                                                                                         indices))
+                drawn.append((docno, doc_id, sketch, found.docnos))
+                total += len(found.docnos)
+        keep = np.ones(total, bool)
+        if at_least is None and total > MAX_PAIRS:
+            keep = _subset(rng, total)
+        articles = MemoizedArticles(snapshot)
+        a, b, rows, position = [], [], [], 0
+        for _, doc_id, sketch, found in drawn:  # one compiled call per drawn article: it with its kept candidates
+            kept = found[keep[position:position + len(found)]].tolist()
+            position += len(found)
+            if not kept:
+                continue
+            others = articles(kept)
+            pairs = pair_features(fields, [sketch, *(other for _, other in others)], query_only=True)
+            j, features = pairs.j, pairs.features
+            if at_least is not None:
+                near = weighted(fields, features) >= at_least
+                j, features = j[near], features[near]
+            a += [doc_id] * len(j)
+            b += [others[k - 1][0] for k in j.tolist()]
+            rows.append(features)
+        width = sum(len(spec.columns) for spec in fields)
+        features = np.vstack(rows) if rows else np.zeros((0, width))
+        found = CandidatePairs(a, b, features, weighted(fields, features))
+        if at_least is not None and len(found.a) > MAX_PAIRS:
+            return found.take(np.flatnonzero(_subset(rng, len(found.a))))
+        return found
+
+    return read_consistently(store, sample)
+
+
+def _subset(rng: np.random.Generator, total: int) -> np.ndarray:
+    """MAX_PAIRS of `total` chosen at random, as a mask."""
+    keep = np.zeros(total, bool)
+    keep[rng.choice(total, MAX_PAIRS, replace=False)] = True
+    return keep

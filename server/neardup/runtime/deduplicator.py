@@ -7,18 +7,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Iterator, Mapping, NamedTuple, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from .. import __version__
 from ..core import calibration, candidates, explain, kernel, vocabulary
 from ..core.encoding import check_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
+from ..core.fields import with_weights
 from ..core.item_scoring import ItemScorer, PairModel
 from ..core.sketch_config import SketchConfig
 from ..core.sketcher import ItemSketcher, Sketcher
 from ..core.vocabulary import (DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD, GREEDY, GROUPINGS, ITEMS,
                                KIND_METRICS, METRICS, SIMHASH)
-from ..store.base import SketchStore, Snapshot, check_ids, encode_id, read_consistently
+from ..store.base import MemoizedArticles, SketchStore, Snapshot, check_ids, encode_id, read_consistently
 
 if TYPE_CHECKING:
     from ..core.memory_index import Found
@@ -148,9 +149,11 @@ class Deduplicator:
     kernel's popcount path and its corpus search through the permutation tables or the fingerprint scan
     (core/candidates.py); its only metric is hamming."""
 
-    def __init__(self, store: SketchStore, limits: Limits = Limits(), pair_model: bool = True):
+    def __init__(self, store: SketchStore, limits: Limits = Limits(), pair_model: bool = True,
+                 field_weights: Mapping[str, float] | None = None):
         """`pair_model` False: an items store's pairs are decided by its field rules even when it holds a trained
-        model (what learning a threshold and choosing pairs to label need)."""
+        model (what learning a threshold and choosing pairs to label need). `field_weights`: an items store's
+        fields weigh so (what learning its threshold under just-learned weights needs), not as the store says."""
         self.store = store
         self.reader = StoreReader(store)
         self.limits = limits
@@ -171,7 +174,9 @@ class Deduplicator:
             stored_model = store.model() if pair_model else None
             model = None if stored_model is None else PairModel.from_json(stored_model, store.config.digest(),
                                                                            store.config.fields)
-            self.items = ItemScorer(store.config.fields, model)
+            if field_weights is None and own is not None:
+                field_weights = own.get(calibration.FIELD_WEIGHTS)
+            self.items = ItemScorer(with_weights(store.config.fields, field_weights or {}), model)
             if model is not None:  # the model decides by its probability, at the threshold chosen for it
                 self.defaults = DedupParams(model.threshold, self.defaults.metric, self.defaults.grouping)
                 self.threshold_source = calibration.PAIR_MODEL
@@ -361,8 +366,9 @@ class Deduplicator:
         params = SimilarParams(threshold=threshold, metric=metric)
         self.check_metric(metric)
         with self.store.snapshot() as snapshot:
+            articles = MemoizedArticles(snapshot)
             for docno, doc_id, sketch in snapshot.scan(start, stop):
-                yield doc_id, self._search(snapshot, sketch, params, above=docno)
+                yield doc_id, self._search(snapshot, sketch, params, above=docno, read_articles=articles)
 
     def nearest_similarities(self, count: int) -> list[float]:
         """The similarity of each of `count` stored articles, spread evenly over the article numbers, to its best
@@ -413,10 +419,14 @@ class Deduplicator:
         return read_consistently(self.store, lambda snapshot: snapshot.docno_limit())
 
     def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
-                above: int = -1, max_candidates: int | None = None) -> SimilarOutcome:
+                above: int = -1, max_candidates: int | None = None,
+                read_articles: Callable[[Sequence[int]], list[tuple[str, bytes]]] | None = None
+                ) -> SimilarOutcome:
         """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs); at most
-        max_candidates verified (default: the limit), those sharing the most values first."""
+        max_candidates verified (default: the limit), those sharing the most values first; the candidates' sketches
+        read by `read_articles` (default: snapshot.articles)."""
         max_candidates = max_candidates or self.limits.max_candidates
+        read_articles = read_articles or snapshot.articles
 
         def read_unread(value_indices):
             return snapshot.unread_postings(sketch, value_indices)
@@ -424,7 +434,7 @@ class Deduplicator:
         if self.items is not None:
             found = candidates.item_candidates(snapshot.postings(sketch), read_unread=read_unread, exclude=exclude,
                                             above=above, max_candidates=max_candidates)
-            articles = snapshot.articles(found.docnos.tolist())
+            articles = read_articles(found.docnos.tolist())
             verified = self.items.similar(sketch, [article for _, article in articles], params.threshold)
         elif self.config.kind == SIMHASH:
             if candidates.simhash_tables_suffice(params.threshold):
@@ -434,13 +444,13 @@ class Deduplicator:
             else:
                 found = candidates.simhash_scan(snapshot.fingerprints(), sketch, params.threshold, exclude=exclude,
                                                 above=above, max_candidates=max_candidates)
-            articles = snapshot.articles(found.docnos.tolist())
+            articles = read_articles(found.docnos.tolist())
             verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
         else:
             found = candidates.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
                                        params.metric, read_unread=read_unread, exclude=exclude, above=above,
                                        max_candidates=max_candidates)
-            articles = snapshot.articles(found.docnos.tolist())
+            articles = read_articles(found.docnos.tolist())
             verified = kernel.similar(sketch, [article for _, article in articles], self.config.k,
                                       params.threshold, params.metric)
         return self._answer([(articles[position][0], score) for position, score in verified], found.exact, params,

@@ -294,6 +294,30 @@ class Snapshot(abc.ABC):
         self.close()
 
 
+class MemoizedArticles:
+    """Snapshot.articles of one snapshot, each article read once: a whole-store job (all pairs, a sample of the
+    candidate pairs) reads the same candidates for many queries. Articles are kept while their bytes stay within
+    `budget`; past it the rest are read each time."""
+
+    def __init__(self, snapshot: Snapshot, budget: int = 256 << 20):
+        self._snapshot, self._room = snapshot, budget
+        self._known: dict[int, tuple[str, bytes]] = {}
+
+    def __call__(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
+        known = self._known
+        unread = [docno for docno in docnos if docno not in known]
+        if unread:
+            read = self._snapshot.articles(unread)
+            if self._room > 0:
+                for docno, article in zip(unread, read):
+                    known[docno] = article
+                self._room -= sum(len(doc_id) + len(sketch) + 120 for doc_id, sketch in read)
+            else:
+                found = dict(zip(unread, read))
+                return [known[docno] if docno in known else found[docno] for docno in docnos]
+        return [known[docno] for docno in docnos]
+
+
 def read_consistently(store: SketchStore, read: Callable[[Snapshot], _Read],
                       attempts: int = READ_ATTEMPTS) -> _Read:
     """read(snapshot) on a new snapshot of store, whose every read sees one committed state; when a write
