@@ -1,13 +1,16 @@
-"""core/calibration.learn_threshold on constructed samples of nearest-neighbour similarities."""
+"""core/calibration: learn_threshold on constructed samples of nearest-neighbour similarities, learn_field_weights on
+constructed candidate pairs."""
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from neardup.core.calibration import HIGHEST, LOWEST, MIN_NEAR_DUPLICATES, MIN_SAMPLE, learn_threshold
+from neardup.core.calibration import (DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS, MIN_NEAR_DUPLICATES, MIN_SAMPLE, learn_field_weights,
+                                     learn_threshold)
 
 
 def sample(seed: int, *modes: tuple[int, float, float]) -> list[float]:
@@ -75,3 +78,42 @@ def test_deterministic_and_order_free():
 def test_the_answer_is_none_or_inside_the_range(low, high):
     learned = learn_threshold(low + high)
     assert learned is None or LOWEST <= learned <= HIGHEST
+
+
+def candidate_similarities(seed: int, pairs: int, agreement: list[float]) -> np.ndarray:
+    """Per-field similarities of candidate pairs: field f agrees (1) with probability agreement[f], else 0; NaN
+    (a missing field) for a tenth of each field's pairs."""
+    rng = np.random.default_rng(seed)
+    values = (rng.random((pairs, len(agreement))) < np.array(agreement)).astype(np.float64)
+    values[rng.random(values.shape) < 0.1] = np.nan
+    return values
+
+
+def test_a_field_most_candidates_share_weighs_least():
+    """A city most candidates share tells little; a phone they rarely share tells much (log(m / u))."""
+    weights = learn_field_weights(candidate_similarities(7, 5000, [0.02, 0.1, 0.6, 0.002]))
+    name, address, city, phone = weights
+    assert phone > name > address > city > 0
+    assert np.mean(weights) == pytest.approx(1, abs=1e-3)
+    assert phone / city == pytest.approx(np.log(DUPLICATE_AGREEMENT / 0.002) / np.log(DUPLICATE_AGREEMENT / 0.6),
+                                         rel=0.1)
+
+
+def test_a_field_too_few_candidates_share_weighs_the_mean_of_the_others():
+    values = candidate_similarities(8, 2000, [0.05, 0.3, 0.01])
+    values[MIN_FIELD_PAIRS - 1:, 2] = np.nan  # only MIN_FIELD_PAIRS - 1 pairs share the third field
+    first, second, third = learn_field_weights(values)
+    assert third == pytest.approx((first + second) / 2, rel=1e-3)
+    assert learn_field_weights(values[:MIN_FIELD_PAIRS - 1]) is None
+    assert learn_field_weights(np.ones((500, 2))) is None  # every candidate agrees on every field
+
+
+def test_items_cut_next_to_the_chance_mode_where_texts_cut_in_the_middle():
+    """Records' chance agreement is one narrow low mode; a store of records cuts at the first valley that
+    separates nearly as well as the best (its larger entities' weaker links lie low in the gap), texts in the
+    middle of the empty stretch."""
+    values = sample(10, (300, 0.05, 0.25), (300, 0.8, 1.0))
+    assert learn_threshold(values) == pytest.approx(0.525, abs=0.03)
+    assert 0.25 <= learn_threshold(values, lowest_valley=True) <= 0.32
+    noise = values + [0.0, 0.0, 0.01]  # a few values below the chance mode make no valley worth cutting at
+    assert 0.25 <= learn_threshold(noise, lowest_valley=True) <= 0.32

@@ -35,8 +35,9 @@ def _run(args: argparse.Namespace) -> int:
           f"recall {rules['cv']['recall']:.3f}  (similarity >= {rules['threshold']:g})")
     for kind, figures in report["models"].items():
         cv = figures["cv"]
+        refused = f"; may not be stored: {figures['refused']}" if figures.get("refused") else ""
         print(f"{kind:18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
-              f"{cv['recall']:.3f}  (probability >= {figures['threshold']:.4f})")
+              f"{cv['recall']:.3f}  (probability >= {figures['threshold']:.4f}{refused})")
     print(f"figures weighted to the store's candidates ({report['candidates_sampled']:,} sampled pairs); "
           f"{report['scored']:,} of {report['pairs']:,} labelled pairs share a super token; of the others, "
           f"{report['duplicates_never_scored']:,} duplicates are missed by any model and "

@@ -25,7 +25,15 @@ form two modes, and the threshold is the valley between them that splits the sam
      than MIN_SAMPLE documents, neither rule applies, or fewer than MIN_NEAR_DUPLICATES documents lie at or above
      the threshold: a corpus without near-duplicates has no upper mode and keeps the fixed default.
 
-Pure and deterministic: the same values give the same threshold.
+An items store learns its fields' weights first (learn_field_weights), then its threshold under them. Equal
+weights make a match on a field most items share (a city, a state) count as much as one on a field that singles
+an item out (a phone, a name): two restaurants on one street of one city score 0.5 on name, address, city and
+phone. Among an items store's candidate pairs (those sharing a super token), nearly all are distinct items, so a
+field's mean similarity there is its chance agreement u; duplicates agree on a field with a probability taken as
+DUPLICATE_AGREEMENT (m). A field weighs log(m / u), Fellegi and Sunter's agreement weight, the weights scaled to
+a mean of 1. A schema that sets any weight by hand keeps its own.
+
+Pure and deterministic: the same values give the same threshold and weights.
 """
 from __future__ import annotations
 
@@ -50,14 +58,28 @@ MIN_NEAR_DUPLICATES = 10
 REWRITTEN_SHARE = 0.5
 NEAR_COPY = 0.5
 
+#: Field weights: duplicates' assumed agreement on a field (m), the lowest chance agreement counted (u; a field no
+#: two sampled candidates agree on), the lowest weight (a field every candidate agrees on still counts a little),
+#: and the candidate pairs (sharing the field) needed to learn a field's weight.
+DUPLICATE_AGREEMENT = 0.95
+LOWEST_AGREEMENT = 1e-3
+LOWEST_WEIGHT = 0.05
+MIN_FIELD_PAIRS = 100
+
+#: Items: the lowest valley whose cut separates at least this share of the best cut's between-class variance.
+NEAR_BEST = 0.9
+
 #: Where a store's default threshold comes from (InfoResponse.default_threshold_source): learned from its corpus,
 #: set by hand, its sketch kind's fixed default (core/vocabulary.py), or an items store's trained pair model.
 LEARNED, SET, FIXED, PAIR_MODEL = "learned", "set", "fixed", "pair_model"
+#: The key of an items store's learned field weights ({field name: weight}) in its threshold setting.
+FIELD_WEIGHTS = "field_weights"
 
 
-def learn_threshold(nearest: Sequence[float]) -> float | None:
+def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> float | None:
     """The threshold between the two modes of the nearest-neighbour similarities `nearest` (one per sampled
-    document, 0 where it has no match), or None where the sample shows no near-duplicate mode (module doc)."""
+    document, 0 where it has no match), or None where the sample shows no near-duplicate mode (module doc);
+    `lowest_valley`: the valley nearest the chance mode rather than Otsu's (items: module doc)."""
     values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
     if len(values) < MIN_SAMPLE:
         return None
@@ -76,6 +98,8 @@ def learn_threshold(nearest: Sequence[float]) -> float | None:
         separation = _between_class_variance(counts, np.histogram(values, bins=bins, range=(0.0, 1.0),
                                                                   weights=values)[0])
         best = np.flatnonzero(valley & (separation == separation[valley].max()))
+        if lowest_valley:
+            best = np.flatnonzero(valley & (separation >= NEAR_BEST * separation[valley].max()))[:1]
         threshold = float(centres[best[len(best) // 2]])
     else:
         threshold = _chance_edge(values, smoothed, centres)
@@ -107,3 +131,22 @@ def _between_class_variance(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = np.where((below > 0) & (above > 0), below_sum / below - above_sum / above, 0.0)
     return below * above * gap * gap / (total * total)
+
+
+def learn_field_weights(similarities: np.ndarray) -> list[float] | None:
+    """Each field's weight (module doc) from the per-field similarities of a sample of candidate pairs
+    (`similarities`: one row per pair, one column per field, NaN where either item lacks the field); a field
+    fewer than MIN_FIELD_PAIRS pairs share weighs the mean of the others. None when no field has enough pairs."""
+    values = np.asarray(similarities, np.float64)
+    shared = np.count_nonzero(~np.isnan(values), axis=0)
+    known = shared >= MIN_FIELD_PAIRS
+    if values.ndim != 2 or not known.any():
+        return None
+    with np.errstate(invalid="ignore"):
+        chance = np.nanmean(np.where(known, values, 0.0), axis=0)
+    weight = np.log(DUPLICATE_AGREEMENT / np.clip(chance, LOWEST_AGREEMENT, DUPLICATE_AGREEMENT))
+    if weight[known].max() <= 0:  # every field agrees by chance as often as duplicates do: nothing to tell apart
+        return None
+    weight = np.where(known, np.maximum(weight, LOWEST_WEIGHT * weight[known].max()), 0.0)
+    weight = np.where(known, weight, weight[known].mean())
+    return [round(float(w), 4) for w in weight / weight.mean()]

@@ -26,7 +26,7 @@ import math
 import re
 import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
@@ -381,3 +381,13 @@ def field_values(spec: FieldSpec, value) -> list[int]:
 def schema_columns(fields: Iterable[FieldSpec]) -> list[str]:
     """The feature columns of a schema, in the compiled pair features' order."""
     return [column for spec in fields for column in spec.columns]
+
+
+def weighted_by_hand(fields: Sequence[FieldSpec]) -> bool:
+    """Whether a schema sets any field's weight (a store then never learns its fields' weights)."""
+    return any(spec.weight != 1.0 for spec in fields)
+
+
+def with_weights(fields: Sequence[FieldSpec], weights: Mapping[str, float]) -> tuple[FieldSpec, ...]:
+    """The fields, each weighing as `weights` says by name (a store's learned weights; others keep theirs)."""
+    return tuple(replace(spec, weight=float(weights.get(spec.name, spec.weight))) for spec in fields)

@@ -2,7 +2,10 @@
 
 Labels are worth most where the store is least sure: a pair whose score lies near the decision threshold. The
 proposals come from a sample of the store's candidate pairs (jobs/pair_sample.py: those sharing a super token,
-the only pairs the server scores), never from pairs that share nothing (which teach nothing about candidates):
+the only pairs the server scores), never from pairs that share nothing (which teach nothing about candidates).
+The pool is a uniform sample of them joined with the candidate pairs whose rule score reaches NEAR_SHARE of the
+rules' threshold (sample_candidate_pairs' at_least): duplicates are rare among a large store's candidates, so a
+uniform sample alone holds few of them, and few of the hard ones:
 
   * most proposals are the unanswered pair the current scorer is least sure of: once the answers hold
     MIN_EACH duplicates and MIN_EACH others among candidates, a logistic regression on the pairs' features fitted
@@ -36,6 +39,8 @@ from .train import BINS, read_pairs
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
+#: The pool's near pairs reach this share of the rules' threshold.
+NEAR_SHARE = 0.5
 #: Every COVER-th proposal comes from the least labelled bin of the rule score.
 COVER = 4
 #: The logistic regression's L2 penalty and Newton steps.
@@ -61,7 +66,9 @@ class LabelSession:
         store.require_postings()
         self.path = Path(path)
         self.fields = store.config.fields
-        self.pool: CandidatePairs = sample_candidate_pairs(store, seed)
+        rules_threshold = Deduplicator(store, pair_model=False).defaults.threshold
+        self.pool: CandidatePairs = sample_candidate_pairs(store, seed).join(
+            sample_candidate_pairs(store, seed, at_least=NEAR_SHARE * rules_threshold))
         engine = Deduplicator(store)
         self._store_scores = (engine.items.scores(self.pool.features) if len(self.pool.a)
                               else np.zeros(0))

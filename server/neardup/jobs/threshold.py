@@ -16,10 +16,13 @@ from typing import NamedTuple, Union
 
 from ..core import calibration, vocabulary
 from ..core.errors import ConfigMismatch
+from ..core.fields import weighted_by_hand
+from ..core.item_scoring import similarity_columns
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK, ITEMS
 from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore
+from .pair_sample import sample_candidate_pairs
 
 #: Articles searched to learn a threshold: enough for a mode of near-duplicates that holds 2 % of the corpus to
 #: show (calibration.MIN_NEAR_DUPLICATES), few enough to be a small fixed cost of `neardup index`.
@@ -54,10 +57,24 @@ class Recorded(NamedTuple):
         if self.setting is None:
             found = " (learning found no near-duplicate mode in the sample)" if self.learned else ""
             return f"{self.fixed:g} (fixed default of the sketch kind{found})"
+        weights = self.setting.get(calibration.FIELD_WEIGHTS)
+        weighing = "" if not weights else \
+            f"; fields weigh {', '.join(f'{name} {weight:g}' for name, weight in weights.items())}"
         if self.setting["source"] == calibration.LEARNED:
             return (f"{self.setting['threshold']:g} (learned from {self.setting['sampled']:,} sampled documents"
-                    f"{f', {self.seconds:.2f} s' if self.learned else ''})")
-        return f"{self.setting['threshold']:g} (set by hand)"
+                    f"{f', {self.seconds:.2f} s' if self.learned else ''}{weighing})")
+        return f"{self.setting['threshold']:g} (set by hand{weighing})"
+
+
+def learn_field_weights(store: SketchStore) -> dict[str, float] | None:
+    """An items store's field weights learned from a sample of its candidate pairs (core/calibration.py), or None:
+    a store of another kind, a schema that weighs its fields by hand, or too few candidate pairs."""
+    fields = store.config.fields
+    if store.config.kind != ITEMS or weighted_by_hand(fields):
+        return None
+    population = sample_candidate_pairs(store)
+    weights = calibration.learn_field_weights(population.features[:, similarity_columns(fields)])
+    return None if weights is None else dict(zip((spec.name for spec in fields), weights))
 
 
 def record(store: SketchStore, choice: Choice | None, created: bool, sample: int = SAMPLE_DOCUMENTS) -> Recorded:
@@ -70,14 +87,21 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
         choice = LEARN
     if choice == LEARN:
         check_learnable(choice, store.config, store.indexed)
-        nearest = Deduplicator(store, pair_model=False).nearest_similarities(sample)
-        value = calibration.learn_threshold(nearest)
+        weights = learn_field_weights(store)
+        nearest = Deduplicator(store, pair_model=False, field_weights=weights or {}).nearest_similarities(sample)
+        value = calibration.learn_threshold(nearest, lowest_valley=store.config.kind == ITEMS)
         wanted = None if value is None else {"threshold": value, "source": calibration.LEARNED,
                                              "sampled": len(nearest)}
+        if wanted is not None and weights:
+            wanted[calibration.FIELD_WEIGHTS] = weights
     elif choice == FIXED:
         wanted = None
-    else:
-        wanted = setting if choice is None else {"threshold": float(choice), "source": calibration.SET}
+    elif choice is None:
+        wanted = setting
+    else:  # set by hand: the store's learned field weights stay
+        kept = {} if setting is None else {key: value for key, value in setting.items()
+                                           if key == calibration.FIELD_WEIGHTS}
+        wanted = {"threshold": float(choice), "source": calibration.SET, **kept}
     if wanted != setting:  # a write bumps the generation (caches drop their answers): only for a change
         store.set_threshold(wanted)
     return Recorded(wanted, vocabulary.for_kind(store.config.kind).threshold, choice == LEARN,

@@ -11,14 +11,16 @@ weighted by how common its rule score is among a sample of the candidates agains
 (candidate_weights), so a few labelled non-duplicates with low scores stand for the many candidates like them. A
 logistic regression and a gradient boosting (scikit-learn) are compared by weighted cross-validated F1
 (stratified folds); each one's cross-validated scores are calibrated by Platt scaling on the same weights, and its
-decision threshold is the probability where the weighted F1 peaks. The better one is refitted on every pair and
-stored through the store interface (SketchStore.set_model) as JSON: coefficients, or the trees as arrays; no
-Python objects. It is tied to the store's configuration digest, and the server evaluates it with numpy alone.
+decision threshold is the probability where the weighted F1 peaks. Each is refitted on every pair; the better one
+that may be stored is stored through the store interface (SketchStore.set_model) as JSON: coefficients, or the
+trees as arrays; no Python objects. It is tied to the store's configuration digest, and the server evaluates it
+with numpy alone.
 
-It is refused, the store unchanged, when it cross-validates worse than the rules alone (the store's default
-threshold on the weighted field similarity) on the same weighted pairs, or when it would decide many sampled
-candidates otherwise than the rules in bands of rule similarity where too few labelled pairs show it right there
-(_refusal): a few random non-duplicates cannot stand for thousands of candidates.
+A model may not be stored when it cross-validates worse than the rules alone (the store's default threshold on
+its weighted field similarity) on the same weighted pairs, or when it would decide many sampled candidates
+otherwise than the rules in bands of rule similarity where too few labelled pairs show it right there
+(_refusal): a few random non-duplicates cannot stand for thousands of candidates. When neither may, the store is
+unchanged and the command says why of each in one line.
 
 scikit-learn comes with the `train` extra: pip install '.[train]'.
 """
@@ -109,19 +111,19 @@ def candidate_weights(labelled: np.ndarray, population: np.ndarray) -> np.ndarra
     return weight / weight.mean() if weight.sum() else np.ones(len(labelled))
 
 
-def _refusal(report: dict, scorer: ItemScorer, population: CandidatePairs, labelled: tuple[np.ndarray, np.ndarray],
-             rules_threshold: float) -> str:
-    """Why the model must not be stored ("" when it may): it cross-validates worse than the rules alone on the
-    candidates, or it decides many sampled candidates otherwise than the rules where the labels do not show it
-    right. `labelled`: the labelled candidates' rule scores and the model's cross-validated decisions on them.
+def _refusal(figures: dict, rules: dict, scorer: ItemScorer, population: CandidatePairs,
+             labelled: tuple[np.ndarray, np.ndarray], rules_threshold: float) -> str:
+    """Why a model (its cross-validated `figures`) must not be stored ("" when it may): it cross-validates worse
+    than the rules alone (`rules`) on the candidates, or it decides many sampled candidates otherwise than the
+    rules where the labels do not show it right. `labelled`: the labelled candidates' rule scores and the model's
+    cross-validated decisions on them.
 
     A model may accept what the rules reject (or the reverse) in a band of rule similarity only where at least
     MIN_SUPPORT labelled pairs of that band were decided so by it in cross-validation: otherwise nothing says how
     it does there (random non-duplicates, which share little, leave most bands without such pairs)."""
-    chosen = max(report["models"].values(), key=lambda figures: figures["cv"]["f1"])
-    if chosen["cv"]["f1"] < report["rules"]["cv"]["f1"]:
-        return (f"the model cross-validates at F1 {chosen['cv']['f1']:.3f} on candidate pairs, below the rules alone "
-                f"({report['rules']['cv']['f1']:.3f} at {rules_threshold:g}): not stored")
+    if figures["cv"]["f1"] < rules["cv"]["f1"]:
+        return (f"cross-validates at F1 {figures['cv']['f1']:.3f} on candidate pairs, below the rules alone "
+                f"({rules['cv']['f1']:.3f} at {rules_threshold:g})")
     if not len(population.a):
         return ""
     edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
@@ -135,9 +137,8 @@ def _refusal(report: dict, scorer: ItemScorer, population: CandidatePairs, label
         differs = (model == accepts) & (rules != accepts)
         unsupported += int(np.count_nonzero(differs & (support[bands] < MIN_SUPPORT)))
     if unsupported > UNSUPPORTED_SHARE * max(int(model.sum()), int(rules.sum()), 1):
-        return (f"the model decides {unsupported:,} of {len(population.a):,} sampled candidate pairs otherwise than the "
-                f"rules where fewer than {MIN_SUPPORT} labelled pairs show it right: label pairs there (`neardup "
-                "label` proposes them); not stored")
+        return (f"decides {unsupported:,} of {len(population.a):,} sampled candidate pairs otherwise than the "
+                f"rules where fewer than {MIN_SUPPORT} labelled pairs show it right")
     return ""
 
 
@@ -194,10 +195,11 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
             raise InvalidArgument(f"{pairs_path}: the pairs that share a super token hold {int(labels.sum())} "
                                   f"duplicates and {int((~labels).sum())} others; {folds}-fold cross-validation "
                                   "needs at least that many of each (`neardup label` proposes candidate pairs)")
-        rule_scores = weighted(config.fields, rows[scored])
+        rules = Deduplicator(store, pair_model=False)
+        fields, rules_threshold = rules.items.fields, rules.defaults.threshold  # the store's weights and threshold
+        rule_scores = weighted(fields, rows[scored])
         population = sample_candidate_pairs(store)
         weight = candidate_weights(rule_scores, population.rule_scores)
-        rules_threshold = Deduplicator(store, pair_model=False).defaults.threshold
         report = {"pairs": len(pairs), "scored": int(scored.sum()), "duplicates": int(truth.sum()),
                   "duplicates_never_scored": int((truth & ~scored).sum()),
                   "others_never_scored": int((~truth & ~scored).sum()), "folds": folds,
@@ -205,7 +207,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
                   "rules": {"threshold": rules_threshold, "cv": _f1(rule_scores >= rules_threshold, labels, weight)},
                   "models": {}}
         split, makers = _candidates(folds)
-        chosen = None
+        fitted = {}
         for kind, make in makers.items():
             raw = cross_val_predict(make(), inputs, labels, cv=split, method="decision_function")
             platt = LogisticRegression(C=1e6, max_iter=1000).fit(raw[:, None], labels, sample_weight=weight)
@@ -213,20 +215,32 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
             probability = 1.0 / (1.0 + np.exp(-(a * raw + b)))
             threshold, scores = _best_threshold(probability, labels, weight)
             report["models"][kind] = {"cv": scores, "threshold": threshold}
-            if chosen is None or scores["f1"] > report["models"][chosen[0]]["cv"]["f1"]:
-                chosen = (kind, make, a, b, threshold, probability >= threshold)
-        kind, make, a, b, threshold, decided = chosen
-        document = {"format": MODEL_FORMAT, "version": MODEL_VERSION, "config_digest": config.digest(),
-                    "inputs": input_names(config.fields), "threshold": threshold,
-                    "calibration": {"a": a, "b": b}, "cv": report["models"][kind]["cv"], "trained_on": report["pairs"],
-                    **_dump(kind, make().fit(inputs, labels), inputs)}
-        data = json.dumps(document, sort_keys=True).encode()
-        model = PairModel.from_json(data, config.digest(), config.fields)  # what the server will check at start
-        report["refused"] = _refusal(report, ItemScorer(config.fields, model), population, (rule_scores, decided),
-                                     rules_threshold)
-        if write and not report["refused"]:
+            fitted[kind] = (make, a, b, threshold, probability >= threshold)
+        # the best by cross-validated F1 that may be stored (_refusal), else none
+        kind = document = data = None
+        for candidate in sorted(fitted, key=lambda name: -report["models"][name]["cv"]["f1"]):
+            make, a, b, threshold, decided = fitted[candidate]
+            candidate_document = {
+                "format": MODEL_FORMAT, "version": MODEL_VERSION, "config_digest": config.digest(),
+                "inputs": input_names(config.fields), "threshold": threshold, "calibration": {"a": a, "b": b},
+                "cv": report["models"][candidate]["cv"], "trained_on": report["pairs"],
+                **_dump(candidate, make().fit(inputs, labels), inputs)}
+            candidate_data = json.dumps(candidate_document, sort_keys=True).encode()
+            model = PairModel.from_json(candidate_data, config.digest(), config.fields)  # as the server will
+            why = _refusal(report["models"][candidate], report["rules"], ItemScorer(fields, model), population,
+                           (rule_scores, decided), rules_threshold)
+            report["models"][candidate]["refused"] = why
+            if not why:
+                kind, document, data = candidate, candidate_document, candidate_data
+                break
+        report["refused"] = "" if kind is not None else (
+            "not stored: " + "; ".join(f"{name} {figures['refused']}" for name, figures in
+                                       report["models"].items() if figures.get("refused"))
+            + " (label pairs there: `neardup label` proposes them)")
+        if write and kind is not None:
             store.set_model(data)
-    report.update(chosen=kind, threshold=threshold, elapsed=time.monotonic() - started, model=document)
+    report.update(chosen=kind, threshold=None if document is None else document["threshold"],
+                  elapsed=time.monotonic() - started, model=document)
     return report
 
 
