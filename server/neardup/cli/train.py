@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 
 from neardup_client.cli_framework import EXIT_OK, CommandFailed, at_least
 
@@ -13,11 +12,11 @@ from ..store import STORE_HELP, default_store_path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Train a pair classifier for an items store from labelled pairs (JSON Lines: {\"a\": id, "
                           "\"b\": id, \"duplicate\": true|false}, ids stored): logistic regression against gradient "
-                          "boosting, the better by cross-validated F1 on the labelled pairs that share a super token, "
-                          "weighted to stand for the store's candidates; stored in the store (as JSON numbers only) "
+                          "boosting, the better by cross-validated F1 on the labelled pairs that share a super token "
+                          "and score at least half the rules' threshold; stored in the store (as JSON numbers only) "
                           "for Dedup and FindSimilar to decide by its calibrated probability, unless it does worse "
-                          "than the rules alone (then exit 1, the store unchanged). Restart `neardup serve` "
-                          "to use it. Needs scikit-learn (pip install 'neardup[train]').")
+                          "than the rules alone or decides candidates otherwise than the rules where too few labels "
+                          "show it right (then exit 1, the store unchanged). Restart `neardup serve` to use it.")
     parser.add_argument("pairs", metavar="PAIRS", help="labelled pairs, JSON Lines")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--folds", type=at_least(2), default=DEFAULT_FOLDS, help="cross-validation folds")
@@ -27,8 +26,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("sklearn") is None:
-        raise CommandFailed("neardup train needs scikit-learn: pip install 'neardup[train]'")
     report = train(args.pairs, args.store, args.folds, args.write)
     rules = report["rules"]
     print(f"{'rules alone':18s} cross-validated F1 {rules['cv']['f1']:.3f}  precision {rules['cv']['precision']:.3f}  "
@@ -38,7 +35,8 @@ def _run(args: argparse.Namespace) -> int:
         refused = f"; may not be stored: {figures['refused']}" if figures.get("refused") else ""
         print(f"{kind:18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
               f"{cv['recall']:.3f}  (probability >= {figures['threshold']:.4f}{refused})")
-    print(f"figures weighted to the store's candidates ({report['candidates_sampled']:,} sampled pairs); "
+    print(f"figures over the {report['judged']:,} labelled pairs scoring at least {report['judged_floor']:.3g}, where "
+          f"the rules and a model can disagree ({report['candidates_sampled']:,} candidate pairs sampled); "
           f"{report['scored']:,} of {report['pairs']:,} labelled pairs share a super token; of the others, "
           f"{report['duplicates_never_scored']:,} duplicates are missed by any model and "
           f"{report['others_never_scored']:,} non-duplicates are never compared (not learned from)")

@@ -262,7 +262,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
                            postings=indexed if existing is not None else postings)
     store_threshold.check_learnable(threshold, config, summary.postings)
-    load_nltk()  # once, before the worker processes fork, and before the progress bar measures a rate
+    if workers > 1:
+        load_nltk()  # once, before the worker processes fork (one process imports it at its first use, if any)
     collector = RecordCollector(strict, "row" if parquet.is_parquet(corpus) else "line")
     with engine or LocalEngine(workers) as engine:
         engine.sketch(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), collector)

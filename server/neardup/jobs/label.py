@@ -3,18 +3,17 @@
 Labels are worth most where the store is least sure: a pair whose score lies near the decision threshold. The
 proposals come from a sample of the store's candidate pairs (jobs/pair_sample.py: those sharing a super token,
 the only pairs the server scores), never from pairs that share nothing (which teach nothing about candidates).
-The pool is a uniform sample of them joined with the candidate pairs whose rule score reaches NEAR_SHARE of the
-rules' threshold (sample_candidate_pairs' at_least): duplicates are rare among a large store's candidates, so a
-uniform sample alone holds few of them, and few of the hard ones:
+The pool is their population (pair_sample.candidate_population): a uniform sample of the pairs far below the
+rules' threshold and the pairs nearer to it, where duplicates, rare among a large store's candidates, are:
 
   * most proposals are the unanswered pair the current scorer is least sure of: once the answers hold
     MIN_EACH duplicates and MIN_EACH others among candidates, a logistic regression on the pairs' features fitted
-    to them (refitted after each answer; numpy alone), its probability nearest 1/2; before that, the store's own
+    to them (refitted after each answer: jobs/learners.py), its probability nearest 1/2; before that, the store's own
     scorer (a trained model's probability at its threshold, else the field rules' similarity at the store's
     default threshold), the score nearest the threshold;
   * every COVER-th proposal is drawn from the bin of the rule score (train.BINS) whose candidates are the least
-    labelled for their number, so `neardup train` can weigh the answers against every kind of candidate
-    (train.candidate_weights) and a model is never judged only near its threshold.
+    labelled for their number, so the answers show every kind of candidate: `neardup train` lets a model decide
+    a band of candidates otherwise than the rules only where labels there show it right.
 
 Answers are JSON Lines, one per pair, as `neardup train` reads them: {"a": id, "b": id, "duplicate": true|false},
 or null for "unsure" (train skips those). Each answer is appended and flushed at once, so quitting loses nothing;
@@ -34,17 +33,14 @@ from ..core.item_scoring import model_inputs, similarity_columns
 from ..core.vocabulary import ITEMS
 from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore
-from .pair_sample import CandidatePairs, sample_candidate_pairs
+from .learners import fit_logistic
+from .pair_sample import CandidatePairs, candidate_population
 from .train import BINS, read_pairs
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
-#: The pool's near pairs reach this share of the rules' threshold.
-NEAR_SHARE = 0.5
 #: Every COVER-th proposal comes from the least labelled bin of the rule score.
 COVER = 4
-#: The logistic regression's L2 penalty and Newton steps.
-_PENALTY, _STEPS = 1.0, 25
 
 
 class Proposal(NamedTuple):
@@ -66,9 +62,7 @@ class LabelSession:
         store.require_postings()
         self.path = Path(path)
         self.fields = store.config.fields
-        rules_threshold = Deduplicator(store, pair_model=False).defaults.threshold
-        self.pool: CandidatePairs = sample_candidate_pairs(store, seed).join(
-            sample_candidate_pairs(store, seed, at_least=NEAR_SHARE * rules_threshold))
+        self.pool: CandidatePairs = candidate_population(store, seed)
         engine = Deduplicator(store)
         self._store_scores = (engine.items.scores(self.pool.features) if len(self.pool.a)
                               else np.zeros(0))
@@ -99,7 +93,7 @@ class LabelSession:
         truth = np.array([duplicate for _, duplicate in labelled], bool)
         if truth.sum() >= MIN_EACH and (~truth).sum() >= MIN_EACH:
             rows = self._inputs[[i for i, _ in labelled]]
-            return np.abs(_logistic(rows, truth, self._inputs) - 0.5)
+            return np.abs(_probability(fit_logistic(rows, truth), self._inputs) - 0.5)
         return np.abs(self._store_scores - self._store_threshold)
 
     def next(self) -> Proposal | None:
@@ -164,19 +158,5 @@ def label_with(store: SketchStore, path: str | os.PathLike, oracle: Callable[[st
     return session.answers
 
 
-def _logistic(rows: np.ndarray, truth: np.ndarray, every: np.ndarray) -> np.ndarray:
-    """P(duplicate) of `every` row by a logistic regression fitted to `rows` (Newton steps, L2 penalty)."""
-    x = np.hstack([rows, np.ones((len(rows), 1))])
-    y = truth.astype(np.float64)
-    weights = np.zeros(x.shape[1])
-    penalty = _PENALTY * np.eye(x.shape[1])
-    penalty[-1, -1] = 0.0
-    for _ in range(_STEPS):
-        p = 1.0 / (1.0 + np.exp(-np.clip(x @ weights, -30, 30)))
-        gradient = x.T @ (p - y) + penalty @ weights
-        hessian = (x.T * (p * (1 - p))) @ x + penalty
-        step = np.linalg.solve(hessian + 1e-9 * np.eye(len(weights)), gradient)
-        weights -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return 1.0 / (1.0 + np.exp(-np.clip(np.hstack([every, np.ones((len(every), 1))]) @ weights, -30, 30)))
+def _probability(model, inputs: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(model.decision(inputs), -30, 30)))

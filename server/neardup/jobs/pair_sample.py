@@ -2,11 +2,19 @@
 scores. `neardup train` weighs its labelled pairs against it (a model is judged where it will decide), and
 `neardup label` proposes pairs to label from it.
 
-Articles are drawn at random (every one of a store of at most SAMPLE_ARTICLES), each with all its candidates of a
-larger article number (so a pair is counted once, under its first article), until the drawn articles hold
-ENOUGH_PAIRS candidate pairs or SAMPLE_ARTICLES articles are drawn; then at most MAX_PAIRS of those pairs are kept
-at random. Each candidate pair is in the sample with the same probability, so its score distribution is the
-candidates'. Only the kept pairs' sketches are read and scored (one snapshot; each article read once).
+Uniform (sample_candidate_pairs): articles are drawn at random (every one of a store of at most SAMPLE_ARTICLES),
+each with all its candidates of a larger article number (so a pair is counted once, under its first article),
+until the drawn articles hold ENOUGH_PAIRS candidate pairs or SAMPLE_ARTICLES articles are drawn; then at most
+MAX_PAIRS of those pairs are kept at random. Each candidate pair is in it with the same probability, so its score
+distribution is the candidates'. Only the kept pairs' sketches are read and scored (one snapshot; each article
+read once).
+
+Near (at_least): every candidate pair reaching a rule score of up to NEAR_ARTICLES articles drawn, at most
+MAX_PAIRS of them. Duplicates are rare among a large store's candidates (0.15 % of FEBRL 3's), so a uniform
+sample holds few of them, and few of the pairs near a threshold, where labels and decisions matter.
+
+The population (candidate_population) is both strata: the uniform sample below NEAR_SHARE of the rules'
+threshold, the near pairs above it, each pair with how many of the store's candidate pairs it stands for.
 """
 from __future__ import annotations
 
@@ -30,6 +38,8 @@ SAMPLE_ARTICLES = 4_000
 MAX_PAIRS = 50_000
 #: The most articles whose near pairs (sample_candidate_pairs' at_least) are looked among.
 NEAR_ARTICLES = 20_000
+#: Where the near stratum begins: this share of the rules' threshold.
+NEAR_SHARE = 0.5
 #: Drawing articles stops once their candidate pairs are this many: kept pairs then come from many articles.
 ENOUGH_PAIRS = 4 * MAX_PAIRS
 
@@ -39,20 +49,19 @@ class CandidatePairs(NamedTuple):
     b: list[str]
     features: np.ndarray     # pair_features rows, one per pair
     rule_scores: np.ndarray  # the field rules' weighted similarity of each pair (no model)
+    stands_for: np.ndarray   # how many of the store's candidate pairs each one stands for (its sample's scale)
 
-    def take(self, positions: Sequence[int]) -> "CandidatePairs":
-        """The pairs at these positions."""
-        positions = np.asarray(positions, np.int64)
+    def take(self, positions) -> "CandidatePairs":
+        """The pairs at these positions (indices or a mask)."""
+        positions = np.arange(len(self.a))[positions] if len(self.a) else np.zeros(0, np.int64)
         return CandidatePairs([self.a[i] for i in positions.tolist()], [self.b[i] for i in positions.tolist()],
-                              self.features[positions], self.rule_scores[positions])
+                              self.features[positions], self.rule_scores[positions], self.stands_for[positions])
 
     def join(self, other: "CandidatePairs") -> "CandidatePairs":
-        """These pairs and those of `other` not among them."""
-        known = set(zip(self.a, self.b))
-        new = [i for i, pair in enumerate(zip(other.a, other.b)) if pair not in known]
-        added = other.take(new)
-        return CandidatePairs(self.a + added.a, self.b + added.b, np.vstack([self.features, added.features]),
-                              np.concatenate([self.rule_scores, added.rule_scores]))
+        """These pairs and other's."""
+        return CandidatePairs(self.a + other.a, self.b + other.b, np.vstack([self.features, other.features]),
+                              np.concatenate([self.rule_scores, other.rule_scores]),
+                              np.concatenate([self.stands_for, other.stands_for]))
 
 
 def pair_rows(fields: Sequence[FieldSpec], sketches: dict[str, bytes], pairs) -> tuple[np.ndarray, np.ndarray]:
@@ -67,12 +76,21 @@ def pair_rows(fields: Sequence[FieldSpec], sketches: dict[str, bytes], pairs) ->
     return rows, scored
 
 
+def candidate_population(store: SketchStore, seed: int = 0) -> CandidatePairs:
+    """The store's candidate pairs in two strata (module doc): those scoring below NEAR_SHARE of the rules'
+    threshold from the uniform sample, the others from the near pairs, each pair with the number of candidate
+    pairs it stands for."""
+    floor = NEAR_SHARE * Deduplicator(store, pair_model=False).defaults.threshold
+    low = sample_candidate_pairs(store, seed)
+    near = sample_candidate_pairs(store, seed, at_least=floor)
+    return low.take(low.rule_scores < floor).join(near)
+
+
 def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | None = None) -> CandidatePairs:
     """The candidate pairs of a sample of the store's articles (module doc), at most MAX_PAIRS of them, with their
     features and rule scores (under the store's field weights). `at_least`: instead, the candidate pairs whose
     rule score reaches it among those of up to NEAR_ARTICLES articles drawn (every one of a smaller store), at
-    most MAX_PAIRS of them at random: where `neardup label` looks for the duplicates that a uniform sample of a
-    large store's candidates holds few of."""
+    most MAX_PAIRS of them at random."""
     engine = Deduplicator(store, pair_model=False)
     engine.check_metric(FIELDS)  # an items store
     fields = engine.items.fields
@@ -83,10 +101,11 @@ def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | 
         rng = np.random.default_rng(seed)
         limit = snapshot.docno_limit()
         drawn: list[tuple[int, str, bytes, np.ndarray]] = []  # (docno, id, sketch, candidates above it)
-        total = 0
+        total = tried = 0
         for docno in rng.permutation(limit).tolist():
             if len(drawn) >= most_articles or total >= enough:
                 break
+            tried += 1
             for _, doc_id, sketch in snapshot.scan(docno, docno + 1):  # nothing where the article was deleted
                 found = item_candidates(snapshot.postings(sketch), above=docno, max_candidates=limit,
                                         read_unread=lambda indices, sketch=sketch: snapshot.unread_postings(sketch,
@@ -114,9 +133,12 @@ def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | 
             rows.append(features)
         width = sum(len(spec.columns) for spec in fields)
         features = np.vstack(rows) if rows else np.zeros((0, width))
-        found = CandidatePairs(a, b, features, weighted(fields, features))
+        found_pairs = len(a) if at_least is not None else total
+        kept_pairs = min(found_pairs, MAX_PAIRS)
+        scale = (limit / tried if tried else 1.0) * (found_pairs / kept_pairs if kept_pairs else 1.0)
+        found = CandidatePairs(a, b, features, weighted(fields, features), np.full(len(a), scale))
         if at_least is not None and len(found.a) > MAX_PAIRS:
-            return found.take(np.flatnonzero(_subset(rng, len(found.a))))
+            return found.take(_subset(rng, len(found.a)))
         return found
 
     return read_consistently(store, sample)

@@ -6,23 +6,23 @@ token are learned from: they are the only ones the server ever scores. The other
 as if they were typical: a labelled duplicate that shares none is a miss no model can fix, and a random
 non-duplicate that shares none teaches only "sharing anything means duplicate", which is false among candidates.
 
-A model is judged where it will decide, on the store's candidates (jobs/pair_sample.py): each labelled pair is
-weighted by how common its rule score is among a sample of the candidates against how common among the labels
-(candidate_weights), so a few labelled non-duplicates with low scores stand for the many candidates like them. A
-logistic regression and a gradient boosting (scikit-learn) are compared by weighted cross-validated F1
-(stratified folds); each one's cross-validated scores are calibrated by Platt scaling on the same weights, and its
-decision threshold is the probability where the weighted F1 peaks. Each is refitted on every pair; the better one
-that may be stored is stored through the store interface (SketchStore.set_model) as JSON: coefficients, or the
-trees as arrays; no Python objects. It is tied to the store's configuration digest, and the server evaluates it
-with numpy alone.
+A model is judged where it will decide: on the labelled candidates scoring at least NEAR_SHARE of the rules'
+threshold (jobs/pair_sample.py), where the rules and a model can disagree. Below that no scorer the labels can
+support accepts a candidate, and labels there are too few to stand for the multitude of candidates like them (a
+labelled duplicate among them would stand for thousands); nor are labels chosen by a session, near its
+uncertainty, a sample of their bin that weighting could make stand for it. A logistic regression and a gradient
+boosting (jobs/learners.py, numpy) are compared by their cross-validated F1 on the judged pairs (stratified
+folds); each one's cross-validated scores are calibrated by Platt scaling on them, and its decision threshold is
+the probability where their F1 peaks. Each is refitted on every labelled pair; the better one that may be stored
+is stored through the store interface (SketchStore.set_model) as JSON: coefficients, or the trees as arrays; no
+Python objects. It is tied to the store's configuration digest, and the server evaluates it with numpy alone.
 
 A model may not be stored when it cross-validates worse than the rules alone (the store's default threshold on
-its weighted field similarity) on the same weighted pairs, or when it would decide many sampled candidates
-otherwise than the rules in bands of rule similarity where too few labelled pairs show it right there
-(_refusal): a few random non-duplicates cannot stand for thousands of candidates. When neither may, the store is
-unchanged and the command says why of each in one line.
-
-scikit-learn comes with the `train` extra: pip install '.[train]'.
+its weighted field similarity) on the judged pairs, or when it would decide many of the store's candidates
+(pair_sample.candidate_population, each sampled pair counted as the pairs it stands for) otherwise than the rules
+in bands of rule similarity where too few labelled pairs show it right there (_refusal): a few random
+non-duplicates cannot stand for thousands of candidates. When neither may, or the judged pairs hold too few of
+either class to cross-validate, the store is unchanged and the command says why in one line.
 """
 from __future__ import annotations
 
@@ -37,10 +37,11 @@ from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, Ite
 from ..core.vocabulary import ITEMS
 from ..runtime.deduplicator import Deduplicator
 from ..store import open_store
-from .pair_sample import CandidatePairs, pair_rows, sample_candidate_pairs
+from . import learners
+from .pair_sample import NEAR_SHARE, CandidatePairs, candidate_population, pair_rows
 
 DEFAULT_FOLDS = 5
-#: Bins of the rule score by which labelled pairs are weighted against the store's candidates.
+#: Bins (bands) of the rule score: where _refusal looks for labelled support, and `neardup label` for coverage.
 BINS = 10
 #: A model may decide candidates otherwise than the rules without labelled support (_refusal) for at most this
 #: share of the pairs it or the rules accept: past it, its figures would not describe it.
@@ -48,8 +49,8 @@ UNSUPPORTED_SHARE = 0.25
 #: Labelled pairs a band of rule similarity needs, decided by the model otherwise than by the rules, before the
 #: model may decide that band's candidates otherwise.
 MIN_SUPPORT = 5
-#: Gradient boosting's size: shallow trees, as seed 000's handful of features needs no more.
-GBM_TREES, GBM_DEPTH, GBM_LEARNING_RATE = 150, 3, 0.1
+#: Platt scaling's L2 penalty: next to none (one slope and an intercept, fitted on every labelled pair).
+PLATT_PENALTY = 1e-6
 
 
 def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | None]]:
@@ -98,83 +99,54 @@ def _best_threshold(probability: np.ndarray, truth: np.ndarray, weight: np.ndarr
     return best[1], best[2]
 
 
-def candidate_weights(labelled: np.ndarray, population: np.ndarray) -> np.ndarray:
-    """Importance weights that make the labelled candidate pairs stand for the store's candidates: per bin of the
-    rule score (BINS equal bins on [0, 1]), the candidates' share over the labelled pairs' share, normalised to a
-    mean of 1."""
-    edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
-    wanted = np.bincount(np.digitize(population, edges), minlength=BINS) / max(len(population), 1)
-    held = np.bincount(np.digitize(labelled, edges), minlength=BINS) / max(len(labelled), 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(held > 0, wanted / held, 0.0)
-    weight = ratio[np.digitize(labelled, edges)]
-    return weight / weight.mean() if weight.sum() else np.ones(len(labelled))
-
-
 def _refusal(figures: dict, rules: dict, scorer: ItemScorer, population: CandidatePairs,
-             labelled: tuple[np.ndarray, np.ndarray], rules_threshold: float) -> str:
+             labelled: tuple[np.ndarray, np.ndarray, np.ndarray], rules_threshold: float) -> str:
     """Why a model (its cross-validated `figures`) must not be stored ("" when it may): it cross-validates worse
     than the rules alone (`rules`) on the candidates, or it decides many sampled candidates otherwise than the
-    rules where the labels do not show it right. `labelled`: the labelled candidates' rule scores and the model's
-    cross-validated decisions on them.
+    rules where the labels do not show it right. `labelled`: the labelled candidates' rule scores, the model's
+    cross-validated decisions on them, and their labels.
 
     A model may accept what the rules reject (or the reverse) in a band of rule similarity only where at least
-    MIN_SUPPORT labelled pairs of that band were decided so by it in cross-validation: otherwise nothing says how
-    it does there (random non-duplicates, which share little, leave most bands without such pairs)."""
+    MIN_SUPPORT labelled pairs of that band were decided so by it, rightly, in cross-validation: otherwise nothing
+    says how it does there (random non-duplicates, which share little, leave most bands without such pairs)."""
     if figures["cv"]["f1"] < rules["cv"]["f1"]:
         return (f"cross-validates at F1 {figures['cv']['f1']:.3f} on candidate pairs, below the rules alone "
                 f"({rules['cv']['f1']:.3f} at {rules_threshold:g})")
     if not len(population.a):
         return ""
     edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
-    scores, decided = labelled
+    scores, decided, truth = labelled
     rules, model = population.rule_scores >= rules_threshold, scorer.scores(population.features) >= scorer.model.threshold
     bands, labelled_bands = np.digitize(population.rule_scores, edges), np.digitize(scores, edges)
-    unsupported = 0
+    unsupported = 0.0
+    stands_for = population.stands_for
     for accepts in (True, False):  # the model accepts what the rules reject, and the reverse
-        support = np.bincount(labelled_bands[(decided == accepts) & ((scores >= rules_threshold) != accepts)],
-                              minlength=BINS)
+        right = (decided == accepts) & (truth == accepts) & ((scores >= rules_threshold) != accepts)
+        support = np.bincount(labelled_bands[right], minlength=BINS)
         differs = (model == accepts) & (rules != accepts)
-        unsupported += int(np.count_nonzero(differs & (support[bands] < MIN_SUPPORT)))
-    if unsupported > UNSUPPORTED_SHARE * max(int(model.sum()), int(rules.sum()), 1):
-        return (f"decides {unsupported:,} of {len(population.a):,} sampled candidate pairs otherwise than the "
-                f"rules where fewer than {MIN_SUPPORT} labelled pairs show it right")
+        unsupported += float(stands_for[differs & (support[bands] < MIN_SUPPORT)].sum())
+    if unsupported > UNSUPPORTED_SHARE * max(float(stands_for[model].sum()), float(stands_for[rules].sum()), 1.0):
+        return (f"decides about {unsupported:,.0f} of the store's ~{stands_for.sum():,.0f} candidate pairs otherwise "
+                f"than the rules where fewer than {MIN_SUPPORT} labelled pairs show it right")
     return ""
 
 
-def _candidates(folds: int):
-    from sklearn.ensemble import GradientBoostingClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import StratifiedKFold
-
-    split = StratifiedKFold(folds, shuffle=True, random_state=0)
-    return split, {
-        LOGISTIC: lambda: LogisticRegression(max_iter=5000, C=1.0),
-        GBM: lambda: GradientBoostingClassifier(n_estimators=GBM_TREES, max_depth=GBM_DEPTH,
-                                                learning_rate=GBM_LEARNING_RATE, random_state=0),
-    }
+#: The learners compared (jobs/learners.py), each a function of (inputs, labels) to a fitted model.
+LEARNERS = {LOGISTIC: learners.fit_logistic, GBM: learners.fit_boosting}
 
 
-def _dump(kind: str, model, inputs: np.ndarray) -> dict:
-    """The fitted model as JSON values; checked against scikit-learn's own scores."""
+def _dump(kind: str, model: learners.Logistic | learners.Boosting) -> dict:
+    """The fitted model as the JSON values core/item_scoring.PairModel reads."""
     if kind == LOGISTIC:
-        document = {"coef": model.coef_[0].tolist(), "intercept": float(model.intercept_[0])}
+        document = {"coef": model.coef.tolist(), "intercept": model.intercept}
     else:
-        trees = [estimator.tree_ for estimator in model.estimators_[:, 0]]
-        tree_sum = sum(tree.predict(inputs.astype(np.float32))[:, 0] for tree in trees) if trees else 0
-        init = float(np.mean(model.decision_function(inputs) - model.learning_rate * tree_sum))
-        document = {"init": init, "learning_rate": float(model.learning_rate),
-                    "trees": [{"feature": tree.feature.tolist(), "threshold": tree.threshold.tolist(),
-                               "left": tree.children_left.tolist(), "right": tree.children_right.tolist(),
-                               "value": tree.value[:, 0, 0].tolist()} for tree in trees]}
+        document = {"init": model.init, "learning_rate": model.learning_rate,
+                    "trees": [tree._asdict() for tree in model.trees]}
     return {"kind": kind, **document}
 
 
 def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: bool = True) -> dict:
     """Fits, compares, stores (unless write is False) and returns the report."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import cross_val_predict
-
     started = time.monotonic()
     pairs = read_pairs(pairs_path)
     with open_store(store_path, readonly=not write) as store:
@@ -198,42 +170,49 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
         rules = Deduplicator(store, pair_model=False)
         fields, rules_threshold = rules.items.fields, rules.defaults.threshold  # the store's weights and threshold
         rule_scores = weighted(fields, rows[scored])
-        population = sample_candidate_pairs(store)
-        weight = candidate_weights(rule_scores, population.rule_scores)
+        population = candidate_population(store)
+        judged = rule_scores >= NEAR_SHARE * rules_threshold  # the figures' pairs (module doc)
+        weight = judged.astype(np.float64)
         report = {"pairs": len(pairs), "scored": int(scored.sum()), "duplicates": int(truth.sum()),
+                  "judged": int(judged.sum()), "judged_floor": NEAR_SHARE * rules_threshold,
                   "duplicates_never_scored": int((truth & ~scored).sum()),
                   "others_never_scored": int((~truth & ~scored).sum()), "folds": folds,
                   "candidates_sampled": len(population.a),
                   "rules": {"threshold": rules_threshold, "cv": _f1(rule_scores >= rules_threshold, labels, weight)},
                   "models": {}}
-        split, makers = _candidates(folds)
         fitted = {}
-        for kind, make in makers.items():
-            raw = cross_val_predict(make(), inputs, labels, cv=split, method="decision_function")
-            platt = LogisticRegression(C=1e6, max_iter=1000).fit(raw[:, None], labels, sample_weight=weight)
-            a, b = float(platt.coef_[0, 0]), float(platt.intercept_[0])
-            probability = 1.0 / (1.0 + np.exp(-(a * raw + b)))
+        judged_duplicates, judged_others = int(labels[judged].sum()), int((~labels[judged]).sum())
+        too_few = min(judged_duplicates, judged_others) < folds
+        for kind, fit in ({} if too_few else LEARNERS).items():
+            raw = learners.cross_validated(fit, inputs, labels, folds)
+            platt = learners.fit_logistic(raw[:, None], labels, weight, penalty=PLATT_PENALTY)
+            a, b = float(platt.coef[0]), platt.intercept
+            probability = 1.0 / (1.0 + np.exp(-np.clip(a * raw + b, -500, 500)))
             threshold, scores = _best_threshold(probability, labels, weight)
             report["models"][kind] = {"cv": scores, "threshold": threshold}
-            fitted[kind] = (make, a, b, threshold, probability >= threshold)
+            fitted[kind] = (fit, a, b, threshold, probability >= threshold)
         # the best by cross-validated F1 that may be stored (_refusal), else none
         kind = document = data = None
         for candidate in sorted(fitted, key=lambda name: -report["models"][name]["cv"]["f1"]):
-            make, a, b, threshold, decided = fitted[candidate]
+            fit, a, b, threshold, decided = fitted[candidate]
             candidate_document = {
                 "format": MODEL_FORMAT, "version": MODEL_VERSION, "config_digest": config.digest(),
                 "inputs": input_names(config.fields), "threshold": threshold, "calibration": {"a": a, "b": b},
                 "cv": report["models"][candidate]["cv"], "trained_on": report["pairs"],
-                **_dump(candidate, make().fit(inputs, labels), inputs)}
+                **_dump(candidate, fit(inputs, labels))}
             candidate_data = json.dumps(candidate_document, sort_keys=True).encode()
             model = PairModel.from_json(candidate_data, config.digest(), config.fields)  # as the server will
             why = _refusal(report["models"][candidate], report["rules"], ItemScorer(fields, model), population,
-                           (rule_scores, decided), rules_threshold)
+                           (rule_scores, decided, labels), rules_threshold)
             report["models"][candidate]["refused"] = why
             if not why:
                 kind, document, data = candidate, candidate_document, candidate_data
                 break
         report["refused"] = "" if kind is not None else (
+            f"not stored: the labelled pairs scoring at least {NEAR_SHARE * rules_threshold:.3g} (half the rules' "
+            f"threshold), where a model is judged, hold {judged_duplicates} duplicates and {judged_others} others; "
+            f"{folds}-fold cross-validation needs at least that many of each (label pairs there: `neardup label` "
+            "proposes them)") if too_few else "" if kind is not None else (
             "not stored: " + "; ".join(f"{name} {figures['refused']}" for name, figures in
                                        report["models"].items() if figures.get("refused"))
             + " (label pairs there: `neardup label` proposes them)")
