@@ -175,3 +175,25 @@ def test_random_labels_never_leave_the_store_below_its_rules(tmp_path, neardup, 
         with open_store(tmp_path / "store", readonly=True) as store:
             assert store.model() is None
     assert "non-duplicates are never compared (not learned from)" in done.stdout
+
+
+def test_labels_far_below_the_rules_threshold_cannot_judge_a_model(tmp_path, neardup):
+    """Non-duplicates that share a super token but score under half the rules' threshold say nothing about where
+    a model and the rules disagree: with none nearer, train stores nothing and says so in one line."""
+    (tmp_path / "schema.json").write_text(json.dumps(RECORD_SCHEMA))
+    corpus = write_jsonl(tmp_path / "records.jsonl", RECORDS)
+    assert neardup("index", corpus, "--store", tmp_path / "store", "--fields", tmp_path / "schema.json").returncode == 0
+    with open_store(tmp_path / "store", readonly=True) as store:
+        population = pair_sample.candidate_population(store)
+        floor = pair_sample.NEAR_SHARE * store.threshold()["threshold"]
+    far = [(a, b) for a, b, score in zip(population.a, population.b, population.rule_scores)
+           if score < floor and frozenset((a, b)) not in TRUE_RECORD_PAIRS][:20]
+    duplicates = sorted(map(sorted, TRUE_RECORD_PAIRS))[:20]
+    assert len(far) == 20
+    labels = write_jsonl(tmp_path / "labels.jsonl", [{"a": a, "b": b, "duplicate": True} for a, b in duplicates]
+                         + [{"a": a, "b": b, "duplicate": False} for a, b in far])
+    done = neardup("train", labels, "--store", tmp_path / "store", "--folds", "3")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "hold 20 duplicates and 0 others" in done.stderr and "not stored" in done.stderr
+    with open_store(tmp_path / "store", readonly=True) as store:
+        assert store.model() is None
