@@ -36,8 +36,11 @@ SAMPLE_ARTICLES = 4_000
 #: The most pairs kept: enough for every bin of the rule score a model is judged in (train.BINS) to hold
 #: thousands when the candidates spread over them.
 MAX_PAIRS = 50_000
-#: The most articles whose near pairs (sample_candidate_pairs' at_least) are looked among.
-NEAR_ARTICLES = 20_000
+#: The most articles whose near pairs (sample_candidate_pairs' at_least) are looked among: `neardup label`'s
+#: pool, where every duplicate found is a pair worth proposing.
+NEAR_ARTICLES = 5_000
+#: ... for `neardup train`'s checks, which need the near stratum's shape, not each of its pairs.
+CHECK_ARTICLES = 2_000
 #: Where the near stratum begins: this share of the rules' threshold.
 NEAR_SHARE = 0.5
 #: Drawing articles stops once their candidate pairs are this many: kept pairs then come from many articles.
@@ -76,25 +79,26 @@ def pair_rows(fields: Sequence[FieldSpec], sketches: dict[str, bytes], pairs) ->
     return rows, scored
 
 
-def candidate_population(store: SketchStore, seed: int = 0) -> CandidatePairs:
+def candidate_population(store: SketchStore, seed: int = 0, near_articles: int = NEAR_ARTICLES) -> CandidatePairs:
     """The store's candidate pairs in two strata (module doc): those scoring below NEAR_SHARE of the rules'
-    threshold from the uniform sample, the others from the near pairs, each pair with the number of candidate
-    pairs it stands for."""
+    threshold from the uniform sample, the others from the near pairs of up to `near_articles` articles, each
+    pair with the number of candidate pairs it stands for."""
     floor = NEAR_SHARE * Deduplicator(store, pair_model=False).defaults.threshold
     low = sample_candidate_pairs(store, seed)
-    near = sample_candidate_pairs(store, seed, at_least=floor)
+    near = sample_candidate_pairs(store, seed, at_least=floor, near_articles=near_articles)
     return low.take(low.rule_scores < floor).join(near)
 
 
-def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | None = None) -> CandidatePairs:
+def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | None = None,
+                           near_articles: int = NEAR_ARTICLES) -> CandidatePairs:
     """The candidate pairs of a sample of the store's articles (module doc), at most MAX_PAIRS of them, with their
     features and rule scores (under the store's field weights). `at_least`: instead, the candidate pairs whose
-    rule score reaches it among those of up to NEAR_ARTICLES articles drawn (every one of a smaller store), at
+    rule score reaches it among those of up to `near_articles` articles drawn (every one of a smaller store), at
     most MAX_PAIRS of them at random."""
     engine = Deduplicator(store, pair_model=False)
     engine.check_metric(FIELDS)  # an items store
     fields = engine.items.fields
-    most_articles = SAMPLE_ARTICLES if at_least is None else NEAR_ARTICLES
+    most_articles = SAMPLE_ARTICLES if at_least is None else near_articles
     enough = ENOUGH_PAIRS if at_least is None else math.inf
 
     def sample(snapshot: Snapshot) -> CandidatePairs:

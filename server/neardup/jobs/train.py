@@ -38,7 +38,7 @@ from ..core.vocabulary import ITEMS
 from ..runtime.deduplicator import Deduplicator
 from ..store import open_store
 from . import learners
-from .pair_sample import NEAR_SHARE, CandidatePairs, candidate_population, pair_rows
+from .pair_sample import CHECK_ARTICLES, NEAR_SHARE, CandidatePairs, candidate_population, pair_rows
 
 DEFAULT_FOLDS = 5
 #: Bins (bands) of the rule score: where _refusal looks for labelled support, and `neardup label` for coverage.
@@ -170,7 +170,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
         rules = Deduplicator(store, pair_model=False)
         fields, rules_threshold = rules.items.fields, rules.defaults.threshold  # the store's weights and threshold
         rule_scores = weighted(fields, rows[scored])
-        population = candidate_population(store)
+        population = candidate_population(store, near_articles=CHECK_ARTICLES)
         judged = rule_scores >= NEAR_SHARE * rules_threshold  # the figures' pairs (module doc)
         weight = judged.astype(np.float64)
         report = {"pairs": len(pairs), "scored": int(scored.sum()), "duplicates": int(truth.sum()),
