@@ -5,6 +5,7 @@ import argparse
 import logging
 import signal
 import sys
+import threading
 
 from neardup_client.cli import add_connection_arguments, connect
 from neardup_client.cli_framework import CommandFailed, UsageError
@@ -37,14 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=_run, timeout=10.0)  # an Explain of long texts takes longer than a Dedup
 
 
-class _Stop(Exception):
-    """SIGTERM: leave serve_forever."""
-
-
-def _stop(_signum, _frame) -> None:
-    raise _Stop
-
-
 def _run(args) -> int:
     from ..ui.app import UiServer
 
@@ -67,12 +60,20 @@ def _run(args) -> int:
     if labels is not None:
         store += f"; labels in {args.labels}" if labels.session is not None else "; no labels (see above)"
     print(f"neardup ui: {server.url} (server {args.target}{store})", file=sys.stderr, flush=True)
-    signal.signal(signal.SIGTERM, _stop)
+    # the page serves from a thread of its own; this one waits for SIGTERM or Ctrl-C, then stops it (a signal
+    # handler that raised into serve_forever could land inside a request's start, which socketserver catches)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+    serving = threading.Thread(target=server.serve_forever, name="neardup-ui")
+    serving.start()
     try:
-        server.serve_forever()
-    except (_Stop, KeyboardInterrupt):
+        while not stop.wait(0.5):
+            pass
+    except KeyboardInterrupt:
         pass
     finally:
+        server.shutdown()
+        serving.join()
         server.server_close()
         client.close()
         if clusters is not None:
