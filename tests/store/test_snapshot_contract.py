@@ -91,6 +91,26 @@ def test_a_write_committed_during_a_long_read_is_not_seen_or_read_again_whole(st
     assert read_consistently(store, read_all) == whole(after())  # the next read sees it
 
 
+def test_each_attempt_gets_the_generation_read_before_its_snapshot(stores):
+    """with_generation: the generation handed to an attempt is never newer than what its snapshot sees, so a
+    catch-up from it misses no write: after a write during the first attempt, the second attempt (Redis) gets
+    the new generation; LMDB's one attempt the old one, with the old state."""
+    store, writer = stores
+    before_write = store.generation()
+    handed = []
+
+    def read(snapshot, generation):
+        handed.append(generation)
+        return read_all(snapshot, during=lambda: commit_the_batch(writer) if len(handed) == 1 else None)
+
+    seen = read_consistently(store, read, with_generation=True)
+    if store.keeps_older_states:
+        assert (handed, seen) == ([before_write], whole(before()))
+    else:
+        assert (handed, seen) == ([before_write, store.generation()], whole(after()))
+        assert handed[1] > before_write
+
+
 def test_a_write_during_every_attempt_is_the_callers_store_changed_after_the_attempts(stores):
     store, writer = stores
     attempts = []

@@ -25,11 +25,11 @@ from typing import Callable, Iterable, NamedTuple
 import numpy as np
 
 from ..core import _search, candidates as similar
-from ..core.errors import ConfigMismatch, StoreChanged, StoreUnavailable
+from ..core.errors import ConfigMismatch, StoreUnavailable
 from ..core.memory_index import MemoryIndex
 from ..core.vocabulary import BOTTOMK
 from ..store import is_redis
-from ..store.base import SketchStore
+from ..store.base import SketchStore, Snapshot, read_consistently
 
 #: The file's name inside an LMDB store's directory, where it is looked for unless a path is given.
 FILE_NAME = "search-index"
@@ -37,8 +37,6 @@ FILE_NAME = "search-index"
 PROGRESS_EVERY = 200_000
 #: Ids read from the store in one read while catching up (one round trip each on Redis).
 READ_CHUNK = 10_000
-#: Reads of the store a write may span (Redis) before the StoreChanged is the caller's.
-READ_ATTEMPTS = 3
 #: Postings built in memory at a time before they go to the file (0: _search.build_file's own, 384 MB).
 BUILD_WINDOW = 0
 
@@ -165,28 +163,13 @@ def _refused(path: Path, store: SketchStore, error: ValueError) -> StoreUnavaila
 
 # --- catching up with the store -----------------------------------------------------------------------------------
 
-def read_again(read):
-    """read(), again when a write spanned it (StoreChanged), up to READ_ATTEMPTS times."""
-    for attempt in range(READ_ATTEMPTS):
-        try:
-            return read()
-        except StoreChanged:
-            if attempt == READ_ATTEMPTS - 1:
-                raise
-
-
 def read_current(store: SketchStore, ids: Iterable[str]) -> list[tuple[str, tuple[int, bytes] | None]]:
     """(id, (docno, sketch) or None) of each id as the store holds it now, READ_CHUNK ids a read."""
     ids = list(ids)
     current = []
     for first in range(0, len(ids), READ_CHUNK):
         chunk = ids[first:first + READ_CHUNK]
-
-        def read():
-            with store.snapshot() as snapshot:
-                return list(zip(chunk, snapshot.sketches(chunk)))
-
-        current += read_again(read)
+        current += read_consistently(store, lambda snapshot: list(zip(chunk, snapshot.sketches(chunk))))
     return current
 
 
@@ -219,22 +202,20 @@ def reconcile(index: MemoryIndex, store: SketchStore, progress: Progress) -> int
     store no longer holds deleted. Returns the generation read before the scan."""
     began = time.perf_counter()
 
-    def scan() -> int:
-        now = store.generation()
-        with store.snapshot() as snapshot:
-            seen = bytearray(max(snapshot.docno_limit(), index.stats()["docno_limit"]))
-            for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(), 1):
-                seen[docno] = 1
-                if index.article(docno) != (doc_id, sketch):
-                    index.put(doc_id, docno, sketch)
-                if count % PROGRESS_EVERY == 0:
-                    progress(f"search index: {count:,} articles compared ({time.perf_counter() - began:.1f} s)")
+    def scan(snapshot: Snapshot, now: int) -> int:
+        seen = bytearray(max(snapshot.docno_limit(), index.stats()["docno_limit"]))
+        for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(), 1):
+            seen[docno] = 1
+            if index.article(docno) != (doc_id, sketch):
+                index.put(doc_id, docno, sketch)
+            if count % PROGRESS_EVERY == 0:
+                progress(f"search index: {count:,} articles compared ({time.perf_counter() - began:.1f} s)")
         gone = [doc_id for docno, doc_id, _ in index.articles() if docno >= len(seen) or not seen[docno]]
         for doc_id in gone:
             index.delete(doc_id)
         return now
 
-    now = read_again(scan)
+    now = read_consistently(store, scan, with_generation=True)
     progress(f"search index: compared with the store in {time.perf_counter() - began:.1f} s "
              f"({index.stats()['delta_entries']:,} postings in the delta)")
     return now
@@ -307,14 +288,12 @@ def build(store: SketchStore, path: Path, progress: Progress = lambda _: None,
     check_store(store)
     began = time.perf_counter()
 
-    def attempt() -> dict:
-        generation = store.generation()
-        with store.snapshot() as snapshot:
-            limit = snapshot.docno_limit()
-            return write_articles(path, snapshot.scan(0, limit), limit, store.config.k, store.config.digest(),
-                                  generation, progress, hot_postings)
+    def attempt(snapshot: Snapshot, generation: int) -> dict:
+        limit = snapshot.docno_limit()
+        return write_articles(path, snapshot.scan(0, limit), limit, store.config.k, store.config.digest(),
+                              generation, progress, hot_postings)
 
-    header = read_again(attempt)
+    header = read_consistently(store, attempt, with_generation=True)
     return Built(Path(path), header, time.perf_counter() - began)
 
 

@@ -318,17 +318,20 @@ class MemoizedArticles:
         return [known[docno] for docno in docnos]
 
 
-def read_consistently(store: SketchStore, read: Callable[[Snapshot], _Read],
-                      attempts: int = READ_ATTEMPTS) -> _Read:
+def read_consistently(store: SketchStore, read: Callable[..., _Read], attempts: int = READ_ATTEMPTS,
+                      with_generation: bool = False) -> _Read:
     """read(snapshot) on a new snapshot of store, whose every read sees one committed state; when a write
     committed during it on a store that keeps no older states (StoreChanged), read again on a new snapshot (it
     sees that write whole), `attempts` times in all, then the StoreChanged is the caller's. `read` must compute
     its whole answer inside (a generator would escape the snapshot), and must not hand anything out before it
-    returns: an attempt that raised StoreChanged is thrown away."""
+    returns: an attempt that raised StoreChanged is thrown away (what it changed must be safe to do again).
+    `with_generation`: read(snapshot, generation), the store's generation read just before the snapshot began,
+    so the snapshot's state is at least that new (whoever catches up later from it misses no write)."""
     for attempt in range(1, attempts + 1):
         try:
+            generation = store.generation() if with_generation else None
             with store.snapshot() as snapshot:
-                return read(snapshot)
+                return read(snapshot, generation) if with_generation else read(snapshot)
         except StoreChanged:
             if attempt == attempts:
                 raise
