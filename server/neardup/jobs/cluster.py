@@ -22,6 +22,7 @@ from ..core.errors import JobFailed
 from ..core.vocabulary import COMPLETE
 from ..runtime.deduplicator import Deduplicator
 from ..store import open_store
+from ..store.base import stored_ids
 from .progress import progress
 
 DEFAULT_METHOD = COMPLETE
@@ -73,8 +74,7 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
         else:
             lines = _read_pairs(pairs_file)
         with open_store(store_path) as store:
-            with store.snapshot() as snapshot:
-                ids = [doc_id for _, doc_id, _ in snapshot.scan()]
+            ids = stored_ids(store)
             number = {doc_id: n for n, doc_id in enumerate(ids)}
             pairs = _pairs(lines, number, threshold)
             labels = linkage.cluster(method, len(ids), pairs, threshold)
@@ -123,17 +123,13 @@ def _pairs(lines: Iterable[bytes], number: dict[str, int], threshold: float):
 def export_clusters(store_path: str, out: BinaryIO, show_progress: bool = False) -> int:
     """Writes {"id": ..., "cluster": ...} per stored article (cluster -1: none yet); returns how many."""
     written = 0
-    with open_store(store_path, readonly=True) as store, store.snapshot() as snapshot:
-        with progress("clusters", total=store.count(), unit=" articles", disable=not show_progress) as bar:
-            batch: list[str] = []
-            for _, doc_id, _ in snapshot.scan():
-                batch.append(doc_id)
-                if len(batch) == 10_000:
-                    written += _write_clusters(out, batch, store.clusters(batch))
-                    bar.update(len(batch))
-                    batch = []
-            written += _write_clusters(out, batch, store.clusters(batch))
-            bar.update(len(batch))
+    with open_store(store_path, readonly=True) as store:
+        ids = stored_ids(store)
+        with progress("clusters", total=len(ids), unit=" articles", disable=not show_progress) as bar:
+            for start in range(0, len(ids), 10_000):
+                batch = ids[start:start + 10_000]
+                written += _write_clusters(out, batch, store.clusters(batch))
+                bar.update(len(batch))
     out.flush()
     return written
 

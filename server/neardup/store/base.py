@@ -336,3 +336,8 @@ def read_consistently(store: SketchStore, read: Callable[..., _Read], attempts: 
             if attempt == attempts:
                 raise
     raise ValueError(f"attempts must be at least 1, got {attempts}")
+
+
+def stored_ids(store: SketchStore) -> list[str]:
+    """Every stored id in article-number order, read from one committed state (read_consistently)."""
+    return read_consistently(store, lambda snapshot: [doc_id for _, doc_id, _ in snapshot.scan()])

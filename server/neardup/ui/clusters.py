@@ -10,6 +10,7 @@ import threading
 from collections import defaultdict
 
 from ..store import SketchStore
+from ..store.base import stored_ids
 
 #: Members listed per cluster unless the request asks otherwise; the rest are counted.
 DEFAULT_MEMBERS = 50
@@ -39,8 +40,7 @@ class StoreClusters:
             clustered, clustering = self.store.clustered(), self.store.clustering()
             cluster_of: dict[str, int] = {}
             if clustered:
-                with self.store.snapshot() as snapshot:
-                    ids = [doc_id for _, doc_id, _ in snapshot.scan()]
+                ids = stored_ids(self.store)
                 for start in range(0, len(ids), 10_000):
                     batch = ids[start:start + 10_000]
                     cluster_of.update(zip(batch, self.store.clusters(batch)))
