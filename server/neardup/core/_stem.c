@@ -365,6 +365,16 @@ done:
     return 0;
 }
 
+/* str.lower() of a stemmer's argument, or NULL with TypeError when it is no str. */
+static PyObject *lowered_word(PyObject *arg, const char *stemmer)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes a str, not %.100s", stemmer, Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    return PyObject_CallMethod(arg, "lower", NULL);
+}
+
 static PyObject *special_words;  /* dict: word -> stem */
 
 PyDoc_STRVAR(english_doc,
@@ -373,11 +383,7 @@ PyDoc_STRVAR(english_doc,
 
 static PyObject *english(PyObject *module, PyObject *arg)
 {
-    if (!PyUnicode_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "english() takes a str, not %.100s", Py_TYPE(arg)->tp_name);
-        return NULL;
-    }
-    PyObject *lowered = PyObject_CallMethod(arg, "lower", NULL), *result = NULL;
+    PyObject *lowered = lowered_word(arg, "english"), *result = NULL;
     if (!lowered)
         return NULL;
     Py_ssize_t length = PyUnicode_GET_LENGTH(lowered);
@@ -551,11 +557,7 @@ PyDoc_STRVAR(german_doc,
 
 static PyObject *german(PyObject *module, PyObject *arg)
 {
-    if (!PyUnicode_Check(arg)) {
-        PyErr_Format(PyExc_TypeError, "german() takes a str, not %.100s", Py_TYPE(arg)->tp_name);
-        return NULL;
-    }
-    PyObject *lowered = PyObject_CallMethod(arg, "lower", NULL), *result = NULL;
+    PyObject *lowered = lowered_word(arg, "german"), *result = NULL;
     if (!lowered)
         return NULL;
     Py_ssize_t length = PyUnicode_GET_LENGTH(lowered), room = 2 * length + 8;  /* each ß may become ss */

@@ -93,7 +93,7 @@ class LabelSession:
         truth = np.array([duplicate for _, duplicate in labelled], bool)
         if truth.sum() >= MIN_EACH and (~truth).sum() >= MIN_EACH:
             rows = self._inputs[[i for i, _ in labelled]]
-            return np.abs(_probability(fit_logistic(rows, truth), self._inputs) - 0.5)
+            return np.abs(fit_logistic(rows, truth).probability(self._inputs) - 0.5)
         return np.abs(self._store_scores - self._store_threshold)
 
     def next(self) -> Proposal | None:
@@ -157,6 +157,3 @@ def label_with(store: SketchStore, path: str | os.PathLike, oracle: Callable[[st
         session.answer(proposal.a, proposal.b, oracle(proposal.a, proposal.b))
     return session.answers
 
-
-def _probability(model, inputs: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(model.decision(inputs), -30, 30)))

@@ -23,7 +23,8 @@ TREES, DEPTH, LEARNING_RATE = 150, 3, 0.1
 _TINY = 1e-150
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """The logistic function, overflow-free."""
     return 1.0 / (1.0 + np.exp(-np.clip(x, -500, 500)))
 
 
@@ -33,6 +34,9 @@ class Logistic(NamedTuple):
 
     def decision(self, x: np.ndarray) -> np.ndarray:
         return x @ self.coef + self.intercept
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        return sigmoid(self.decision(x))
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None,
@@ -46,7 +50,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, weight: np.ndarray | None = None,
     ridge[-1, -1] = 0.0
     beta = np.zeros(x.shape[1])
     for _ in range(STEPS):
-        p = _sigmoid(x @ beta)
+        p = sigmoid(x @ beta)
         gradient = x.T @ (weight * (p - y)) + ridge @ beta
         hessian = (x.T * (weight * p * (1 - p))) @ x + ridge + 1e-10 * np.eye(x.shape[1])
         step = np.linalg.solve(hessian, gradient)
@@ -141,7 +145,7 @@ def fit_boosting(x: np.ndarray, y: np.ndarray, trees: int = TREES, depth: int = 
     raw = np.full(len(y), init)
     grown = []
     for _ in range(trees):
-        p = _sigmoid(raw)
+        p = sigmoid(raw)
         tree = _grow(x, y - p, p * (1 - p), depth)
         grown.append(tree)
         raw += learning_rate * tree.predict(x)

@@ -187,7 +187,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
             raw = learners.cross_validated(fit, inputs, labels, folds)
             platt = learners.fit_logistic(raw[:, None], labels, weight, penalty=PLATT_PENALTY)
             a, b = float(platt.coef[0]), platt.intercept
-            probability = 1.0 / (1.0 + np.exp(-np.clip(a * raw + b, -500, 500)))
+            probability = learners.sigmoid(a * raw + b)
             threshold, scores = _best_threshold(probability, labels, weight)
             report["models"][kind] = {"cv": scores, "threshold": threshold}
             fitted[kind] = (fit, a, b, threshold, probability >= threshold)
