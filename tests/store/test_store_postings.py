@@ -14,7 +14,7 @@ import pytest
 
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.core.errors import ConfigMismatch
+from neardup.core.errors import ConfigMismatch, InvalidArgument
 from neardup.store import create_store, is_redis, open_store
 from brute import assert_index_matches_sketches, raw_parts
 from sketches import K, sketch_with_shared_values
@@ -58,6 +58,56 @@ def test_a_store_without_postings_writes_none_and_refuses_search(store_location)
         with lmdb.open(str(store_location), readonly=True, max_dbs=6, lock=False) as env:
             with pytest.raises(lmdb.NotFoundError):
                 env.open_db(b"postings", create=False)
+
+
+@pytest.mark.parametrize("kind", ["bottomk", "simhash"])
+@pytest.mark.parametrize("indexed", [True, False])
+def test_a_store_created_with_its_articles_holds_the_bytes_batches_would(tmp_path, kind, indexed):
+    """LmdbStore.create(articles=...) writes each postings bucket once; the bytes equal those of put_many's
+    batches, ids given again (in a batch and across batches) included: the later sketch wins."""
+    rng = random.Random(11)
+    config = SketchConfig(k=K) if kind == "bottomk" else SketchConfig(kind=kind)
+
+    def sketch() -> bytes:
+        return sketch_with_shared_values(rng) if kind == "bottomk" else rng.randbytes(8)
+    batches = [[(f"d{rng.randrange(400)}", sketch()) for _ in range(rng.randint(1, 90))] for _ in range(12)]
+    with create_store(tmp_path / "batches", config, [], indexed=indexed) as store:
+        for batch in batches:
+            store.put_many(batch)
+    parts_done = []
+    with create_store(tmp_path / "created", config, [], indexed=indexed, articles=iter(batches),
+                      postings_done=lambda part, parts: parts_done.append((part, parts))) as store:
+        # generation 1 is the whole build, no reader knew what came before; the ids given again are written after
+        seen, again = set(), set()
+        for doc_id, _ in (item for batch in batches for item in batch):
+            (again if doc_id in seen else seen).add(doc_id)
+        assert again and store.generation() == 2 and store.changed_since(0) is None
+        assert store.changed_since(1) == again
+    if indexed:
+        created, written = raw_parts(tmp_path / "created"), raw_parts(tmp_path / "batches")
+        # a bucket's entries are in the order written: a replaced article's come last in one, in place in the other
+        for parts in (created, written):
+            parts[b"postings"] = {key: sorted(value[at:at + 6] for at in range(0, len(value), 6))
+                                  for key, value in parts[b"postings"].items()}
+    else:
+        created, written = (dict(stored_items(tmp_path / name)) for name in ("created", "batches"))
+    assert created == written and len(created[b"postings"] if indexed else created) > 100
+    assert parts_done == ([(part + 1, 64) for part in range(64)] if indexed else [])
+    assert [path.name for path in tmp_path.iterdir()] in (["batches", "created"], ["created", "batches"])
+    if indexed and kind == "bottomk":  # a simhash store's postings are its permutation keys (test_simhash_store)
+        assert_index_matches_sketches(tmp_path / "created")
+
+
+def stored_items(path) -> list[tuple[str, bytes]]:
+    with open_store(path, readonly=True) as store:
+        return list(store.items())
+
+
+def test_a_bad_article_creates_no_store_and_leaves_nothing_beside_it(tmp_path):
+    batches = [[("a", encode_sketch([1, 2]))], [("b", b"\x01\x02\x03")]]  # not a whole number of values
+    with pytest.raises(InvalidArgument, match="multiple of 4"):
+        create_store(tmp_path / "store", SketchConfig(k=K), [], articles=iter(batches))
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_format_1_store_opens_and_writes_without_postings(tmp_path):

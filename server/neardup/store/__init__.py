@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable, Sequence
 
 from ..core.errors import StoreUnavailable
 from ..core.sketch_config import SketchConfig
@@ -12,7 +12,7 @@ from .base import MAX_ID_BYTES, READ_ATTEMPTS, SketchStore, Snapshot, check_ids,
 from .lmdb import DEFAULT_MAP_SIZE, LmdbStore
 
 __all__ = ["MAX_ID_BYTES", "READ_ATTEMPTS", "SketchStore", "Snapshot", "check_ids", "encode_id", "read_consistently",
-           "open_store", "create_store", "store_exists", "default_store_path", "LOCATION_HELP", "STORE_HELP"]
+           "open_store", "create_store", "store_backend", "store_exists", "default_store_path", "LOCATION_HELP", "STORE_HELP"]
 
 #: Where commands look for the store when --store is not given: $NEARDUP_STORE, else ./neardup-store.
 STORE_ENV, DEFAULT_STORE_DIR = "NEARDUP_STORE", "neardup-store"
@@ -40,6 +40,11 @@ def is_redis(location: str | os.PathLike) -> bool:
     return str(location).startswith(_REDIS_SCHEMES)
 
 
+def store_backend(location: str | os.PathLike) -> type[SketchStore]:
+    """The backend a location names (the class: what it allows is known before a store is opened or made)."""
+    return _redis_store() if is_redis(location) else LmdbStore
+
+
 def open_store(location: str | os.PathLike, readonly: bool = False, map_size: int = DEFAULT_MAP_SIZE) -> SketchStore:
     """An existing store; StoreUnavailable (saying what to do) when there is none or it cannot be read.
     `map_size`: an LMDB store's."""
@@ -49,12 +54,21 @@ def open_store(location: str | os.PathLike, readonly: bool = False, map_size: in
 
 
 def create_store(location: str | os.PathLike, config: SketchConfig, stoplist: Iterable[int],
-                 map_size: int = DEFAULT_MAP_SIZE, indexed: bool = True) -> SketchStore:
-    """A new, empty store for sketches of `config` minus `stoplist` (whose digest the config must carry);
-    `indexed`: keep postings for corpus search (FindSimilar, `neardup pairs`), at about 1.5× the sketches' bytes."""
+                 map_size: int = DEFAULT_MAP_SIZE, indexed: bool = True,
+                 articles: Iterable[Sequence[tuple[str, bytes]]] | None = None,
+                 postings_done: Callable[[int, int], None] | None = None) -> SketchStore:
+    """A new store for sketches of `config` minus `stoplist` (whose digest the config must carry);
+    `indexed`: keep postings for corpus search (FindSimilar, `neardup pairs`), at about 1.5× the sketches' bytes.
+    `articles`: batches of (id, sketch) it holds from the start. An LMDB store writes them before it appears,
+    each postings bucket once (`postings_done(part, parts)` after each part), where put_many's batches would
+    rewrite every bucket they touch, a cost growing with the store; a Redis store appends them batch by batch."""
     if is_redis(location):
-        return _redis_store().create(str(location), config, stoplist, indexed=indexed)
-    return LmdbStore.create(location, config, stoplist, map_size=map_size, indexed=indexed)
+        store = _redis_store().create(str(location), config, stoplist, indexed=indexed)
+        for batch in articles or ():
+            store.put_many(batch)
+        return store
+    return LmdbStore.create(location, config, stoplist, map_size=map_size, indexed=indexed, articles=articles,
+                            postings_done=postings_done)
 
 
 def store_exists(location: str | os.PathLike) -> bool:

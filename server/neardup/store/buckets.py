@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import abc
 import struct
+from pathlib import Path
 from typing import Callable, Hashable, NamedTuple, Sequence
 
 import numpy as np
@@ -132,6 +133,65 @@ def rewrite(old: list[tuple[bytes, int]], new: list[tuple[bytes, int]], kind: st
         elif key in stored:
             writes.deletes.append(key)
     return writes
+
+
+class BucketBuilder:
+    """The postings of a new store, built once per bucket where put_many would rewrite every bucket a batch touches
+    (a cost growing with the store): each batch's entries spill to one of PARTS files by their bucket's high bits,
+    then each file, sorted by bucket, gives its buckets in key order. A bucket's entries keep the order they were
+    added in, so a store built of the same batches holds the same bytes either way."""
+
+    PARTS_BITS = 6
+    _LOW_BITS = BUCKET_BITS - PARTS_BITS  # a bucket's number within its part
+    _SPILLED = np.dtype([("low", "<u2"), ("tag", "<u2"), ("docno", "<u4")])  # packed: 8 bytes
+
+    def __init__(self, kind: str, directory: Path):
+        self._kind = kind
+        self._files = [directory / f"postings-{part:02d}" for part in range(1 << self.PARTS_BITS)]
+        for path in self._files:
+            path.write_bytes(b"")
+
+    def add(self, sketches: list[tuple[bytes, int]]) -> None:
+        """The (sketch, docno) pairs of a batch, docnos ascending across batches."""
+        values, docnos, length_class = _flatten(sketches, self._kind)
+        spilled = np.empty(len(values), self._SPILLED)
+        spilled["low"] = values & ((1 << self._LOW_BITS) - 1)
+        spilled["tag"] = _tags(values, length_class)
+        spilled["docno"] = docnos
+        part = ((values & BUCKET_MASK) >> self._LOW_BITS).astype(np.uint8)
+        order = np.argsort(part, kind="stable")  # a radix sort: 8-bit keys
+        spilled, part = spilled[order], part[order]
+        bounds = np.searchsorted(part, np.arange(len(self._files) + 1)).tolist()
+        for path, start, stop in zip(self._files, bounds, bounds[1:]):
+            if stop > start:
+                with path.open("ab") as out:
+                    out.write(spilled[start:stop].tobytes())
+
+    def parts(self) -> int:
+        return len(self._files)
+
+    def buckets(self, part: int) -> list[tuple[bytes, bytes]]:
+        """(key, entries) of every bucket of one part, in key order; its spill file is removed."""
+        spilled = np.fromfile(self._files[part], self._SPILLED)
+        self._files[part].unlink()
+        if not len(spilled):
+            return []
+        spilled = spilled[np.argsort(spilled["low"], kind="stable")]  # a radix sort: 16-bit keys
+        entries = np.empty(len(spilled), ENTRY)
+        entries["tag"], entries["docno"] = spilled["tag"], spilled["docno"]
+        data = entries.tobytes()
+        low = spilled["low"]
+        cuts = np.flatnonzero(np.diff(low)) + 1
+        starts = np.concatenate([[0], cuts]).tolist()
+        ends = np.concatenate([cuts, [len(low)]]).tolist()
+        raw_keys = ((part << self._LOW_BITS) | low[starts].astype(np.uint32)).astype(">u4").tobytes()
+        width = ENTRY.itemsize
+        return [(raw_keys[4 * i:4 * i + 4], data[start * width:end * width])
+                for i, (start, end) in enumerate(zip(starts, ends))]
+
+    def discard(self) -> None:
+        for path in self._files:
+            path.unlink(missing_ok=True)
 
 
 class BucketWrites(NamedTuple):

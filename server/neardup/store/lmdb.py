@@ -22,7 +22,7 @@ import shutil
 import struct
 import sys
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import lmdb
 
@@ -123,14 +123,19 @@ class LmdbStore(SketchStore):
 
     @classmethod
     def create(cls, path: str | os.PathLike, config: SketchConfig, stoplist: Iterable[int],
-               map_size: int = DEFAULT_MAP_SIZE, indexed: bool = True) -> "LmdbStore":
+               map_size: int = DEFAULT_MAP_SIZE, indexed: bool = True,
+               articles: Iterable[Sequence[tuple[str, bytes]]] | None = None,
+               postings_done: Callable[[int, int], None] | None = None) -> "LmdbStore":
         """Builds the store in a sibling directory and renames it into place, so a process killed while
-        creating leaves either no store or a complete, empty one. `indexed`: keep postings too."""
+        creating leaves either no store or a complete one. `indexed`: keep postings too. `articles`: batches of
+        (id, sketch) the new store holds from the start (_load: each postings bucket written once);
+        `postings_done(part, parts)` after each part of the postings."""
         path = Path(path)
         cls.check_new(config)
         stoplist = sorted(set(stoplist))
         if stoplist_digest(stoplist) != config.stoplist_digest:
             raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
+        _remove_abandoned(path)
         building = path.with_name(f".{path.name}.creating-{os.getpid()}")
         try:
             building.mkdir(parents=True)
@@ -146,6 +151,12 @@ class LmdbStore(SketchStore):
                 for key in (_GENERATION, _LOG_FLOOR, _LOG_IDS, _NEXT_DOCNO):
                     txn.put(key, _int(0), db=meta)
                 txn.put(_INDEXED, b"1" if indexed else b"0", db=meta)
+            if articles is not None:
+                # nothing reads the building store: its commits are not flushed one by one, but all at the end
+                with cls(_open_env(building, readonly=False, map_size=map_size, create=False, sync=False),
+                         building) as store:
+                    store._load(articles, postings_done or (lambda done, parts: None))
+                    store._env.sync(True)
             os.rename(building, path)  # replaces an empty directory; fails on anything else
         except OSError as error:
             shutil.rmtree(building, ignore_errors=True)
@@ -305,6 +316,46 @@ class LmdbStore(SketchStore):
 
         return self._write(change, list(ids))
 
+    def _load(self, batches: Iterable[Sequence[tuple[str, bytes]]], postings_done: Callable[[int, int], None]) -> None:
+        """A new store's first articles: their sketches, numbers and ids batch by batch, their postings spilled
+        (BucketBuilder) and written once per bucket at the end, so the cost grows with the articles, not with
+        articles × buckets as put_many's batches do. An id given again is written after, by put_many (the
+        later sketch wins, as in put_many). Generation 1 and nothing in the change log: no reader knew the store
+        before."""
+        builder = buckets.BucketBuilder(self.config.kind, self._path) if self.indexed else None
+        docno, again = 0, []
+        try:
+            for batch in batches:
+                numbered = []
+                with self._env.begin(write=True) as txn:
+                    for item, (key, sketch) in zip(batch, self.checked_items(batch)):
+                        if not txn.put(key, sketch, db=self._sketches, overwrite=False):
+                            again.append(item)
+                            continue
+                        if builder is not None:
+                            txn.put(key, struct.pack("<I", docno), db=self._docnos)
+                            txn.put(_docno_key(docno), key, db=self._ids, append=True)
+                            numbered.append((sketch, docno))
+                        docno += 1
+                if builder is not None:
+                    builder.add(numbered)
+            with self._env.begin(write=True, db=self._meta) as txn:
+                txn.put(_NEXT_DOCNO, _int(docno if builder is not None else 0))
+                txn.put(_GENERATION, _int(1))
+                txn.put(_LOG_FLOOR, _int(1))
+            for part in range(builder.parts() if builder is not None else 0):
+                with self._env.begin(write=True) as txn:
+                    txn.cursor(db=self._postings).putmulti(builder.buckets(part), append=True)
+                postings_done(part + 1, builder.parts())
+        except lmdb.MapFullError:
+            raise StoreUnavailable(f"store {self._path} reached its map size of {self._env.info()['map_size']} "
+                                   "bytes; create it with a larger map_size") from None
+        finally:
+            if builder is not None:
+                builder.discard()
+        if again:
+            self.put_many(again)
+
     def _reindex(self, txn: lmdb.Transaction, changes: dict[bytes, bytes | None]) -> None:
         """Moves the postings of each changed article (key → its new sketch, None when deleted), numbering new
         articles. Runs before the sketches are written: the old sketch says which postings to drop."""
@@ -446,10 +497,11 @@ def _damaged(path: Path, why: object) -> StoreUnavailable:
                             "into a new store")
 
 
-def _open_env(path: Path, readonly: bool, map_size: int, create: bool) -> lmdb.Environment:
+def _open_env(path: Path, readonly: bool, map_size: int, create: bool, sync: bool = True) -> lmdb.Environment:
+    """`sync`: each commit reaches the disk before it returns (False only where nothing reads the store yet)."""
     try:
         env = lmdb.open(str(path), map_size=map_size, readonly=readonly, create=create, max_dbs=7,
-                        max_readers=_MAX_READERS, readahead=False, meminit=False)
+                        max_readers=_MAX_READERS, readahead=False, meminit=False, sync=sync)
     except (lmdb.InvalidError, lmdb.CorruptedError, lmdb.VersionMismatchError) as error:
         raise _damaged(path, error) from None
     except lmdb.Error as error:
@@ -467,6 +519,26 @@ def _check_length(env: lmdb.Environment, path: Path) -> None:
     if size < needed:
         env.close()
         raise _damaged(path, f"data.mdb is {size} bytes, its last page ends at {needed}")
+
+
+def _remove_abandoned(path: Path) -> None:
+    """What creating the store at path left behind in a process that was killed (its sibling directory
+    .NAME.creating-PID, whose process is gone): a killed build of a large store leaves gigabytes there."""
+    prefix = f".{path.name}.creating-"
+    try:
+        siblings = [sibling for sibling in path.parent.iterdir() if sibling.name.startswith(prefix)]
+    except OSError:
+        return
+    for sibling in siblings:
+        pid = sibling.name[len(prefix):]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(sibling, ignore_errors=True)
+        except OSError:
+            pass  # another user's process: alive
 
 
 def _sync_directory(path: Path) -> None:
