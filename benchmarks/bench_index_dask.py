@@ -5,14 +5,19 @@ The corpus is the development corpus (devcorpus.py) --copies times, each copy's 
 ids, so it is big enough for many partitions. Each configuration runs `neardup index` as a user does (a new
 process, a new store) and the figure is its summary's docs/s (the whole command after argument parsing: reading,
 sketching, learning the stop-list, writing the LMDB store with postings from the client) with the seconds of each
-phase (the writes are the client's alone on every engine, so they bound what workers can gain); configurations take
+phase; configurations take
 turns round by round and each keeps its best round. A cluster's workers are started and warmed (their first task
 imports NLTK) before the timing, as long-lived workers of a real cluster would be. On a 2-core machine 2 workers
 can at best double one.
 
-    python -m benchmarks.bench_index_dask [--quick] [--copies N] [--rounds N] [--partition-bytes N]
+Into the default LMDB store (one writer: the client writes what the workers sketched, so its writes bound what
+workers can gain), or with --store redis into a Redis store on a redis-server started here (Debian's, on a free
+port): there the dask workers write their partitions' batches themselves, in parallel.
 
-writes benchmarks/out/index_dask.json and prints a markdown table.
+    python -m benchmarks.bench_index_dask [--quick] [--store lmdb|redis] [--copies N] [--rounds N]
+        [--partition-bytes N]
+
+writes benchmarks/out/index_dask.json (index_dask_redis.json with --store redis) and prints a markdown table.
 """
 from __future__ import annotations
 
@@ -24,14 +29,16 @@ import re
 import subprocess
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
+import redis
 from distributed import Client, LocalCluster
 
 from benchmarks.lib import devcorpus
 from benchmarks.lib.paths import OUT as OUT_DIR, ROOT
 from benchmarks.lib.report import table
-from benchmarks.lib.server_process import NEARDUP
+from benchmarks.lib.server_process import NEARDUP, RedisServer
 from neardup.store import open_store
 
 OUT = OUT_DIR / "index_dask.json"
@@ -62,7 +69,16 @@ def run_index(corpus: Path, store: Path, *args: str) -> dict:
             "stoplist_s": float(found.group(3)), "writing_s": float(found.group(4))}
 
 
-def digest(store: Path) -> str:
+def redis_cpu(server: RedisServer | None) -> float:
+    """CPU seconds the redis-server process has used (INFO cpu: its main thread's and its helpers')."""
+    if server is None:
+        return 0.0
+    with redis.Redis(port=server.port) as client:
+        cpu = client.info("cpu")
+    return cpu["used_cpu_sys"] + cpu["used_cpu_user"]
+
+
+def digest(store: Path | str) -> str:
     with open_store(store, readonly=True) as opened:
         return opened.digest()
 
@@ -76,11 +92,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=2, help="turns per configuration; the best counts (default 2)")
     parser.add_argument("--partition-bytes", type=int, default=2**20,
                         help="--partition-bytes of the dask runs (default 1 MiB: tens of partitions here)")
+    parser.add_argument("--store", choices=("lmdb", "redis"), default="lmdb",
+                        help="the store every configuration writes (default lmdb)")
     args = parser.parse_args(argv)
     copies, size, rounds = (2, 1000, 1) if args.quick else (args.copies, args.size, args.rounds)
+    out = OUT if args.store == "lmdb" else OUT.with_name("index_dask_redis.json")
 
     load = [os.getloadavg()[0]]
-    with tempfile.TemporaryDirectory(prefix="bench-index-dask-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="bench-index-dask-") as scratch, \
+            (RedisServer(Path(scratch) / "redis") if args.store == "redis" else nullcontext()) as redis_server:
         root = Path(scratch)
         documents, corpus_bytes = write_corpus(root / "corpus.jsonl", copies, size)
         clusters = {workers: LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -100,9 +120,13 @@ def main(argv: list[str] | None = None) -> None:
             digests = {}
             for turn in range(rounds):
                 for number, (name, options) in enumerate(configurations.items()):
-                    store = root / f"store-{turn}-{number}"
-                    best[name] = max(best[name], run_index(root / "corpus.jsonl", store, *options),
-                                     key=lambda run: run["docs_per_s"])
+                    where = f"store-{turn}-{number}"
+                    store = redis_server.url(where) if redis_server else root / where
+                    before = redis_cpu(redis_server)
+                    run = run_index(root / "corpus.jsonl", store, *options)
+                    if redis_server:  # the seconds Redis' one command thread spent on the run
+                        run["redis_cpu_s"] = redis_cpu(redis_server) - before
+                    best[name] = max(best[name], run, key=lambda run: run["docs_per_s"])
                     digests.setdefault(name, set()).add(digest(store))
         finally:
             for cluster in clusters.values():
@@ -112,22 +136,32 @@ def main(argv: list[str] | None = None) -> None:
     baseline = best["local, 1 process"]["docs_per_s"]
     rows = [{"configuration": name, **run, "ratio_to_local": run["docs_per_s"] / baseline}
             for name, run in best.items()]
-    report = {"command": "python -m benchmarks.bench_index_dask" + (" --quick" if args.quick else ""),
+    scaling = {"dask_2_to_1": best["dask, 2 workers"]["docs_per_s"] / best["dask, 1 worker"]["docs_per_s"]}
+    if args.store == "redis":  # what one Redis can take: documents per second of its CPU, over the runs' mean
+        cpu = [run["redis_cpu_s"] for run in best.values()]
+        scaling["redis_docs_per_cpu_s"] = documents / (sum(cpu) / len(cpu))
+    report = {"command": "python -m benchmarks.bench_index_dask" + (" --quick" if args.quick else "")
+              + (" --store redis" if args.store == "redis" else ""), "store": args.store,
               "documents": documents, "bytes": corpus_bytes, "partition_bytes": args.partition_bytes,
               "rounds": rounds, "cores": os.cpu_count(), "load_average_1min": {"before": load[0], "after": load[1]},
-              "stores_equal": equal,
+              "stores_equal": equal, "scaling": scaling,
               "python": platform.python_version(), "rows": rows}
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=2) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
     print(f"{documents:,} documents ({corpus_bytes / 1e6:.1f} MB), {os.cpu_count()} cores, best of {rounds} "
           f"round(s); dask partitions of {args.partition_bytes:,} bytes; load average (1 min) {load[0]:.1f} before, "
           f"{load[1]:.1f} after; every store's digest equal: {equal}\n")
+    redis_column = ["Redis CPU s"] if args.store == "redis" else []
     print("\n".join(table(["configuration", "docs/s", "x local, 1 process", "reading + sketching s", "stop-list s",
-                           "writing s"],
+                           "writing s", *redis_column],
                           [[row["configuration"], f"{row['docs_per_s']:,.0f}", f"{row['ratio_to_local']:.2f}",
-                            f"{row['sketching_s']:.1f}", f"{row['stoplist_s']:.1f}", f"{row['writing_s']:.1f}"]
+                            f"{row['sketching_s']:.1f}", f"{row['stoplist_s']:.1f}", f"{row['writing_s']:.1f}",
+                            *([f"{row['redis_cpu_s']:.1f}"] if redis_column else [])]
                            for row in rows])))
-    print(f"\nwrote {OUT.relative_to(ROOT)}")
+    print(f"\ndask, 2 workers / 1 worker: {scaling['dask_2_to_1']:.2f}x"
+          + (f"; Redis takes {scaling['redis_docs_per_cpu_s']:,.0f} documents per second of its CPU"
+             if args.store == "redis" else ""))
+    print(f"\nwrote {out.relative_to(ROOT)}")
     if not equal:
         raise SystemExit("the stores differ")
 

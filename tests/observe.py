@@ -14,7 +14,7 @@ import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from neardup.core.errors import StoreUnavailable
-from neardup.store import open_store
+from neardup.store import is_redis, open_store
 
 #: The gRPC service whose calls the metrics count.
 NEARDUP = "neardup.v1.NearDup"
@@ -100,3 +100,16 @@ def stored_count(store_path: Path) -> int:
             return store.count()
     except StoreUnavailable:
         return 0
+
+
+def building(store_path: Path) -> list[Path]:
+    """The directories in which a new LMDB store at store_path is being built (LmdbStore.create); none for Redis."""
+    if is_redis(store_path):
+        return []
+    return sorted(store_path.parent.glob(f".{store_path.name}.creating-*"))
+
+
+def written_count(store_path: Path) -> int:
+    """How many articles are written so far: the store's, or while a new LMDB store is being built, the
+    building directory's."""
+    return max([stored_count(store_path), *map(stored_count, building(store_path))])

@@ -25,9 +25,9 @@ from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import decode_sketch
 from neardup.runtime.deduplicator import Deduplicator
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
-from neardup.store import open_store
+from neardup.store import create_store, open_store
 from benchmarks.lib.server_process import NEARDUP, run_neardup, write_jsonl
-from observe import stored_count
+from observe import building, stored_count, written_count
 from textgen import BOILERPLATE, article, corpus_records, malformed_corpus, text
 
 def stored(store_path: Path, ids: list[str]) -> dict[str, bytes | None]:
@@ -263,8 +263,12 @@ def start_index(corpus_path: Path, store_path: Path, *args: str) -> subprocess.P
 
 @pytest.mark.slow
 def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tmp_path, big_corpus, index_ok):
+    """Into an existing store (here an empty one made with the clean store's configuration and stop-list), each
+    batch is a transaction of its own."""
     corpus_path, ids, clean = big_corpus
     crashed = tmp_path / "crashed"
+    with open_store(corpus_path.parent / "clean", readonly=True) as model:
+        create_store(crashed, model.config, model.stoplist).close()
     process = start_index(corpus_path, crashed, "--batch-size", "2", "--workers", "2")
     deadline = time.monotonic() + 120
     while stored_count(crashed) < 4:
@@ -284,6 +288,29 @@ def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tm
 
     index_ok(corpus_path, crashed, *BIG_ARGS[:2])  # resumes into the same store, with its stop-list
     assert stored(crashed, ids) == clean
+
+
+@pytest.mark.slow
+def test_kill_9_while_a_new_store_is_built_leaves_no_store_and_the_next_run_clears_what_it_left(tmp_path, big_corpus,
+                                                                                                 index_ok):
+    """A new store is built beside its place and renamed into it once whole: killed with batches written, there
+    is no store (and no half of one to resume from); the next run removes the killed one's directory."""
+    corpus_path, ids, clean = big_corpus
+    target = tmp_path / "store"
+    process = start_index(corpus_path, target, "--batch-size", "2", "--workers", "2")
+    deadline = time.monotonic() + 120
+    while written_count(target) < 4:
+        assert process.poll() is None, process.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stderr.close()
+    assert not target.exists() and len(building(target)) == 1, "the build finished before it was killed"
+
+    index_ok(corpus_path, target, *BIG_ARGS)
+    assert building(target) == []
+    assert stored(target, ids) == clean
 
 
 @pytest.mark.slow

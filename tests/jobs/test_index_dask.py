@@ -25,7 +25,8 @@ from neardup.jobs.index import MAX_PARTITION_BYTES, MIN_PARTITION_BYTES
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
 from benchmarks.lib.server_process import NEARDUP, free_port, write_jsonl
-from observe import stored_count
+from brute import assert_index_matches_sketches
+from observe import written_count
 from textgen import ITEMS, SCHEMA, article, corpus_records, malformed_corpus, text
 
 PARTITION = "4000"  # bytes: a dozen or more partitions per corpus here
@@ -149,8 +150,12 @@ def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, clust
     # the workers open the corpus by URL through fsspec, as they would s3://...
     done = index(neardup, corpus_path.as_uri(), redis_url, "--stop-min-docs", "20", scheduler=scheduler)
     assert done.returncode == EXIT_OK, done.stderr
+    assert "the workers wrote the store" in done.stdout
     local, redis = contents(tmp_path / "local"), contents(redis_url)
-    assert local[1] and redis == local
+    # the same sketches and digest; the workers wrote at once, so the article numbers are another order's
+    assert local[1] and redis[:3] == local[:3] and redis[4] == local[4]
+    assert sorted(doc[1:] for doc in redis[3]) == sorted(doc[1:] for doc in local[3])
+    assert_index_matches_sketches(redis_url)
 
 
 def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, cluster, neardup):
@@ -240,15 +245,16 @@ def worker_pids(client) -> dict[str, int]:
     return client.run(os.getpid)
 
 
-@pytest.mark.parametrize("when", ["sketching", "writing"])
+@pytest.mark.parametrize("when", ["sketching", "writing", "writing into redis"])
 def test_a_worker_killed_during_index_is_replaced_and_the_store_ends_complete_and_equal(tmp_path, cluster, big,
-                                                                                         when):
-    """Killed while it sketches a partition (pass 1), or once batches are being written (its partitions' pass-2
-    sketches, and the pass 1 they were made from, are lost and made again). The store is written from the
-    client in whole batches, so nothing half-written can come of it."""
+                                                                                         when, request):
+    """Killed while it sketches a partition (pass 1), or once batches are being written: into LMDB the client
+    writes, and the worker held pass-2 sketches not written yet; into Redis the worker writes its partition's
+    batches itself. What is lost is made again (a partition's batches written again hold the same sketches), and
+    each batch is atomic, so nothing half-written can come of it."""
     scheduler, client = cluster
     corpus_path, expected = big
-    store = tmp_path / "store"
+    store = request.getfixturevalue("redis_url") if when == "writing into redis" else tmp_path / "store"
     process = subprocess.Popen([*NEARDUP, "index", str(corpus_path), "--store", str(store), "--stop-min-docs", "100",
                                 "--engine", "dask", "--scheduler", scheduler, "--partition-bytes", "40000",
                                 "--batch-size", "50"],
@@ -260,23 +266,29 @@ def test_a_worker_killed_during_index_is_replaced_and_the_store_ends_complete_an
         while victim is None:
             assert process.poll() is None, process.communicate()
             assert time.monotonic() < deadline
-            if when == "writing" and stored_count(store) < 50:
+            if when != "sketching" and written_count(store) < 50:
                 time.sleep(0.005)
                 continue
-            # a worker running a partition's pass 1, or holding pass-2 sketches not written yet
-            tasks = client.processing() if when == "sketching" else client.has_what()
-            task = "sketch_partition-" if when == "sketching" else "_final_sketches-"
+            # a worker running a partition's pass 1 or writing its batches, or holding pass-2 sketches not written
+            tasks = client.has_what() if when == "writing" else client.processing()
+            task = {"sketching": "sketch_partition-", "writing": "_final_sketches-",
+                    "writing into redis": "_write_partition-"}[when]
             victim = next((worker for worker, keys in sorted(tasks.items())
                            if any(str(key).startswith(task) for key in keys)), None)
             time.sleep(0.005)
-        if when == "writing":
-            assert stored_count(store) < len(expected[3]), "the ingest finished before a worker was killed"
+        if when != "sketching":
+            assert written_count(store) < len(expected[3]), "the ingest finished before a worker was killed"
         os.kill(pids[victim], signal.SIGKILL)
         out, err = process.communicate(timeout=180)
     finally:
         process.kill()
     assert process.returncode == EXIT_OK, err
-    assert contents(store) == expected
+    found = contents(store)
+    if when == "writing into redis":  # the article numbers are in the order the workers wrote
+        assert found[:3] == expected[:3] and found[4] == expected[4]
+        assert_index_matches_sketches(store)
+    else:
+        assert found == expected
     deadline = time.monotonic() + 180  # a loaded machine starts a Python process slowly
     while len(client.nthreads()) < 2:  # the nanny starts a new worker: the next test has two again
         assert time.monotonic() < deadline

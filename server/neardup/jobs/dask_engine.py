@@ -123,13 +123,35 @@ def _final_sketches(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher | 
     return [final_sketch(payload, sketcher) for payload in kept_payloads(pass1.payloads, kept)]
 
 
+def _write_partition(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher | None, location: str,
+                     batch_size: int) -> tuple[int, int]:
+    """Pass 2 of one partition written by its worker into the store at location, in atomic batches (put_many):
+    (documents, sketch bytes) written. Made again on another worker, it writes the same sketches again."""
+    from ..store import open_store
+
+    ids = [doc_id for _, doc_id, error in pass1.records if error is None]  # a payload's id
+    indices = range(len(ids)) if kept is None else kept.tolist()
+    documents = sketch_bytes = 0
+    with open_store(location) as store:
+        for start in range(0, len(indices), batch_size):
+            batch = [(ids[index], final_sketch(pass1.payloads[index], sketcher))
+                     for index in indices[start:start + batch_size]]
+            store.put_many(batch)
+            documents += len(batch)
+            sketch_bytes += sum(len(sketch) for _, sketch in batch)
+    return documents, sketch_bytes
+
+
 def _first_line(error: Exception) -> str:
     """What a Dask error says, on one line (some say more on the lines after)."""
     return str(error).splitlines()[0] if str(error) else type(error).__name__
 
 
 class DaskEngine:
-    """Pass 1, the stop-list's counts and pass 2 on the Dask cluster whose scheduler is at `scheduler`."""
+    """Pass 1, the stop-list's counts and pass 2 on the Dask cluster whose scheduler is at `scheduler`; the
+    workers write a store that allows parallel writers (Redis) themselves."""
+
+    writes_from_workers = True
 
     def __init__(self, scheduler: str, partition_bytes: int | None = None,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT):
@@ -138,6 +160,7 @@ class DaskEngine:
         self._client = None
         self._pass1: list = []
         self._partitions = 0
+        self._wrote = False  # the workers wrote the store (write)
 
     def __enter__(self) -> "DaskEngine":
         try:
@@ -248,6 +271,22 @@ class DaskEngine:
             if not unwritten:
                 del held[partition]
 
+    def write(self, location: str, kept: list[np.ndarray | None], sketcher: Sketcher | None,
+              batch_size: int) -> Iterator[tuple[int, int]]:
+        """Pass 2 written by the workers, each its partitions' batches: (documents, sketch bytes) per partition as
+        it is done. Only into a store with parallel writers (a worker opens it by its location: a Redis store's
+        password is in the workers' $NEARDUP_REDIS_PASSWORD)."""
+        from distributed import as_completed
+
+        client = self._client
+        written = [client.submit(_write_partition, pass1, mine, sketcher, location, batch_size, pure=False)
+                   for pass1, mine in zip(self._pass1, kept)]
+        for future in as_completed(written, loop=client.loop):
+            yield self._result(future)
+        self._pass1 = []
+        self._wrote = True
+
     def describe(self) -> str:
         workers = len(self._client.nthreads()) if self._client is not None else 0
-        return f"dask at {self._scheduler} ({workers} workers, {self._partitions:,} partitions)"
+        wrote = "; the workers wrote the store" if self._wrote else ""
+        return f"dask at {self._scheduler} ({workers} workers, {self._partitions:,} partitions{wrote})"

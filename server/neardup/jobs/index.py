@@ -28,7 +28,7 @@ import signal
 import time
 from contextlib import nullcontext
 from itertools import islice
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -42,7 +42,7 @@ from ..core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHA
                              frequent, stoplist_cut)
 from ..core.vocabulary import ITEMS, SIMHASH
 from ..runtime.deduplicator import Deduplicator
-from ..store import SketchStore, create_store, open_store, store_exists
+from ..store import SketchStore, create_store, open_store, store_backend, store_exists
 from . import parquet, threshold as store_threshold
 from .progress import progress
 from .records import (LineSketcher, RecordCollector, Sketched, final_sketch, located, numbered_lines, numbered_rows,
@@ -92,7 +92,11 @@ def _sketch_lines(lines: Iterator[tuple[int, bytes]], line_sketcher: LineSketche
 
 class Engine(Protocol):
     """Where pass 1, the stop-list's counts and pass 2 run; the caller writes what comes out, in the order the
-    RecordCollector chose. Entered before pass 1 (a cluster is connected to then), left after the writes."""
+    RecordCollector chose, unless the engine's workers write a store that allows it themselves
+    (writes_from_workers: then write(), in any order, each id once). Entered before pass 1 (a cluster is
+    connected to then), left after the writes."""
+
+    writes_from_workers: bool
 
     def __enter__(self) -> "Engine": ...
 
@@ -115,10 +119,17 @@ class Engine(Protocol):
     def describe(self) -> str:
         """Where the work ran, for the summary."""
 
+    def write(self, location: str, kept: list[np.ndarray | None], sketcher: Sketcher | None,
+              batch_size: int) -> Iterator[tuple[int, int]]:
+        """Where writes_from_workers: pass 2 written into the store at location (parallel_writers) by the
+        workers, in atomic batches; (documents, sketch bytes) as each part is done."""
+
 
 class LocalEngine:
     """Pass 1 in this process or in `workers` processes of this host, reading a file or stdin as one partition; the
     stop-list's counts and pass 2 in this process, pass 2 while the batches are written."""
+
+    writes_from_workers = False
 
     def __init__(self, workers: int = 1):
         self._workers = workers
@@ -177,6 +188,12 @@ class IndexSummary:
     elapsed: float = 0.0
     sketched: float = 0.0       # seconds from the start to the end of pass 1 ...
     learned: float = 0.0        # ... and to the stop-list learned (the rest: pass 2 and the writes)
+
+    def count(self, documents: int, sketch_bytes: int, bar) -> None:
+        """Written: counted here and on the progress bar."""
+        self.documents += documents
+        self.sketch_bytes += sketch_bytes
+        bar.update(documents)
 
     def format(self) -> str:
         per_article = self.sketch_bytes / self.documents if self.documents else 0
@@ -286,30 +303,58 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
             summary.stoplisted_occurrences = int(stop.counts.sum())
             sketcher = Sketcher(config, stoplist)
         summary.learned = time.monotonic() - started
-        store = open_store(store_path) if existing is not None else create_store(store_path, config, stoplist,
-                                                                                 indexed=postings)
+        on_workers = engine.writes_from_workers and store_backend(store_path).parallel_writers
+        batches = _batches(engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen), batch_size,
+                           summary)
+        if existing is None:
+            store = create_store(store_path, config, stoplist, indexed=postings,
+                                 articles=None if on_workers else batches, postings_done=_postings_progress())
+        else:
+            store = open_store(store_path)
         with store:
-            _write_batches(store, engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen),
-                           batch_size, summary)
+            if on_workers and not store.clustered():  # a clustered store's new articles get clusters per batch
+                with progress("writing", total=len(collector.chosen)) as bar:
+                    for documents, sketch_bytes in engine.write(store.location, kept, sketcher, batch_size):
+                        summary.count(documents, sketch_bytes, bar)
+            elif existing is not None:
+                _write_batches(store, batches)
             summary.threshold = store_threshold.record(store, threshold, created=existing is None)
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started
     return summary
 
 
-def _write_batches(store: SketchStore, sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
-                   summary: IndexSummary) -> None:
-    """Pass 2: atomic batches of batch_size, so a killed process leaves whole batches only. In a clustered store
-    each new article gets its cluster after its batch (Deduplicator.assign_clusters)."""
-    clustered = Deduplicator(store) if store.clustered() else None
+def _batches(sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
+             summary: IndexSummary) -> Iterator[list[tuple[str, bytes]]]:
+    """Pass 2's batches of batch_size, each counted once written."""
     with progress("writing", total=total) as bar:
         while batch := list(islice(sketches, batch_size)):
-            store.put_many(batch)
-            if clustered is not None:
-                clustered.assign_clusters([doc_id for doc_id, _ in batch])
-            bar.update(len(batch))
-            summary.documents += len(batch)
-            summary.sketch_bytes += sum(len(sketch) for _, sketch in batch)
+            yield batch
+            summary.count(len(batch), sum(len(sketch) for _, sketch in batch), bar)
+
+
+def _postings_progress() -> Callable[[int, int], None]:
+    """A new store's postings, written after its sketches (create_store's postings_done): a bar of their parts."""
+    bars = []
+
+    def done(part: int, parts: int) -> None:
+        if not bars:
+            bars.append(progress("postings", total=parts, unit=" parts"))
+        bars[0].update(1)
+        if part == parts:
+            bars[0].close()
+    return done
+
+
+def _write_batches(store: SketchStore, batches: Iterator[list[tuple[str, bytes]]]) -> None:
+    """Into an existing store: each batch atomic, so a killed process leaves whole batches only. In a clustered
+    store each new article gets its cluster after its batch (Deduplicator.assign_clusters). (A new store is
+    written whole by create_store or not at all, where its backend allows: LMDB.)"""
+    clustered = Deduplicator(store) if store.clustered() else None
+    for batch in batches:
+        store.put_many(batch)
+        if clustered is not None:
+            clustered.assign_clusters([doc_id for doc_id, _ in batch])
 
 
 def _existing_store(store_path: str) -> tuple[SketchConfig, frozenset[int], bool] | None:

@@ -74,6 +74,9 @@ class SketchStore(abc.ABC):
     #: Whether every read is a network round trip (the request path then asks for the sketches it lacks together
     #: with the generation, generation_and_get_many); an embedded store's reads cost less than finding which.
     remote_reads = False
+    #: Whether writers in several processes gain from writing at once, each batch still atomic (Redis); else
+    #: one process writes (LMDB: one write transaction at a time per store).
+    parallel_writers = False
 
     def __init__(self, config: SketchConfig, stoplist: frozenset[int], format_version: int, location: str,
                  indexed: bool = False):

@@ -92,6 +92,7 @@ class RedisStore(SketchStore):
     FORMAT_VERSION = 1
     keeps_older_states = False  # one state: the current one
     remote_reads = True
+    parallel_writers = True
 
     def __init__(self, client: redis.Redis, keys: Keys, location: str, readonly: bool):
         self._client = client
