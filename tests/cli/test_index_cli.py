@@ -261,6 +261,19 @@ def start_index(corpus_path: Path, store_path: Path, *args: str) -> subprocess.P
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+def kill_once_written(corpus_path: Path, store_path: Path, articles: int) -> None:
+    """`neardup index` in batches of 2, killed with SIGKILL once `articles` are written (observe.written_count)."""
+    process = start_index(corpus_path, store_path, "--batch-size", "2", "--workers", "2")
+    deadline = time.monotonic() + 120
+    while written_count(store_path) < articles:
+        assert process.poll() is None, process.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.002)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    process.stderr.close()
+
+
 @pytest.mark.slow
 def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tmp_path, big_corpus, index_ok):
     """Into an existing store (here an empty one made with the clean store's configuration and stop-list), each
@@ -269,15 +282,7 @@ def test_kill_9_mid_ingest_keeps_every_committed_batch_and_the_store_writable(tm
     crashed = tmp_path / "crashed"
     with open_store(corpus_path.parent / "clean", readonly=True) as model:
         create_store(crashed, model.config, model.stoplist).close()
-    process = start_index(corpus_path, crashed, "--batch-size", "2", "--workers", "2")
-    deadline = time.monotonic() + 120
-    while stored_count(crashed) < 4:
-        assert process.poll() is None, process.stderr.read()
-        assert time.monotonic() < deadline
-        time.sleep(0.002)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    process.stderr.close()
+    kill_once_written(corpus_path, crashed, 4)
 
     with open_store(crashed) as store:
         count = store.count()
@@ -297,15 +302,7 @@ def test_kill_9_while_a_new_store_is_built_leaves_no_store_and_the_next_run_clea
     is no store (and no half of one to resume from); the next run removes the killed one's directory."""
     corpus_path, ids, clean = big_corpus
     target = tmp_path / "store"
-    process = start_index(corpus_path, target, "--batch-size", "2", "--workers", "2")
-    deadline = time.monotonic() + 120
-    while written_count(target) < 4:
-        assert process.poll() is None, process.stderr.read()
-        assert time.monotonic() < deadline
-        time.sleep(0.002)
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    process.stderr.close()
+    kill_once_written(corpus_path, target, 4)
     assert not target.exists() and len(building(target)) == 1, "the build finished before it was killed"
 
     index_ok(corpus_path, target, *BIG_ARGS)
