@@ -25,7 +25,10 @@ from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store, redis_connection
 from neardup.runtime.view import LiveView
+import redis
+
 from brute import assert_index_matches_sketches
+from observe import commands_sent
 from certs import issue, write_pem
 from benchmarks.lib.server_process import RedisServer, free_port, sketch_store
 from sketches import K, sketch_with_shared_values
@@ -136,6 +139,35 @@ def test_concurrent_writers_commit_every_batch_whole(redis_url):
         assert store.generation() == 3 * 25 * 2
         assert store.changed_since(0) is not None
     assert_index_matches_sketches(redis_url)
+
+
+def test_writers_adding_new_articles_at_once_never_lose_the_race(redis_url, redis_server):
+    """Batches of new articles commit by one script, without WATCHing the generation (what several Dask workers
+    writing one store do): 4 processes add 30 batches each at once, and no batch is tried twice. A batch holding a
+    stored id is written as before, WATCHed. Article numbers stay distinct, postings exact."""
+    sketch_store(redis_url, {})
+    writers = [subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import random
+        from neardup.store import open_store
+        from sketches import sketch_with_shared_values
+        rng = random.Random({seed})
+        with open_store({redis_url!r}) as store:
+            for batch in range(30):
+                store.put_many([(f"w{seed}-{{batch}}-{{n}}", sketch_with_shared_values(rng)) for n in range(20)])
+        """)], env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}) for seed in range(4)]
+    client = redis.Redis(port=redis_server.port)
+    sent = commands_sent(client, lambda: [writer.wait(120) for writer in writers])
+    assert [writer.returncode for writer in writers] == [0] * 4
+    assert sent.get("watch", 0) == 0 and sent["incr"] == 4 * 30  # one generation a batch, none tried twice
+    rng = random.Random(9)
+    with open_store(redis_url) as store:
+        assert store.generation() == 4 * 30 and store.count() == 4 * 30 * 20
+        batch = [("w0-0-0", sketch_with_shared_values(rng)), ("new", sketch_with_shared_values(rng))]
+        assert commands_sent(client, lambda: store.put_many(batch))["watch"] == 1  # a stored id: WATCHed
+        assert store.generation() == 4 * 30 + 1 and store.changed_since(4 * 30) == {"w0-0-0", "new"}
+        assert store.get_many(["w0-0-0", "new"]) == [sketch for _, sketch in batch]
+    docnos = assert_index_matches_sketches(redis_url)
+    assert len(set(docnos.values())) == len(docnos) == 4 * 30 * 20 + 1
 
 
 def test_a_large_batch_commits_while_small_writers_keep_committing(redis_url):

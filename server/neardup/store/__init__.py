@@ -12,7 +12,8 @@ from .base import MAX_ID_BYTES, READ_ATTEMPTS, SketchStore, Snapshot, check_ids,
 from .lmdb import DEFAULT_MAP_SIZE, LmdbStore
 
 __all__ = ["MAX_ID_BYTES", "READ_ATTEMPTS", "SketchStore", "Snapshot", "check_ids", "encode_id", "read_consistently",
-           "open_store", "create_store", "store_backend", "store_exists", "default_store_path", "LOCATION_HELP", "STORE_HELP"]
+           "open_store", "create_store", "store_backend", "store_exists", "default_store_path", "LOCATION_HELP",
+           "STORE_HELP"]
 
 #: Where commands look for the store when --store is not given: $NEARDUP_STORE, else ./neardup-store.
 STORE_ENV, DEFAULT_STORE_DIR = "NEARDUP_STORE", "neardup-store"

@@ -8,7 +8,8 @@ Keys, all under one hash tag ({neardup}, or {PREFIX} with `?prefix=PREFIX`), so 
 store in one slot, where MULTI/EXEC over its keys is legal: a store is then served by one primary (its
 throughput is one Redis process's; shard by running several stores under different prefixes):
 
-  {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno, clustering,
+  {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno (the next article
+                  number to reserve, HINCRBY: numbers a batch reserved and did not commit stay unused), clustering,
                   pair_model (an items store's, `neardup train`), threshold (the default, when learned or set)
   {P}:generation  string: bumped by every committed batch; every writer WATCHes it
   {P}:log         stream: one entry per generation (id 0-GENERATION): the ids it wrote or deleted (field ids,
@@ -26,11 +27,15 @@ throughput is one Redis process's; shard by running several stores under differe
 
 A write batch WATCHes the generation, reads what it needs (article numbers, old sketches, buckets), then writes
 everything with the new generation and its log entry in one MULTI/EXEC; another writer's commit in between
-makes EXEC fail and the batch is computed again. A batch that keeps losing the race (a large one among a stream of
-small ones would lose it for as long as they come) takes the turn after TURN_AFTER losses: every writer WATCHes
-the turn too and waits while another holds it, so the batch commits at its next attempt. A connection lost on the
-way fails the batch (StoreUnavailable: the gRPC client sees UNAVAILABLE), whether or not Redis applied it: an
-acknowledged batch is always committed.
+makes EXEC fail and the batch is computed again. A batch of new articles only (any batch, in a store without
+postings) needs no WATCH: its article numbers reserved beforehand, one script checks that none of its ids is
+stored by now and no writer holds the turn, then writes it with the next generation, its postings only appended.
+So writers adding articles at once (`neardup index --engine dask`'s workers) never lose the race to each other;
+where the script finds an id stored, the batch is written as any other. A batch that keeps losing the race (a
+large one among a stream of small ones would lose it for as long as they come) takes the turn after TURN_AFTER
+losses: every writer WATCHes the turn too and waits while another holds it, so the batch commits at its next
+attempt. A connection lost on the way fails the batch (StoreUnavailable: the gRPC client sees UNAVAILABLE),
+whether or not Redis applied it: an acknowledged batch is always committed.
 
 A password comes from $NEARDUP_REDIS_PASSWORD (never the URL: a command line is visible to every user of the
 host); rediss:// checks the server's certificate against the system's CAs or $NEARDUP_REDIS_CA (a PEM file).
@@ -80,6 +85,35 @@ def _read(client: redis.Redis, keys: Keys, queue) -> tuple[int, list]:
 
 #: APPENDs ARGV[i] to KEYS[i], for all i: one command for a batch's new postings entries.
 _APPEND_ALL = "for i, key in ipairs(KEYS) do redis.call('APPEND', key, ARGV[i]) end"
+#: Commits a batch of new articles as one step, no WATCH needed (RedisStore._insert). KEYS: generation, log, turn,
+#: sketches, docnos, ids, then the postings buckets appended to; ARGV: the articles n, whether the store is indexed,
+#: the log entry's field and value, the log's length, then n ids, n sketches, n article numbers (LE), n article
+#: numbers (BE), then each bucket's new entries. Returns the new generation, or -1 while another writer holds the
+#: turn, -2 where an id is stored by now (the batch is then written as any other).
+_INSERT = """
+if redis.call('EXISTS', KEYS[3]) == 1 then return -1 end
+local n, indexed = tonumber(ARGV[1]), ARGV[2] == '1'
+if indexed then
+  for i = 1, n do if redis.call('HEXISTS', KEYS[5], ARGV[5 + i]) == 1 then return -2 end end
+end
+for i = 1, n do
+  redis.call('HSET', KEYS[4], ARGV[5 + i], ARGV[5 + n + i])
+  if indexed then
+    redis.call('HSET', KEYS[5], ARGV[5 + i], ARGV[5 + 2 * n + i])
+    redis.call('HSET', KEYS[6], ARGV[5 + 3 * n + i], ARGV[5 + i])
+  end
+end
+for j = 7, #KEYS do redis.call('APPEND', KEYS[j], ARGV[5 + 4 * n + j - 6]) end
+local generation = redis.call('INCR', KEYS[1])
+redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[5], '0-' .. generation, ARGV[3], ARGV[4])
+return generation
+"""
+
+
+def _log_entry(ids: list[str]) -> tuple[str, str]:
+    """A batch's change log entry: the ids it wrote or deleted, or "all" where they are over LOG_ENTRY_IDS."""
+    logged = sorted(set(ids))
+    return ("ids", json.dumps(logged, ensure_ascii=False)) if len(logged) <= LOG_ENTRY_IDS else ("all", "1")
 
 
 class _Moved(Exception):
@@ -103,6 +137,7 @@ class RedisStore(SketchStore):
         self._own_connections: list = []
         self._own_lock = threading.Lock()
         self._append_all = client.register_script(_APPEND_ALL)
+        self._insert_new = client.register_script(_INSERT)
         self._end_turn = client.register_script(_END_TURN)
         fix = f"create it with `neardup index CORPUS --store {location}`"
         try:
@@ -310,6 +345,9 @@ class RedisStore(SketchStore):
         checked = dict(self.checked_items(items))
         if not checked:
             return self.generation()
+        inserted = self._insert(checked, [doc_id for doc_id, _ in items])
+        if inserted is not None:
+            return inserted
 
         def change(read):
             writes = self._reindex(read, checked) if self.indexed else []
@@ -360,13 +398,53 @@ class RedisStore(SketchStore):
 
         return self._write(change, [doc_id for doc_id, _ in assignments])[1]
 
+    def _insert(self, checked: dict[bytes, bytes], ids: list[str]) -> int | None:
+        """A batch of new articles (or any batch, in a store without postings), committed by one script (_INSERT)
+        without the generation's WATCH, so writers adding articles at once never lose the race to each other: its
+        article numbers are reserved beforehand (HINCRBY), its postings only appended. The new generation, or None
+        where the batch is no such one (an id stored, a writer holding the turn, a read-only store): the caller
+        then writes it as any batch."""
+        if self._readonly:
+            return None
+        keys = list(checked)
+        bucket_keys, entries, numbers = [], [], ([], [])
+        try:
+            if self.indexed:
+                if any(found is not None for found in self._client.hmget(self._keys.docnos, keys)):
+                    return None
+                first = self._reserve(len(keys))
+                docnos = range(first, first + len(keys))
+                appended = buckets.rewrite([], list(zip(checked.values(), docnos)), self.config.kind,
+                                           lambda wanted: {}, append=True).appends
+                bucket_keys = self._keys.buckets(key for key, _ in appended)
+                entries = [added for _, added in appended]
+                numbers = ([struct.pack("<I", docno) for docno in docnos],
+                           [struct.pack(">I", docno) for docno in docnos])
+            generation = self._insert_new(
+                keys=[self._keys.generation, self._keys.log, self._keys.turn, self._keys.sketches,
+                      self._keys.docnos, self._keys.ids, *bucket_keys],
+                args=[len(keys), "1" if self.indexed else "0", *_log_entry(ids), LOG_ENTRIES, *keys, *checked.values(),
+                      *numbers[0], *numbers[1], *entries])
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot write store {self.location}: {type(error).__name__}: {error}") from None
+        return generation if generation > 0 else None
+
+    def _reserve(self, count: int) -> int:
+        """The first of `count` new article numbers, reserved whether or not the batch then commits."""
+        first = self._client.hincrby(self._keys.meta, "next_docno", count) - count
+        if first + count > 1 << 32:
+            raise StoreUnavailable(f"store {self.location} has numbered 2**32 articles: re-index it")
+        return first
+
     def _reindex(self, read, changes: dict[bytes, bytes | None]) -> list:
         """Reads what moving the changed articles' postings needs (key → new sketch, None when deleted), numbering
         new articles; returns the writes, to queue after MULTI."""
         keys = list(changes)
-        numbers, old_sketches, next_docno = read(lambda pipe: pipe.hmget(self._keys.docnos, keys).hmget(
-            self._keys.sketches, keys).hget(self._keys.meta, "next_docno"))
-        old_sketches, next_docno = dict(zip(keys, old_sketches)), _int(next_docno)
+        numbers, old_sketches = read(lambda pipe: pipe.hmget(self._keys.docnos, keys).hmget(self._keys.sketches,
+                                                                                          keys))
+        old_sketches = dict(zip(keys, old_sketches))
+        fresh = sum(number is None and changes[key] is not None for key, number in zip(keys, numbers))
+        next_docno = self._reserve(fresh) if fresh else 0
         old, new, docnos, ids, gone, gone_numbers = [], [], {}, {}, [], []
         for key, number in zip(keys, numbers):
             sketch = changes[key]
@@ -377,8 +455,6 @@ class RedisStore(SketchStore):
                     gone.append(key)
                     gone_numbers.append(struct.pack(">I", docno))
             elif sketch is not None:
-                if next_docno > 0xFFFFFFFF:
-                    raise StoreUnavailable(f"store {self.location} has numbered 2**32 articles: re-index it")
                 docno, next_docno = next_docno, next_docno + 1
                 docnos[key] = struct.pack("<I", docno)
                 ids[struct.pack(">I", docno)] = key
@@ -404,7 +480,6 @@ class RedisStore(SketchStore):
                                  args=[entries for _, entries in moved.appends], client=pipe)
             if moved.deletes:
                 pipe.delete(*bucket_keys(moved.deletes))
-            pipe.hset(keys.meta, "next_docno", next_docno)
 
         return [write]
 
@@ -423,8 +498,7 @@ class RedisStore(SketchStore):
 
         if self._readonly:
             raise StoreUnavailable(f"store {self.location} is open read-only")
-        logged = sorted(set(ids))
-        entry = {"ids": json.dumps(logged, ensure_ascii=False)} if len(logged) <= LOG_ENTRY_IDS else {"all": "1"}
+        entry = dict([_log_entry(ids)])
         keys, token = self._keys, os.urandom(16).hex().encode()
         losses, holding, wait = 0, False, _TURN_WAIT
         try:
