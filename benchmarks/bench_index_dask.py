@@ -91,7 +91,8 @@ def main(argv: list[str] | None = None) -> None:
                         help=f"documents of the development corpus (default {devcorpus.DEFAULT_SIZE})")
     parser.add_argument("--rounds", type=int, default=2, help="turns per configuration; the best counts (default 2)")
     parser.add_argument("--partition-bytes", type=int, default=2**20,
-                        help="--partition-bytes of the dask runs (default 1 MiB: tens of partitions here)")
+                        help="--partition-bytes of the dask runs (default 1 MiB: tens of partitions here; 0: "
+                             "neardup's own, about 4 a worker)")
     parser.add_argument("--store", choices=("lmdb", "redis"), default="lmdb",
                         help="the store every configuration writes (default lmdb)")
     args = parser.parse_args(argv)
@@ -109,7 +110,8 @@ def main(argv: list[str] | None = None) -> None:
             for cluster in clusters.values():
                 with Client(cluster, set_as_default=False) as client:
                     client.run(lambda: __import__("neardup.core.nltk_text").core.nltk_text.load_nltk())
-            dask = ["--engine", "dask", "--partition-bytes", str(args.partition_bytes)]
+            dask = ["--engine", "dask", *(["--partition-bytes", str(args.partition_bytes)] if args.partition_bytes
+                                          else [])]
             configurations = {
                 "local, 1 process": [],
                 "local, --workers 2": ["--workers", "2"],
@@ -141,7 +143,9 @@ def main(argv: list[str] | None = None) -> None:
         cpu = [run["redis_cpu_s"] for run in best.values()]
         scaling["redis_docs_per_cpu_s"] = documents / (sum(cpu) / len(cpu))
     report = {"command": "python -m benchmarks.bench_index_dask" + (" --quick" if args.quick else "")
-              + (" --store redis" if args.store == "redis" else ""), "store": args.store,
+              + (" --store redis" if args.store == "redis" else "")
+              + (f" --partition-bytes {args.partition_bytes}" if args.partition_bytes != 2**20 else ""),
+              "store": args.store,
               "documents": documents, "bytes": corpus_bytes, "partition_bytes": args.partition_bytes,
               "rounds": rounds, "cores": os.cpu_count(), "load_average_1min": {"before": load[0], "after": load[1]},
               "stores_equal": equal, "scaling": scaling,
