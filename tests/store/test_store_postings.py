@@ -14,7 +14,7 @@ import pytest
 
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.core.errors import ConfigMismatch, InvalidArgument
+from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import create_store, is_redis, open_store
 from brute import assert_index_matches_sketches, raw_parts
 from sketches import K, sketch_with_shared_values
@@ -103,10 +103,16 @@ def stored_items(path) -> list[tuple[str, bytes]]:
         return list(store.items())
 
 
-def test_a_bad_article_creates_no_store_and_leaves_nothing_beside_it(tmp_path):
+def test_a_bad_article_or_a_full_map_creates_no_store_and_leaves_nothing_beside_it(tmp_path):
     batches = [[("a", encode_sketch([1, 2]))], [("b", b"\x01\x02\x03")]]  # not a whole number of values
     with pytest.raises(InvalidArgument, match="multiple of 4"):
         create_store(tmp_path / "store", SketchConfig(k=K), [], articles=iter(batches))
+    assert list(tmp_path.iterdir()) == []
+    rng = random.Random(3)
+    many = [[(f"d{batch}-{n}", encode_sketch(sorted(rng.sample(range(2**32), K)))) for n in range(500)]
+            for batch in range(8)]
+    with pytest.raises(StoreUnavailable, match="reached its map size"):
+        create_store(tmp_path / "store", SketchConfig(k=K), [], map_size=2 << 20, articles=iter(many))
     assert list(tmp_path.iterdir()) == []
 
 

@@ -156,7 +156,6 @@ class LmdbStore(SketchStore):
                 with cls(_open_env(building, readonly=False, map_size=map_size, create=False, sync=False),
                          building) as store:
                     store._load(articles, postings_done or (lambda done, parts: None))
-                    store._env.sync(True)
             os.rename(building, path)  # replaces an empty directory; fails on anything else
         except OSError as error:
             shutil.rmtree(building, ignore_errors=True)
@@ -347,14 +346,17 @@ class LmdbStore(SketchStore):
                 with self._env.begin(write=True) as txn:
                     txn.cursor(db=self._postings).putmulti(builder.buckets(part), append=True)
                 postings_done(part + 1, builder.parts())
+            if again:
+                self.put_many(again)
+            self._env.sync(True)  # its commits were not flushed one by one (create)
         except lmdb.MapFullError:
             raise StoreUnavailable(f"store {self._path} reached its map size of {self._env.info()['map_size']} "
                                    "bytes; create it with a larger map_size") from None
+        except lmdb.Error as error:
+            raise StoreUnavailable(f"cannot write store {self._path}: {error}") from None
         finally:
             if builder is not None:
                 builder.discard()
-        if again:
-            self.put_many(again)
 
     def _reindex(self, txn: lmdb.Transaction, changes: dict[bytes, bytes | None]) -> None:
         """Moves the postings of each changed article (key → its new sketch, None when deleted), numbering new
