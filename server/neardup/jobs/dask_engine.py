@@ -28,6 +28,7 @@ import numpy as np
 from ..core.errors import EngineUnavailable, InvalidArgument
 from ..core.sketcher import Sketcher
 from ..core.stoplist import Frequencies, Sample, frequent, merged, split, summed
+from ..store import open_store
 from . import parquet
 from .index import DEFAULT_CONNECT_TIMEOUT, MAX_PARTITION_BYTES, MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER
 from .progress import progress
@@ -127,8 +128,6 @@ def _write_partition(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher |
                      batch_size: int) -> tuple[int, int]:
     """Pass 2 of one partition written by its worker into the store at location, in atomic batches (put_many):
     (documents, sketch bytes) written. Made again on another worker, it writes the same sketches again."""
-    from ..store import open_store
-
     ids = [doc_id for _, doc_id, error in pass1.records if error is None]  # a payload's id
     indices = range(len(ids)) if kept is None else kept.tolist()
     documents = sketch_bytes = 0
