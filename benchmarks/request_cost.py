@@ -1,17 +1,25 @@
-"""What a Dedup costs over an empty call: the request path against the health Check on the same server, one run.
+"""What a Dedup costs over an empty call on the same server, and whether a change made it cost more (A/B).
 
-    python -m benchmarks.request_cost [--quick] [--out benchmarks/out]
+    python -m benchmarks.request_cost [--quick] [--against REV] [--at REV] [--rounds N] [--out benchmarks/out]
 
-One `neardup serve` worker, session cache off, the development corpus (real text: news, manual pages, job ads;
-lib/devcorpus.py) indexed by the CLI, result sets of 100 stored ids with 20-40 % near-duplicates. In the
-same run, against the same server:
-  * sequential: one caller, one call at a time (NearDupClient.dedup; the generated stub with the request built per
-    call and built once; pre-serialized Dedup bytes; the empty health Check), p50 and p99;
-  * closed loop (h2load): Check/s and Dedup/s (16 connections x 8 streams), and Dedup messages/s over DedupStream
-    (4 x 2 concurrent streams, each h2load request one stream carrying STREAM_MESSAGES requests answered in order);
-  * open loop at 1,000 requests/s offered: Dedup's p99 against Check's;
-  * in process, without gRPC: the Dedup handler stage by stage, built as `serve` builds it (lib/request_path.py).
-Writes request_cost.json and request_cost.md (also printed). The goals are issue 10's, reported, never asserted.
+Run it before stopping on any change that touches the request path: `--against` the last release measures this
+checkout (side A: this environment's neardup, checked to be the checkout's) and REV (side B, installed from a
+`git archive` into an environment of its own that reuses this one's third-party packages; lib/ab.py) on the same
+store, in the same run.
+
+One `neardup serve` worker per side, session cache off, the development corpus (real text: news, manual pages, job
+ads; lib/devcorpus.py) indexed once by side B's `neardup index` (older code reads what older code wrote; side A's
+with --store-from a), result sets of 100 stored ids with 20-40 % near-duplicates. Both servers run side by side;
+each round measures one side then the other (the order alternates), every figure a ratio to that server's empty
+health Check in the same round:
+  * sequential: one caller, one call at a time (pre-serialized Dedup bytes, NearDupClient.dedup, the empty Check,
+    in alternating blocks): Dedup p50 and p99 over Check's;
+  * closed loop (h2load, 16 connections x 8 streams): Dedup/s over Check/s, and Dedup messages/s over DedupStream
+    (4 x 2 streams of STREAM_MESSAGES requests each) over Check/s;
+  * open loop at 1,000 requests/s offered: Dedup's p99 over Check's.
+The report gives each figure's median and spread over the rounds per side, the paired difference B - A, the
+goals (issue 37's, reported, never asserted) and every failed call. Without --against it also times the Dedup
+handler in process, stage by stage (lib/request_path.py). Writes request_cost.json and request_cost.md.
 """
 from __future__ import annotations
 
@@ -25,14 +33,13 @@ from pathlib import Path
 
 import grpc
 
-from benchmarks.lib import load, measure
+from benchmarks.lib import ab, load, measure
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
 from benchmarks.lib.request_path import representative, request_path
 from benchmarks.lib.server_process import Server, free_port
 from neardup_client import NearDupClient
 from neardup_client.v1 import neardup_pb2 as pb
-from neardup_client.v1 import neardup_pb2_grpc
 
 STREAM_MESSAGES = 32
 # Closed loop as h2load connections x concurrent streams: unary calls as the harness runs them; DedupStreams
@@ -41,129 +48,252 @@ CLOSED_SHAPES = {"health": {"connections": load.CLOSED_CONNECTIONS, "streams": l
                  "dedup": {"connections": load.CLOSED_CONNECTIONS, "streams": load.CLOSED_STREAMS},
                  "stream": {"connections": 4, "streams": 2}}
 OPEN_RATE = 1000
-# Issue 10's goals: ratios to the empty health Check measured in the same run.
-GOAL_SEQUENTIAL_P50 = 1.2      # Dedup p50 at most this times Check's
-GOAL_CLOSED_RATE = 0.8         # Dedup/s at least this times Check/s
-GOAL_OPEN_P99 = 1.5            # Dedup p99 at 1,000 rps at most this times Check's
-GOAL_STREAM_RATE = 2.0         # DedupStream messages/s at least this times Check/s
+SEQUENTIAL_KINDS = ("Dedup, pre-serialized bytes", "Dedup, NearDupClient", "health Check (empty call)")
+#: Each figure of a round: (what it is, the goal's comparison, the goal); ratios to the same server's empty Check.
+FIGURES = {
+    "sequential_p50": ("sequential Dedup p50 / Check p50", "<=", 1.15),
+    "sequential_client_p50": ("sequential NearDupClient.dedup p50 / Check p50", None, None),
+    "sequential_p99": ("sequential Dedup p99 / Check p99", None, None),
+    "closed_rate": ("closed loop Dedup/s / Check/s", ">=", 0.8),
+    "stream_rate": ("closed loop DedupStream messages/s / Check/s", ">=", 2.0),
+    "open_p99": (f"p99 at {OPEN_RATE:,}/s offered: Dedup / Check", "<=", 1.5),
+}
+
+
+class Sides:
+    """The servers of the sides under measurement, all serving the same store, and what each round measures."""
+
+    def __init__(self, sides: dict[str, ab.Side], store: Path, work: Path):
+        self.sides, self.work = sides, work
+        self.servers: dict[str, Server] = {}
+        for name, side in sides.items():
+            self.servers[name] = Server(store, *load.CACHE_OFF, workers=1, port=free_port(), command=side.neardup,
+                                        log_dir=work)
+        for name, server in self.servers.items():
+            try:
+                server.wait_ready(120)
+            except RuntimeError as error:
+                raise ab.RevisionError(f"side {name.upper()} ({sides[name].describe()}) cannot serve the store: "
+                                       f"{str(error)[-1500:]}") from None
+
+    def endpoints(self, name: str, bodies: list[bytes], id_sets: list[list[str]], chosen: int) -> dict:
+        target = self.servers[name].target
+        points = load.endpoints(target, self.work / name, bodies[chosen])
+        tagged = [pb.DedupRequest(ids=id_sets[(chosen + m) % len(id_sets)], tag=m + 1).SerializeToString()
+                  for m in range(STREAM_MESSAGES)]
+        points["stream"] = load.stream_endpoint(target, self.work / name, "stream", tagged)
+        return points
+
+    def stop(self) -> dict:
+        return {name: load.stop_server(server) for name, server in self.servers.items()}
 
 
 def sequential(server: Server, id_sets: list[list[str]], bodies: list[bytes], calls: int) -> dict:
-    """Dedup through the Python client, through the generated stub (the request built per call, or once), and as
-    pre-serialized bytes, and the empty Check, in turns: the steps between them are the client's own cost."""
-    requests = [pb.DedupRequest.FromString(body) for body in bodies]
+    """Dedup as pre-serialized bytes and through the Python client, and the empty Check, in alternating blocks."""
     with NearDupClient(server.target) as client, grpc.insecure_channel(server.target) as channel:
         raw_dedup, check = channel.unary_unary(load.DEDUP_PATH), channel.unary_unary(load.HEALTH_PATH)
-        stub = neardup_pb2_grpc.NearDupStub(channel)
-        kinds = {
-            "Dedup, NearDupClient": lambda i: client.dedup(id_sets[i % len(id_sets)]).cached,
-            "Dedup, generated stub, request built per call": lambda i: stub.Dedup(
-                pb.DedupRequest(ids=id_sets[i % len(id_sets)])).cached,
-            "Dedup, generated stub, request built once": lambda i: stub.Dedup(requests[i % len(requests)]).cached,
-            "Dedup, pre-serialized bytes": lambda i: pb.DedupResponse.FromString(
-                raw_dedup(bodies[i % len(bodies)])).cached,
-            "health Check (empty call)": lambda i: check(load.HEALTH_REQUEST) and False,
-        }
-        return load.sequential(server, kinds, calls)
+        calls_of = dict(zip(SEQUENTIAL_KINDS, (
+            lambda i: pb.DedupResponse.FromString(raw_dedup(bodies[i % len(bodies)])).cached,
+            lambda i: client.dedup(id_sets[i % len(id_sets)]).cached,
+            lambda i: check(load.HEALTH_REQUEST) and False)))
+        return load.sequential(server, calls_of, calls)
 
 
-def run(store_path: Path, id_sets: list[list[str]], bodies: list[bytes], work: Path, quick: bool) -> dict:
-    shape = {"seconds": 2 if quick else 6, "warmup": 1, "attempts": 1 if quick else 2}
-    chosen = representative(store_path, bodies)
-    server = Server(store_path, *load.CACHE_OFF, workers=1, port=free_port())
-    try:
-        server.wait_ready(60)
-        endpoints = load.endpoints(server.target, work, bodies[chosen])
-        tagged = [pb.DedupRequest(ids=id_sets[(chosen + m) % len(id_sets)], tag=m + 1).SerializeToString()
-                  for m in range(STREAM_MESSAGES)]
-        endpoints["stream"] = load.stream_endpoint(server.target, work, "stream", tagged)
-        closed = {name: load.h2load(server, endpoint, work, **CLOSED_SHAPES[name], **shape)
-                  for name, endpoint in endpoints.items()}
-        closed["stream"]["messages_per_s"] = closed["stream"]["achieved_rps"] * STREAM_MESSAGES
-        opened = {name: load.h2load(server, endpoints[name], work, rate=OPEN_RATE, **shape)
-                  for name in ("health", "dedup")}
-        seq = sequential(server, id_sets, bodies, 300 if quick else 2000)
-    finally:
-        stopped = load.stop_server(server)
-    return {"h2load_body": {"result_set": chosen, "request_bytes": len(bodies[chosen])}, "closed_loop": closed,
-            "open_loop": opened, "sequential": seq, "server": stopped}
+def measure_round(server: Server, endpoints: dict, id_sets: list[list[str]], bodies: list[bytes], work: Path,
+                  seconds: int, calls: int) -> dict:
+    """One side's round: the sequential caller, the closed loops and the open loop, as measured."""
+    shape = {"seconds": seconds, "warmup": 1, "attempts": 1}
+    closed = {name: load.h2load(server, endpoint, work, **CLOSED_SHAPES[name], **shape)
+              for name, endpoint in endpoints.items()}
+    closed["stream"]["messages_per_s"] = closed["stream"]["achieved_rps"] * STREAM_MESSAGES
+    opened = {name: load.h2load(server, endpoints[name], work, rate=OPEN_RATE, **shape)
+              for name in ("health", "dedup")}
+    return {"sequential": sequential(server, id_sets, bodies, calls), "closed_loop": closed, "open_loop": opened}
 
 
-def goals(results: dict) -> list[dict]:
-    seq = results["sequential"]["kinds"]
-    floor = seq["health Check (empty call)"]["latency_ms"]["p50"]
-    closed, opened = results["closed_loop"], results["open_loop"]
+def ratios(measured: dict) -> dict[str, float]:
+    """A round's figures (FIGURES), each over the same server's empty Check in that round."""
+    seq = {name: row["latency_ms"] for name, row in measured["sequential"]["kinds"].items()}
+    floor = seq["health Check (empty call)"]
+    closed, opened = measured["closed_loop"], measured["open_loop"]
     check_rate = closed["health"]["achieved_rps"]
+    return {
+        "sequential_p50": seq["Dedup, pre-serialized bytes"]["p50"] / floor["p50"],
+        "sequential_client_p50": seq["Dedup, NearDupClient"]["p50"] / floor["p50"],
+        "sequential_p99": seq["Dedup, pre-serialized bytes"]["p99"] / floor["p99"],
+        "closed_rate": closed["dedup"]["achieved_rps"] / check_rate,
+        "stream_rate": closed["stream"]["messages_per_s"] / check_rate,
+        "open_p99": opened["dedup"]["latency_ms"]["p99"] / opened["health"]["latency_ms"]["p99"],
+    }
+
+
+def failed_calls(measured: dict) -> int:
+    return (sum(row["errors"] for row in measured["sequential"]["kinds"].values())
+            + sum(run["errors"] for part in ("closed_loop", "open_loop") for run in measured[part].values()))
+
+
+def goals(figures: dict[str, dict], failures: int) -> list[dict]:
+    """The goals on one side's medians over the rounds, and no failed call."""
     rows = []
-    for name in ("Dedup, NearDupClient", "Dedup, pre-serialized bytes"):
-        ratio = seq[name]["latency_ms"]["p50"] / floor
-        rows.append({"goal": f"sequential {name} p50 <= {GOAL_SEQUENTIAL_P50} x Check p50", "ratio": ratio,
-                     "met": ratio <= GOAL_SEQUENTIAL_P50})
-    ratio = closed["dedup"]["achieved_rps"] / check_rate
-    rows.append({"goal": f"closed-loop Dedup/s >= {GOAL_CLOSED_RATE} x Check/s", "ratio": ratio,
-                 "met": ratio >= GOAL_CLOSED_RATE})
-    ratio = opened["dedup"]["latency_ms"]["p99"] / opened["health"]["latency_ms"]["p99"]
-    rows.append({"goal": f"p99 at {OPEN_RATE} rps offered: Dedup <= {GOAL_OPEN_P99} x Check", "ratio": ratio,
-                 "met": ratio <= GOAL_OPEN_P99})
-    ratio = closed["stream"]["messages_per_s"] / check_rate
-    rows.append({"goal": f"closed-loop Dedup messages/s over DedupStream >= {GOAL_STREAM_RATE} x unary Check/s",
-                 "ratio": ratio, "met": ratio >= GOAL_STREAM_RATE})
+    for key, (what, comparison, goal) in FIGURES.items():
+        if comparison is None:
+            continue
+        value = figures[key]["median"]
+        rows.append({"goal": f"{what} {comparison} {goal}", "ratio": value,
+                     "met": value <= goal if comparison == "<=" else value >= goal})
+    rows.append({"goal": "no failed call", "ratio": float(failures), "met": failures == 0})
     return rows
 
 
+def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, say) -> dict:
+    results: dict = {"sides": {name: {"label": side.label, "commit": side.commit, "dirty": side.dirty,
+                                      "python": side.python} for name, side in sides.items()}}
+    with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch:
+        work = Path(scratch)
+        say(f"indexing the development corpus with side {store_from.upper()}'s neardup")
+        docs, store, results["index"] = load.build_store(work, sides[store_from].neardup)
+        results["index"]["side"] = store_from
+        id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200)
+        chosen = representative(store, bodies)
+        results["h2load_body"] = {"result_set": chosen, "request_bytes": len(bodies[chosen])}
+        if len(sides) == 1 and sides["a"].python == sys.executable:
+            say("timing the Dedup handler in process, stage by stage")
+            results["request_path"] = request_path(store, bodies, 5 if args.quick else 20)
+        servers = Sides(sides, store, work)
+        try:
+            for name in sides:
+                (work / name).mkdir()
+            endpoints = {name: servers.endpoints(name, bodies, id_sets, chosen) for name in sides}
+            results["rounds"] = []
+            for number in range(args.rounds):
+                measured = {}
+                for name in ab.order(number, list(sides)):
+                    measured[name] = measure_round(servers.servers[name], endpoints[name], id_sets, bodies,
+                                                   work / name, args.seconds, args.calls)
+                results["rounds"].append({name: {"ratios": ratios(measured[name]), "failed_calls":
+                                                 failed_calls(measured[name]), **measured[name]} for name in sides})
+                say(f"round {number + 1}/{args.rounds}: " + "; ".join(
+                    f"{name.upper()} Dedup p50 {results['rounds'][-1][name]['ratios']['sequential_p50']:.2f}x, "
+                    f"closed {results['rounds'][-1][name]['ratios']['closed_rate']:.2f}x" for name in sides))
+        finally:
+            results["servers"] = servers.stop()
+    results["summary"] = ab.summarize([{name: row[name]["ratios"] for name in sides} for row in results["rounds"]])
+    results["goals"] = {name: goals(results["summary"]["sides"][name],
+                                    sum(row[name]["failed_calls"] for row in results["rounds"])
+                                    + results["servers"][name]["internal_errors_logged"]) for name in sides}
+    return results
+
+
 def markdown(results: dict) -> str:
-    closed, opened, seq = results["closed_loop"], results["open_loop"], results["sequential"]
-    lines = [f"## Request cost: Dedup against the empty health Check ({results['machine']['date']}, "
-             f"commit {results['machine']['commit']})", "",
-             f"`{results['command']}`: one worker, session cache off, result sets of 100 ids "
-             f"({results['h2load_body']['request_bytes']} request bytes for h2load).", ""]
-    lines += table(["goal", "ratio", "met"],
-                   [[g["goal"], f"{g['ratio']:.2f}", "yes" if g["met"] else "**no**"] for g in results["goals"]])
-    lines += ["", f"### Sequential client (other load {seq['other_load_cores']:.2f} cores)", ""]
-    lines += table(["call", "p50 ms", "p99 ms", "calls", "errors"],
-                   [[name, f"{row['latency_ms']['p50']:.3f}", f"{row['latency_ms']['p99']:.3f}", str(row["calls"]),
-                     str(row["errors"])] for name, row in seq["kinds"].items()])
-    lines += ["", "### h2load", ""]
-    rows = [[f"closed loop {CLOSED_SHAPES[name]['connections']}x{CLOSED_SHAPES[name]['streams']}", name, f"{run['achieved_rps']:,.0f}",
-             f"{run.get('messages_per_s', run['achieved_rps']):,.0f}", f"{run['latency_ms']['p50']:.2f}",
-             f"{run['latency_ms']['p99']:.2f}", f"{run['server_cpu_us_per_request']:.0f}", str(run["errors"]),
-             f"{run['other_load_cores']:.2f}"] for name, run in closed.items()]
-    rows += [[f"open loop {OPEN_RATE} rps", name, f"{run['achieved_rps']:,.0f}", f"{run['achieved_rps']:,.0f}",
-              f"{run['latency_ms']['p50']:.2f}", f"{run['latency_ms']['p99']:.2f}",
-              f"{run['server_cpu_us_per_request']:.0f}", str(run["errors"]), f"{run['other_load_cores']:.2f}"]
-             for name, run in opened.items()]
-    lines += table(["mode", "endpoint", "requests/s", "Dedup messages/s", "p50 ms", "p99 ms", "server CPU µs/req",
-                    "errors", "other load"], rows)
-    lines += ["", f"stream: each request one DedupStream of {STREAM_MESSAGES} Dedup messages; its latency is the "
-                  "whole stream's.", "", "### Dedup handler in process, without gRPC (µs)", ""]
-    lines += table(["stage", "median", "p99"], [[name, f"{row['median_us']:.1f}", f"{row['p99_us']:.1f}"]
-                                                for name, row in results["request_path"]["stages"].items()])
+    sides, summary = results["sides"], results["summary"]
+    names = list(sides)
+    described = ", ".join(f"{name.upper()} = {row['label']} ({row['commit'][:12]}"
+                          f"{' + uncommitted changes' if row['dirty'] else ''})" for name, row in sides.items())
+    lines = [f"## Request cost: Dedup against the empty health Check ({results['machine']['date']})", "",
+             f"`{results['command']}`: {described}. One worker per side, session cache off, result sets of 100 ids "
+             f"({results['h2load_body']['request_bytes']} request bytes for h2load), the store indexed by side "
+             f"{results['index']['side'].upper()}; {len(results['rounds'])} rounds of {results['seconds_per_run']} s "
+             "h2load runs, the order of the sides alternating. Each figure is a ratio to the same server's empty "
+             "Check in the same round: median [min–max over the rounds].", ""]
+    header = ["figure", *(f"{name.upper()}" for name in names)]
+    if "difference" in summary:
+        header += ["B − A", "within the rounds' spread"]
+
+    def cell(row: dict) -> str:
+        return f"{row['median']:.2f} [{row['min']:.2f}–{row['max']:.2f}]"
+
+    rows = []
+    for key, (what, _, _) in FIGURES.items():
+        row = [what, *(cell(summary["sides"][name][key]) for name in names)]
+        if "difference" in summary:
+            difference = summary["difference"][key]
+            row += [f"{difference['median']:+.2f} [{difference['min']:+.2f}–{difference['max']:+.2f}]",
+                    "yes" if difference["within_spread"] else "**no**"]
+        rows.append(row)
+    lines += table(header, rows)
+    lines += ["", "### Goals (medians over the rounds)", ""]
+    lines += table(["goal", *(name.upper() for name in names)],
+                   [[goal["goal"], *(f"{results['goals'][name][i]['ratio']:.2f} "
+                                     f"{'yes' if results['goals'][name][i]['met'] else '**no**'}" for name in names)]
+                    for i, goal in enumerate(results["goals"][names[0]])])
+    lines += ["", "### Absolute figures, median over the rounds (they drift with the machine's load; the ratios "
+                  "above are what compares)", ""]
+    lines += table(["side", "Check p50 ms", "Dedup p50 ms", "Check/s closed", "Dedup/s closed",
+                    "server CPU µs per Dedup", "other load, cores"],
+                   [[name.upper(), *_absolute(results["rounds"], name)] for name in names])
+    if "request_path" in results:
+        lines += ["", "### Dedup handler in process, without gRPC (µs)", ""]
+        lines += table(["stage", "median", "p99"], [[name, f"{row['median_us']:.1f}", f"{row['p99_us']:.1f}"]
+                                                    for name, row in results["request_path"]["stages"].items()])
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> None:
+def _absolute(rounds: list[dict], name: str) -> list[str]:
+    def median(pick) -> float:
+        return sorted(pick(row[name]) for row in rounds)[len(rounds) // 2]
+
+    kinds = lambda row: row["sequential"]["kinds"]  # noqa: E731
+    return [f"{median(lambda r: kinds(r)['health Check (empty call)']['latency_ms']['p50']):.3f}",
+            f"{median(lambda r: kinds(r)['Dedup, pre-serialized bytes']['latency_ms']['p50']):.3f}",
+            f"{median(lambda r: r['closed_loop']['health']['achieved_rps']):,.0f}",
+            f"{median(lambda r: r['closed_loop']['dedup']['achieved_rps']):,.0f}",
+            f"{median(lambda r: r['closed_loop']['dedup']['server_cpu_us_per_request']):.0f}",
+            f"{median(lambda r: r['closed_loop']['dedup']['other_load_cores']):.2f}"]
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="shorter runs (about a minute)")
+    parser.add_argument("--against", metavar="REV", help="side B: a revision (commit, branch, tag) installed from "
+                        "git into an environment of its own under benchmarks/out/revisions/")
+    parser.add_argument("--at", metavar="REV", help="side A: a revision installed likewise (default: this "
+                        "environment's neardup, which must be the checkout's)")
+    parser.add_argument("--store-from", choices=("a", "b"), default=None,
+                        help="whose `neardup index` builds the store both serve (default: B when there is one)")
+    parser.add_argument("--rounds", type=int, default=None, help="rounds per side (default 5; --quick 3)")
+    parser.add_argument("--seconds", type=int, default=None, help="seconds per h2load run (default 4; --quick 2)")
+    parser.add_argument("--calls", type=int, default=None,
+                        help="sequential calls per kind and round (default 600; --quick 300)")
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     parser.add_argument("--out", type=Path, default=OUT, help="where the results are written")
     args = parser.parse_args(argv)
+    defaults = {"rounds": (3, 5), "seconds": (2, 4), "calls": (300, 600)}
+    for name, (quick, full) in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    if min(args.rounds, args.seconds, args.calls) < 1:
+        parser.error("--rounds, --seconds and --calls must be at least 1")
+    if args.store_from == "b" and not args.against:
+        parser.error("--store-from b needs --against")
+    args.store_from = args.store_from or ("b" if args.against else "a")
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict:
+    args = parse_arguments(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     if shutil.which("h2load") is None:
-        raise SystemExit("h2load not found: apt-get install nghttp2-client")
+        raise SystemExit("request_cost: h2load not found: apt-get install nghttp2-client")
+
+    def say(line: str) -> None:
+        print(f"request_cost: {line}", file=sys.stderr, flush=True)
+
     started = time.perf_counter()
-    results = {"command": "python -m benchmarks.request_cost" + (" --quick" if args.quick else ""),
-               "machine": measure.machine()}
-    with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch:
-        work = Path(scratch)
-        docs, store_path, results["index"] = load.build_store(work)
-        id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200)
-        results["request_path"] = request_path(store_path, bodies, 5 if args.quick else 20)
-        results.update(run(store_path, id_sets, bodies, work, args.quick))
-    results["goals"] = goals(results)
+    try:
+        sides = {"a": ab.install(args.at, say=say) if args.at else ab.this_environment()}
+        if args.against:
+            sides["b"] = ab.install(args.against, say=say)
+        results = {"command": " ".join(["python -m benchmarks.request_cost",
+                                        *(argv if argv is not None else sys.argv[1:])]),
+                   "machine": measure.machine(), "seconds_per_run": args.seconds}
+        results.update(run(sides, args.store_from, args, say))
+    except ab.RevisionError as error:
+        raise SystemExit(f"request_cost: {error}") from None
     results["seconds"] = time.perf_counter() - started
     text = markdown(results)
     save(args.out, "request_cost", results, text)
     print(text)
     print(f"wrote {args.out / 'request_cost.json'}, request_cost.md ({results['seconds']:.0f} s)")
+    return results
 
 
 if __name__ == "__main__":

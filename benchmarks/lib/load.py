@@ -47,14 +47,14 @@ DISTURBED_CORES = 0.25
 
 # --- the served store and its requests ----------------------------------------------------------------------------
 
-def build_store(work: Path) -> tuple[list[devcorpus.Doc], Path, dict]:
-    """The seeded development corpus, indexed by the real CLI into a new store."""
+def build_store(work: Path, command: list[str] = NEARDUP) -> tuple[list[devcorpus.Doc], Path, dict]:
+    """The seeded development corpus, indexed by the real CLI (`command`: another build's) into a new store."""
     docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT)
     corpus = work / "devcorpus.jsonl"
     devcorpus.write_jsonl(docs, corpus)
     store = work / "store"
     started = time.perf_counter()
-    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(store)], capture_output=True, text=True)
+    done = subprocess.run([*command, "index", str(corpus), "--store", str(store)], capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"neardup index failed:\n{done.stderr}")

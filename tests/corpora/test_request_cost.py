@@ -1,0 +1,107 @@
+"""The A/B tool of the request path (benchmarks/request_cost.py, benchmarks/lib/ab.py): a revision is installed into
+an environment of its own and served beside this one, the rounds alternate, and the report says per figure each
+side's median and spread and the paired difference. A short HEAD-against-HEAD run checks the report's shape, never a
+timing."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+
+import pytest
+
+from benchmarks import request_cost
+from benchmarks.lib import ab
+
+
+def test_the_sides_alternate_which_goes_first():
+    assert [ab.order(n, ["a", "b"]) for n in range(4)] == [["a", "b"], ["b", "a"], ["a", "b"], ["b", "a"]]
+
+
+def test_a_summary_gives_each_sides_median_and_spread_and_the_paired_difference():
+    rounds = [{"a": {"x": 1.0, "y": 2.0}, "b": {"x": 1.5, "y": 2.1}},
+              {"a": {"x": 1.2, "y": 2.2}, "b": {"x": 1.6, "y": 2.0}},
+              {"a": {"x": 1.1, "y": 2.1}, "b": {"x": 1.4, "y": 2.3}}]
+    summary = ab.summarize(rounds)
+    assert summary["sides"]["a"]["x"] == {"median": 1.1, "min": 1.0, "max": 1.2, "rounds": [1.0, 1.2, 1.1]}
+    assert summary["sides"]["b"]["y"]["median"] == 2.1
+    x = summary["difference"]["x"]  # b - a per round: 0.5, 0.4, 0.3: B is worse in every round
+    assert x["median"] == pytest.approx(0.4) and x["min"] == pytest.approx(0.3) and not x["within_spread"]
+    y = summary["difference"]["y"]  # 0.1, -0.2, 0.2: holds 0
+    assert y["min"] == pytest.approx(-0.2) and y["max"] == pytest.approx(0.2) and y["within_spread"]
+
+
+def test_one_side_has_no_difference():
+    summary = ab.summarize([{"a": {"x": 1.0}}, {"a": {"x": 3.0}}])
+    assert summary["sides"]["a"]["x"]["median"] == 2.0 and "difference" not in summary
+
+
+def test_a_revision_that_names_no_commit_is_one_clear_error(tmp_path):
+    with pytest.raises(ab.RevisionError, match="'no-such-revision' names no commit"):
+        ab.install("no-such-revision", tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_bad_arguments_are_refused_in_one_line(capsys):
+    with pytest.raises(SystemExit) as refused:
+        request_cost.parse_arguments(["--store-from", "b"])
+    assert refused.value.code == 2 and "--store-from b needs --against" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        request_cost.parse_arguments(["--rounds", "0"])
+
+
+def test_this_environment_is_the_checkouts():
+    side = ab.this_environment()
+    assert side.commit == ab.commit_of("HEAD") and side.label == "this checkout"
+
+
+def test_head_against_head_reports_every_figure_for_both_sides(tmp_path):
+    """The whole tool on a short run: HEAD installed into its own environment, both servers on one store, two
+    rounds. Checks what the report holds and that no call failed, never how fast anything was."""
+    results = request_cost.main(["--against", "HEAD", "--rounds", "2", "--seconds", "1", "--calls", "60",
+                                 "--out", str(tmp_path)])
+    head = ab.commit_of("HEAD")
+    assert results["sides"]["a"]["commit"] == results["sides"]["b"]["commit"] == head
+    installed = ab.REVISIONS / head
+    assert results["sides"]["b"]["python"] == str(installed / "venv" / "bin" / "python")
+    where = subprocess.run([results["sides"]["b"]["python"], "-c", "import neardup; print(neardup.__file__)"],
+                           capture_output=True, text=True, check=True).stdout
+    assert where.startswith(str(installed / "venv"))  # its own neardup, not this environment's
+    assert ab.install("HEAD").python == results["sides"]["b"]["python"]  # kept: the second run reuses it
+
+    assert len(results["rounds"]) == 2
+    for row in results["rounds"]:
+        for side in ("a", "b"):
+            assert set(row[side]["ratios"]) == set(request_cost.FIGURES)
+            assert all(math.isfinite(v) and v > 0 for v in row[side]["ratios"].values())
+            assert row[side]["failed_calls"] == 0
+    assert set(results["summary"]["difference"]) == set(request_cost.FIGURES)
+    for side in ("a", "b"):
+        assert results["servers"][side] == {"exit_code": 0, "internal_errors_logged": 0}
+        assert results["goals"][side][-1] == {"goal": "no failed call", "ratio": 0.0, "met": True}
+    written = json.loads((tmp_path / "request_cost.json").read_text())
+    assert written["summary"] == results["summary"]
+    report = (tmp_path / "request_cost.md").read_text()
+    assert "| figure | A | B | B − A | within the rounds' spread |" in report
+    assert all(what in report for what, _, _ in request_cost.FIGURES.values())
+
+
+def test_a_profiles_stacks_go_to_the_innermost_part_they_reach():
+    from benchmarks import request_profile
+
+    handler = "_worker (thread.py:1);_unary_response_in_pool (_server.py:2);NearDupServicer.Dedup (servicer.py:3)"
+    collapsed = "\n".join([
+        f"{handler};Deduplicator.dedup_ids (deduplicator.py:4);_Memo.get_many (view.py:5) 3",
+        f"{handler};Deduplicator.dedup_ids (deduplicator.py:4);Deduplicator._dedup (deduplicator.py:6);"
+        "dedup (kernel.py:7) 5",
+        f"{handler};Deduplicator.dedup_ids (deduplicator.py:4) 1",
+        "_worker (thread.py:1);_unary_response_in_pool (_server.py:2);_status (_server.py:8) 4",
+        "_worker (thread.py:1);Condition.wait (threading.py:9) 2",
+        "<module> (neardup:1);run_worker (server.py:10) 1",
+    ])
+    summary = request_profile.summarize(collapsed)
+    samples = {name: row["samples"] for name, row in summary["buckets"].items() if row["samples"]}
+    assert summary["samples"] == 16
+    assert samples == {request_profile.BUCKETS[0][0]: 5, request_profile.BUCKETS[1][0]: 3,
+                       request_profile.BUCKETS[5][0]: 1, request_profile.BUCKETS[6][0]: 4,
+                       request_profile.BUCKETS[7][0]: 2, request_profile.OTHER: 1}
