@@ -9,9 +9,10 @@ store, in the same run.
 
 One `neardup serve` worker per side, session cache off, the development corpus (real text: news, manual pages, job
 ads; lib/devcorpus.py) indexed once by side B's `neardup index` (older code reads what older code wrote; side A's
-with --store-from a), result sets of 100 stored ids with 20-40 % near-duplicates. Both servers run side by side;
-each round measures one side then the other (the order alternates), every figure a ratio to that server's empty
-health Check in the same round:
+with --store-from a), result sets of 100 stored ids with 20-40 % near-duplicates (--result-sets popular: about
+40 copies of the two largest stories in each, as a news query about one republished story). Both servers run side
+by side; each round measures one side then the other (the order alternates), every figure a ratio to that server's
+empty health Check in the same round:
   * sequential: one caller, one call at a time (pre-serialized Dedup bytes, NearDupClient.dedup, the empty Check,
     in alternating blocks): Dedup p50 and p99 over Check's;
   * closed loop (h2load, 16 connections x 8 streams): Dedup/s over Check/s, and Dedup messages/s over DedupStream
@@ -153,7 +154,8 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
         say(f"indexing the development corpus with side {store_from.upper()}'s neardup")
         docs, store, results["index"] = load.build_store(work, sides[store_from].neardup)
         results["index"]["side"] = store_from
-        id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200)
+        id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200, args.result_sets)
+        results["result_sets"] = args.result_sets
         chosen = representative(store, bodies)
         results["h2load_body"] = {"result_set": chosen, "request_bytes": len(bodies[chosen])}
         if len(sides) == 1 and sides["a"].python == sys.executable:
@@ -190,7 +192,8 @@ def markdown(results: dict) -> str:
     described = ", ".join(f"{name.upper()} = {row['label']} ({row['commit'][:12]}"
                           f"{' + uncommitted changes' if row['dirty'] else ''})" for name, row in sides.items())
     lines = [f"## Request cost: Dedup against the empty health Check ({results['machine']['date']})", "",
-             f"`{results['command']}`: {described}. One worker per side, session cache off, result sets of 100 ids "
+             f"`{results['command']}`: {described}. One worker per side, session cache off, {results['result_sets']} "
+             f"result sets of 100 ids "
              f"({results['h2load_body']['request_bytes']} request bytes for h2load), the store indexed by side "
              f"{results['index']['side'].upper()}; {len(results['rounds'])} rounds of {results['seconds_per_run']} s "
              "h2load runs, the order of the sides alternating. Each figure is a ratio to the same server's empty "
@@ -249,6 +252,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         "environment's neardup, which must be the checkout's)")
     parser.add_argument("--store-from", choices=("a", "b"), default=None,
                         help="whose `neardup index` builds the store both serve (default: B when there is one)")
+    parser.add_argument("--result-sets", choices=load.RESULT_SETS, default=load.RESULT_SETS[0],
+                        help="drawn: 20-40 %% near-duplicates over many stories (default); popular: about 40 copies "
+                        "of the corpus's two largest stories in each set, the rest other articles")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per side (default 5; --quick 3)")
     parser.add_argument("--seconds", type=int, default=None, help="seconds per h2load run (default 4; --quick 2)")
     parser.add_argument("--calls", type=int, default=None,

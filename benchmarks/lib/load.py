@@ -62,10 +62,29 @@ def build_store(work: Path, command: list[str] = NEARDUP) -> tuple[list[devcorpu
                          "command": "python -m neardup.cli index CORPUS --store STORE"}
 
 
-def dedup_bodies(docs: list[devcorpus.Doc], count: int) -> tuple[list[list[str]], list[bytes]]:
-    """Result sets of 100 stored ids, 20-40 % near-duplicates (devcorpus_sets.draw_result_sets), and their
-    requests."""
-    id_sets = [[docs[i].id for i in indexes] for indexes in devcorpus_sets.draw_result_sets(docs, count, SEED)]
+#: The kinds of result set dedup_bodies draws: "drawn", 20-40 % near-duplicates spread over many stories; "popular",
+#: the copies of the corpus's largest stories first (about 40 of the 100), the rest other articles, as a news query
+#: answers when one story was republished many times (many values shared by many results: the kernel's long chains).
+RESULT_SETS = ("drawn", "popular")
+POPULAR_STORIES = 2
+
+
+def dedup_bodies(docs: list[devcorpus.Doc], count: int, kind: str = RESULT_SETS[0]
+                 ) -> tuple[list[list[str]], list[bytes]]:
+    """Result sets of 100 stored ids of the kind asked for (RESULT_SETS), and their requests."""
+    drawn = devcorpus_sets.draw_result_sets(docs, count, SEED)
+    if kind == "popular":
+        groups: dict[str, list[int]] = {}
+        for position, doc in enumerate(docs):
+            if doc.group is not None:
+                groups.setdefault(doc.group, []).append(position)
+        copies = [p for members in sorted(groups.values(), key=len, reverse=True)[:POPULAR_STORIES] for p in members]
+        rng = np.random.default_rng(SEED)
+        drawn = [copies + [i for i in indexes if i not in copies][:100 - len(copies)] for indexes in drawn]
+        drawn = [[int(i) for i in rng.permutation(indexes)] for indexes in drawn]
+    elif kind != "drawn":
+        raise ValueError(f"unknown kind of result set {kind!r}; use one of {', '.join(RESULT_SETS)}")
+    id_sets = [[docs[i].id for i in indexes] for indexes in drawn]
     return id_sets, [pb.DedupRequest(ids=ids).SerializeToString() for ids in id_sets]
 
 

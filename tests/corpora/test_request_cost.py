@@ -105,3 +105,21 @@ def test_a_profiles_stacks_go_to_the_innermost_part_they_reach():
     assert samples == {request_profile.BUCKETS[0][0]: 5, request_profile.BUCKETS[1][0]: 3,
                        request_profile.BUCKETS[5][0]: 1, request_profile.BUCKETS[6][0]: 4,
                        request_profile.BUCKETS[7][0]: 2, request_profile.OTHER: 1}
+
+
+def test_popular_result_sets_hold_every_copy_of_the_largest_stories():
+    from benchmarks.lib import devcorpus, load
+
+    docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT)
+    groups: dict[str, list[str]] = {}
+    for doc in docs:
+        if doc.group is not None:
+            groups.setdefault(doc.group, []).append(doc.id)
+    largest = sorted(groups.values(), key=len, reverse=True)[:load.POPULAR_STORIES]
+    id_sets, bodies = load.dedup_bodies(docs, 3, "popular")
+    for ids in id_sets:
+        assert len(ids) == len(set(ids)) == 100
+        assert all(set(members) <= set(ids) for members in largest)
+    assert id_sets[0] != sorted(id_sets[0], key=[d.id for d in docs].index)  # the copies are spread over ranks
+    with pytest.raises(ValueError, match="unknown kind of result set"):
+        load.dedup_bodies(docs, 1, "hot")
