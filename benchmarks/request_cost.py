@@ -9,10 +9,11 @@ store, in the same run.
 
 One `neardup serve` worker per side, session cache off, the development corpus (real text: news, manual pages, job
 ads; lib/devcorpus.py) indexed once by side B's `neardup index` (older code reads what older code wrote; side A's
-with --store-from a), result sets of 100 stored ids with 20-40 % near-duplicates (--result-sets popular: about
-40 copies of the two largest stories in each, as a news query about one republished story). Both servers run side
-by side; each round measures one side then the other (the order alternates), every figure a ratio to that server's
-empty health Check in the same round:
+with --store-from a; --store-from each: every side indexes and serves its own, so a change to the offline stage
+shows in the request path), result sets of 100 stored ids with 20-40 % near-duplicates (--result-sets popular: the
+corpus plus 300 republished copies of one news story, 40 of them in each result set; lib/load.py). Both servers
+run side by side; each round measures one side then the other (the order alternates), every figure a ratio to that
+server's empty health Check in the same round:
   * sequential: one caller, one call at a time (pre-serialized Dedup bytes, NearDupClient.dedup, the empty Check,
     in alternating blocks): Dedup p50 and p99 over Check's;
   * closed loop (h2load, 16 connections x 8 streams): Dedup/s over Check/s, and Dedup messages/s over DedupStream
@@ -20,7 +21,8 @@ empty health Check in the same round:
   * open loop at 1,000 requests/s offered: Dedup's p99 over Check's.
 The report gives each figure's median and spread over the rounds per side, the paired difference B - A, the
 goals (issue 37's, reported, never asserted) and every failed call. Without --against it also times the Dedup
-handler in process, stage by stage (lib/request_path.py). Writes request_cost.json and request_cost.md.
+handler in process, stage by stage (lib/request_path.py). Writes request_cost.json and request_cost.md
+(request_cost-popular.* for --result-sets popular).
 """
 from __future__ import annotations
 
@@ -64,12 +66,12 @@ FIGURES = {
 class Sides:
     """The servers of the sides under measurement, all serving the same store, and what each round measures."""
 
-    def __init__(self, sides: dict[str, ab.Side], store: Path, work: Path):
+    def __init__(self, sides: dict[str, ab.Side], stores: dict[str, Path], work: Path):
         self.sides, self.work = sides, work
         self.servers: dict[str, Server] = {}
         for name, side in sides.items():
-            self.servers[name] = Server(store, *load.CACHE_OFF, workers=1, port=free_port(), command=side.neardup,
-                                        log_dir=work)
+            self.servers[name] = Server(stores[name], *load.CACHE_OFF, workers=1, port=free_port(),
+                                        command=side.neardup, log_dir=work)
         for name, server in self.servers.items():
             try:
                 server.wait_ready(120)
@@ -84,6 +86,25 @@ class Sides:
                   for m in range(STREAM_MESSAGES)]
         points["stream"] = load.stream_endpoint(target, self.work / name, "stream", tagged)
         return points
+
+    def answers(self, bodies: list[bytes]) -> dict:
+        """What each side answers for every result set (once, before any timing): results marked duplicate, the
+        threshold applied, and whether the sides mark the same results as duplicates of the same ones. A side that
+        is cheaper because it finds less shows here."""
+        found: dict[str, list[list[int]]] = {}
+        summary: dict = {}
+        for name, server in self.servers.items():
+            with grpc.insecure_channel(server.target) as channel:
+                dedup = channel.unary_unary(load.DEDUP_PATH)
+                replies = [pb.DedupResponse.FromString(dedup(body, timeout=10)) for body in bodies]
+            found[name] = [list(reply.duplicate_of) for reply in replies]
+            summary[name] = {"results": sum(len(row) for row in found[name]),
+                             "duplicates": sum(of >= 0 for row in found[name] for of in row),
+                             "threshold": replies[0].threshold}
+        if len(found) == 2:
+            first, second = found.values()
+            summary["same_duplicates"] = sum(a == b for x, y in zip(first, second) for a, b in zip(x, y))
+        return summary
 
     def stop(self) -> dict:
         return {name: load.stop_server(server) for name, server in self.servers.items()}
@@ -151,20 +172,25 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
                                       "python": side.python} for name, side in sides.items()}}
     with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch:
         work = Path(scratch)
-        say(f"indexing the development corpus with side {store_from.upper()}'s neardup")
-        docs, store, results["index"] = load.build_store(work, sides[store_from].neardup)
-        results["index"]["side"] = store_from
+        stores, results["index"] = {}, {}
+        for name in sides if store_from == "each" else [store_from]:
+            say(f"indexing the {args.result_sets} corpus with side {name.upper()}'s neardup")
+            docs, stores[name], results["index"][name] = load.build_store(work, sides[name].neardup,
+                                                                          args.result_sets, f"store-{name}")
+        stores = {name: stores.get(name, stores.get(store_from)) for name in sides}
         id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200, args.result_sets)
-        results["result_sets"] = args.result_sets
+        results["result_sets"], results["store_from"] = args.result_sets, store_from
+        store = stores["a"]
         chosen = representative(store, bodies)
         results["h2load_body"] = {"result_set": chosen, "request_bytes": len(bodies[chosen])}
         if len(sides) == 1 and sides["a"].python == sys.executable:
             say("timing the Dedup handler in process, stage by stage")
             results["request_path"] = request_path(store, bodies, 5 if args.quick else 20)
-        servers = Sides(sides, store, work)
+        servers = Sides(sides, stores, work)
         try:
             for name in sides:
                 (work / name).mkdir()
+            results["answers"] = servers.answers(bodies)
             endpoints = {name: servers.endpoints(name, bodies, id_sets, chosen) for name in sides}
             results["rounds"] = []
             for number in range(args.rounds):
@@ -194,8 +220,8 @@ def markdown(results: dict) -> str:
     lines = [f"## Request cost: Dedup against the empty health Check ({results['machine']['date']})", "",
              f"`{results['command']}`: {described}. One worker per side, session cache off, {results['result_sets']} "
              f"result sets of 100 ids "
-             f"({results['h2load_body']['request_bytes']} request bytes for h2load), the store indexed by side "
-             f"{results['index']['side'].upper()}; {len(results['rounds'])} rounds of {results['seconds_per_run']} s "
+             f"({results['h2load_body']['request_bytes']} request bytes for h2load), "
+             f"{_stores(results['store_from'])}; {len(results['rounds'])} rounds of {results['seconds_per_run']} s "
              "h2load runs, the order of the sides alternating. Each figure is a ratio to the same server's empty "
              "Check in the same round: median [min–max over the rounds].", ""]
     header = ["figure", *(f"{name.upper()}" for name in names)]
@@ -214,6 +240,12 @@ def markdown(results: dict) -> str:
                     "yes" if difference["within_spread"] else "**no**"]
         rows.append(row)
     lines += table(header, rows)
+    answers = results["answers"]
+    lines += ["", "What each side answers for the same result sets (once, untimed): "
+              + "; ".join(f"{name.upper()} marks {answers[name]['duplicates']:,} of {answers[name]['results']:,} "
+                          f"results as duplicates (threshold {answers[name]['threshold']:g})" for name in names)
+              + (f"; the two agree on {answers['same_duplicates']:,} results" if "same_duplicates" in answers
+                 else "") + "."]
     lines += ["", "### Goals (medians over the rounds)", ""]
     lines += table(["goal", *(name.upper() for name in names)],
                    [[goal["goal"], *(f"{results['goals'][name][i]['ratio']:.2f} "
@@ -229,6 +261,12 @@ def markdown(results: dict) -> str:
         lines += table(["stage", "median", "p99"], [[name, f"{row['median_us']:.1f}", f"{row['p99_us']:.1f}"]
                                                     for name, row in results["request_path"]["stages"].items()])
     return "\n".join(lines) + "\n"
+
+
+def _stores(store_from: str) -> str:
+    if store_from == "each":
+        return "each side serving the store its own `neardup index` built"
+    return f"both serving the store side {store_from.upper()}'s `neardup index` built"
 
 
 def _absolute(rounds: list[dict], name: str) -> list[str]:
@@ -250,11 +288,14 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         "git into an environment of its own under benchmarks/out/revisions/")
     parser.add_argument("--at", metavar="REV", help="side A: a revision installed likewise (default: this "
                         "environment's neardup, which must be the checkout's)")
-    parser.add_argument("--store-from", choices=("a", "b"), default=None,
-                        help="whose `neardup index` builds the store both serve (default: B when there is one)")
+    parser.add_argument("--store-from", choices=("a", "b", "each"), default=None,
+                        help="whose `neardup index` builds the store both serve (default: B when there is one); "
+                        "each: every side serves a store of its own, built by its own `neardup index` (what a "
+                        "change to the offline stage costs the request path)")
     parser.add_argument("--result-sets", choices=load.RESULT_SETS, default=load.RESULT_SETS[0],
-                        help="drawn: 20-40 %% near-duplicates over many stories (default); popular: about 40 copies "
-                        "of the corpus's two largest stories in each set, the rest other articles")
+                        help="drawn: 20-40 %% near-duplicates over many stories (default); popular: the corpus plus "
+                        f"{load.POPULAR_COPIES} republished copies of one news story, {load.POPULAR_IN_SET} of them "
+                        "in each result set")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per side (default 5; --quick 3)")
     parser.add_argument("--seconds", type=int, default=None, help="seconds per h2load run (default 4; --quick 2)")
     parser.add_argument("--calls", type=int, default=None,
@@ -268,8 +309,8 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
             setattr(args, name, quick if args.quick else full)
     if min(args.rounds, args.seconds, args.calls) < 1:
         parser.error("--rounds, --seconds and --calls must be at least 1")
-    if args.store_from == "b" and not args.against:
-        parser.error("--store-from b needs --against")
+    if args.store_from in ("b", "each") and not args.against:
+        parser.error(f"--store-from {args.store_from} needs --against")
     args.store_from = args.store_from or ("b" if args.against else "a")
     return args
 
@@ -296,9 +337,10 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"request_cost: {error}") from None
     results["seconds"] = time.perf_counter() - started
     text = markdown(results)
-    save(args.out, "request_cost", results, text)
+    stem = "request_cost" if args.result_sets == "drawn" else f"request_cost-{args.result_sets}"
+    save(args.out, stem, results, text)
     print(text)
-    print(f"wrote {args.out / 'request_cost.json'}, request_cost.md ({results['seconds']:.0f} s)")
+    print(f"wrote {args.out / stem}.json, {stem}.md ({results['seconds']:.0f} s)")
     return results
 
 

@@ -14,6 +14,7 @@ spent meanwhile (measure.CpuMeter).
 from __future__ import annotations
 
 import dataclasses
+import random
 import re
 import resource
 import subprocess
@@ -25,7 +26,7 @@ import grpc
 import numpy as np
 from grpc_health.v1 import health_pb2
 
-from benchmarks.lib import devcorpus, devcorpus_sets
+from benchmarks.lib import devcorpus, devcorpus_sets, edits
 from benchmarks.lib.measure import CpuMeter, connections_per_worker, percentiles_ms
 from benchmarks.lib.server_process import NEARDUP, Server
 from neardup_client.v1 import neardup_pb2 as pb
@@ -47,14 +48,45 @@ DISTURBED_CORES = 0.25
 
 # --- the served store and its requests ----------------------------------------------------------------------------
 
-def build_store(work: Path, command: list[str] = NEARDUP) -> tuple[list[devcorpus.Doc], Path, dict]:
-    """The seeded development corpus, indexed by the real CLI (`command`: another build's) into a new store."""
+#: The kinds of result set (and corpus) a run serves: "drawn", the development corpus and result sets of 20-40 %
+#: near-duplicates spread over many stories; "popular", the same corpus plus POPULAR_COPIES republished copies of one
+#: news story (as in the stop-list's popular-story check), each result set holding POPULAR_IN_SET of them, the rest
+#: other articles: a news query about a story republished many times, whose shared values many results hold (the
+#: kernel's long chains).
+RESULT_SETS = ("drawn", "popular")
+POPULAR_COPIES = 300
+POPULAR_IN_SET = 40
+POPULAR_GROUP = "popular"
+
+
+def corpus(kind: str = RESULT_SETS[0]) -> list[devcorpus.Doc]:
+    """The documents a run of `kind` (RESULT_SETS) indexes."""
+    if kind not in RESULT_SETS:
+        raise ValueError(f"unknown kind of result set {kind!r}; use one of {', '.join(RESULT_SETS)}")
     docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT)
-    corpus = work / "devcorpus.jsonl"
-    devcorpus.write_jsonl(docs, corpus)
-    store = work / "store"
+    if kind == "popular":
+        rng = random.Random(SEED)
+        story = max((d for d in docs if d.family == "original" and d.source == "news" and d.site == ""),
+                    key=lambda d: len(d.text))
+        sites = [site for site in edits.news_sites(rng) if site.lang == story.lang]
+        for n in range(POPULAR_COPIES):
+            family = rng.choice(edits.EDIT_FAMILIES)
+            text, rate = edits.republish(story.text, story.lang, family, rng.choice(sites), rng)
+            docs.append(devcorpus.Doc(f"popular{n:04d}", text, story.lang, POPULAR_GROUP, family, story.source,
+                                      story.length, round(rate, 4)))
+    return docs
+
+
+def build_store(work: Path, command: list[str] = NEARDUP, kind: str = RESULT_SETS[0], name: str = "store"
+                ) -> tuple[list[devcorpus.Doc], Path, dict]:
+    """The corpus of `kind`, indexed by the real CLI (`command`: another build's) into a new store `name`."""
+    docs = corpus(kind)
+    source = work / f"{kind}.jsonl"
+    if not source.exists():
+        devcorpus.write_jsonl(docs, source)
+    store = work / name
     started = time.perf_counter()
-    done = subprocess.run([*command, "index", str(corpus), "--store", str(store)], capture_output=True, text=True)
+    done = subprocess.run([*command, "index", str(source), "--store", str(store)], capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"neardup index failed:\n{done.stderr}")
@@ -62,26 +94,18 @@ def build_store(work: Path, command: list[str] = NEARDUP) -> tuple[list[devcorpu
                          "command": "python -m neardup.cli index CORPUS --store STORE"}
 
 
-#: The kinds of result set dedup_bodies draws: "drawn", 20-40 % near-duplicates spread over many stories; "popular",
-#: the copies of the corpus's largest stories first (about 40 of the 100), the rest other articles, as a news query
-#: answers when one story was republished many times (many values shared by many results: the kernel's long chains).
-RESULT_SETS = ("drawn", "popular")
-POPULAR_STORIES = 2
-
-
 def dedup_bodies(docs: list[devcorpus.Doc], count: int, kind: str = RESULT_SETS[0]
                  ) -> tuple[list[list[str]], list[bytes]]:
-    """Result sets of 100 stored ids of the kind asked for (RESULT_SETS), and their requests."""
+    """Result sets of 100 stored ids of `kind` (RESULT_SETS) from corpus(kind), and their requests."""
     drawn = devcorpus_sets.draw_result_sets(docs, count, SEED)
     if kind == "popular":
-        groups: dict[str, list[int]] = {}
-        for position, doc in enumerate(docs):
-            if doc.group is not None:
-                groups.setdefault(doc.group, []).append(position)
-        copies = [p for members in sorted(groups.values(), key=len, reverse=True)[:POPULAR_STORIES] for p in members]
+        copies = np.array([p for p, doc in enumerate(docs) if doc.group == POPULAR_GROUP])
         rng = np.random.default_rng(SEED)
-        drawn = [copies + [i for i in indexes if i not in copies][:100 - len(copies)] for indexes in drawn]
-        drawn = [[int(i) for i in rng.permutation(indexes)] for indexes in drawn]
+        sets = []
+        for indexes in drawn:
+            chosen = rng.choice(copies, POPULAR_IN_SET, replace=False).tolist()
+            sets.append([int(i) for i in rng.permutation(chosen + indexes[:100 - POPULAR_IN_SET])])
+        drawn = sets
     elif kind != "drawn":
         raise ValueError(f"unknown kind of result set {kind!r}; use one of {', '.join(RESULT_SETS)}")
     id_sets = [[docs[i].id for i in indexes] for indexes in drawn]

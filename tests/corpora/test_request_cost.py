@@ -76,6 +76,9 @@ def test_head_against_head_reports_every_figure_for_both_sides(tmp_path):
             assert all(math.isfinite(v) and v > 0 for v in row[side]["ratios"].values())
             assert row[side]["failed_calls"] == 0
     assert set(results["summary"]["difference"]) == set(request_cost.FIGURES)
+    answers = results["answers"]  # one build, one store: the same answers, and some duplicates found
+    assert answers["a"] == answers["b"] and answers["same_duplicates"] == answers["a"]["results"]
+    assert 0 < answers["a"]["duplicates"] < answers["a"]["results"]
     for side in ("a", "b"):
         assert results["servers"][side] == {"exit_code": 0, "internal_errors_logged": 0}
         assert results["goals"][side][-1] == {"goal": "no failed call", "ratio": 0.0, "met": True}
@@ -107,19 +110,18 @@ def test_a_profiles_stacks_go_to_the_innermost_part_they_reach():
                        request_profile.BUCKETS[7][0]: 2, request_profile.OTHER: 1}
 
 
-def test_popular_result_sets_hold_every_copy_of_the_largest_stories():
+def test_the_popular_corpus_adds_copies_of_one_story_and_every_result_set_holds_some():
     from benchmarks.lib import devcorpus, load
 
-    docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT)
-    groups: dict[str, list[str]] = {}
-    for doc in docs:
-        if doc.group is not None:
-            groups.setdefault(doc.group, []).append(doc.id)
-    largest = sorted(groups.values(), key=len, reverse=True)[:load.POPULAR_STORIES]
-    id_sets, bodies = load.dedup_bodies(docs, 3, "popular")
+    drawn, popular = load.corpus("drawn"), load.corpus("popular")
+    assert popular[:len(drawn)] == drawn  # the development corpus, then the copies
+    copies = popular[len(drawn):]
+    assert len(copies) == load.POPULAR_COPIES and {d.group for d in copies} == {load.POPULAR_GROUP}
+    assert len({d.text for d in copies}) > load.POPULAR_COPIES // 2  # republished with edits, not one text
+    id_sets, _ = load.dedup_bodies(popular, 3, "popular")
+    copy_ids = {d.id for d in copies}
     for ids in id_sets:
-        assert len(ids) == len(set(ids)) == 100
-        assert all(set(members) <= set(ids) for members in largest)
-    assert id_sets[0] != sorted(id_sets[0], key=[d.id for d in docs].index)  # the copies are spread over ranks
+        assert len(ids) == len(set(ids)) == 100 and len(copy_ids & set(ids)) == load.POPULAR_IN_SET
+    assert id_sets[0] != id_sets[1]
     with pytest.raises(ValueError, match="unknown kind of result set"):
-        load.dedup_bodies(docs, 1, "hot")
+        load.corpus("hot")
