@@ -80,11 +80,12 @@ class Sides:
                                        f"{str(error)[-1500:]}") from None
 
     def endpoints(self, name: str, bodies: list[bytes], id_sets: list[list[str]], chosen: int) -> dict:
-        target = self.servers[name].target
-        points = load.endpoints(target, self.work / name, bodies[chosen])
+        target, work = self.servers[name].target, self.work / name
+        work.mkdir(exist_ok=True)
+        points = load.endpoints(target, work, bodies[chosen])
         tagged = [pb.DedupRequest(ids=id_sets[(chosen + m) % len(id_sets)], tag=m + 1).SerializeToString()
                   for m in range(STREAM_MESSAGES)]
-        points["stream"] = load.stream_endpoint(target, self.work / name, "stream", tagged)
+        points["stream"] = load.stream_endpoint(target, work, "stream", tagged)
         return points
 
     def answers(self, bodies: list[bytes]) -> dict:
@@ -169,7 +170,8 @@ def goals(figures: dict[str, dict], failures: int) -> list[dict]:
 
 def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, say) -> dict:
     results: dict = {"sides": {name: {"label": side.label, "commit": side.commit, "dirty": side.dirty,
-                                      "python": side.python} for name, side in sides.items()}}
+                                      "python": side.python, "described": side.describe()}
+                               for name, side in sides.items()}}
     with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch:
         work = Path(scratch)
         stores, results["index"] = {}, {}
@@ -177,7 +179,7 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
             say(f"indexing the {args.result_sets} corpus with side {name.upper()}'s neardup")
             docs, stores[name], results["index"][name] = load.build_store(work, sides[name].neardup,
                                                                           args.result_sets, f"store-{name}")
-        stores = {name: stores.get(name, stores.get(store_from)) for name in sides}
+        stores = stores if store_from == "each" else dict.fromkeys(sides, stores[store_from])
         id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200, args.result_sets)
         results["result_sets"], results["store_from"] = args.result_sets, store_from
         store = stores["a"]
@@ -188,8 +190,6 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
             results["request_path"] = request_path(store, bodies, 5 if args.quick else 20)
         servers = Sides(sides, stores, work)
         try:
-            for name in sides:
-                (work / name).mkdir()
             results["answers"] = servers.answers(bodies)
             endpoints = {name: servers.endpoints(name, bodies, id_sets, chosen) for name in sides}
             results["rounds"] = []
@@ -215,8 +215,7 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
 def markdown(results: dict) -> str:
     sides, summary = results["sides"], results["summary"]
     names = list(sides)
-    described = ", ".join(f"{name.upper()} = {row['label']} ({row['commit'][:12]}"
-                          f"{' + uncommitted changes' if row['dirty'] else ''})" for name, row in sides.items())
+    described = ", ".join(f"{name.upper()} = {row['described']}" for name, row in sides.items())
     lines = [f"## Request cost: Dedup against the empty health Check ({results['machine']['date']})", "",
              f"`{results['command']}`: {described}. One worker per side, session cache off, {results['result_sets']} "
              f"result sets of 100 ids "
@@ -248,7 +247,7 @@ def markdown(results: dict) -> str:
                  else "") + "."]
     lines += ["", "### Goals (medians over the rounds)", ""]
     lines += table(["goal", *(name.upper() for name in names)],
-                   [[goal["goal"], *(f"{results['goals'][name][i]['ratio']:.2f} "
+                   [[goal["goal"], *(f"{results['goals'][name][i]['ratio']:.3f} "
                                      f"{'yes' if results['goals'][name][i]['met'] else '**no**'}" for name in names)]
                     for i, goal in enumerate(results["goals"][names[0]])])
     lines += ["", "### Absolute figures, median over the rounds (they drift with the machine's load; the ratios "
