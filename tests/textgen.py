@@ -155,3 +155,36 @@ RECORD_SCHEMA = {"fields": [{"name": "name", "unit": "word:1", "k": 16, "metric"
                             {"name": "address", "unit": "word:1", "k": 16, "metric": "jaccard"},
                             {"name": "postcode", "kind": "exact"}],
                  "rules": [["name"], ["address"], ["postcode"]]}
+
+
+def look_alike_corpus(stories: int = 60, copies: int = 12, digests: int = 20, families: int = 3, pages: int = 5
+                      ) -> tuple[list[dict], dict[str, str]]:
+    """Texts for labelling a store of texts ({"id", "text"} records) and each id's story: unrelated stories;
+    `copies` of them republished with a header and a few edited words (the same story: duplicates); and
+    `digests` texts that open with 2 to 11 sentences of another story (not copies of it);
+    `families` templates of `pages` pages each, one text with the page's own name and details in every other
+    sentence (reference pages made from one template: look-alikes most users call distinct, story "FAMILY/PAGE").
+    """
+    records, story_of = [], {}
+    for n in range(stories):
+        records.append({"id": f"story-{n}", "text": text(article(1000 + n))})
+        story_of[f"story-{n}"] = f"story-{n}"
+    for n in range(copies):
+        rng = random.Random(5000 + n)
+        edited = [sentence.replace(sentence.split()[2], rng.choice(_VOCABULARY), 1) if i % 5 == 0 else sentence
+                  for i, sentence in enumerate(article(1000 + n))]
+        records.append({"id": f"copy-{n}", "text": f"Republished from the wire service {n}. " + text(edited)})
+        story_of[f"copy-{n}"] = f"story-{n}"
+    for n in range(digests):  # a story's first sentences before others: pairs in every band of similarity
+        shared = 2 + n % 10
+        records.append({"id": f"digest-{n}", "text": text(article(1000 + copies + n)[:shared]
+                                                          + article(9000 + n)[:16 - shared])})
+        story_of[f"digest-{n}"] = f"digest-{n}"
+    for family in range(families):
+        template = article(7000 + family, sentences=16)
+        for page in range(pages):
+            own = article(8000 + 100 * family + page, sentences=16)
+            sentences = [own[i] if i % 3 == 1 else template[i] for i in range(16)]
+            records.append({"id": f"template-{family}-{page}", "text": text(sentences)})
+            story_of[f"template-{family}-{page}"] = f"template-{family}-{page}"
+    return records, story_of

@@ -5,6 +5,7 @@ import argparse
 import json
 import shutil
 import sys
+import textwrap
 
 from neardup_client.cli_framework import EXIT_OK, CommandFailed, at_least
 
@@ -13,27 +14,35 @@ from ..store import STORE_HELP, default_store_path, open_store
 
 KEYS = {"y": True, "n": False, "u": None}
 PROMPT = "duplicate? [y]es [n]o [u]nsure [b]ack (undo) [q]uit: "
+#: The most lines of each text shown side by side.
+MAX_LINES = 40
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
-        "Label the candidate pairs of an items store that it is least sure of, for `neardup train`: each pair is "
-        "shown field by field (with --corpus) with its per-field similarities; answer y, n or u (unsure), b to "
-        "undo the last answer, q to stop. Every answer is appended to PAIRS at once; run it again on the same "
-        "file to resume. Also in the web page: `neardup ui --store S --labels PAIRS`.")
+        "Label the pairs of a store that it is least sure of, for `neardup train`: pairs near the store's threshold, "
+        "spread over the bands of similarity, one pair per family of look-alikes. A store of texts: pairs sharing "
+        "sketch values, each shown side by side with --corpus, the passages they share marked «so», with its "
+        "similarity. An items store: its candidate pairs, each shown field by field (with --corpus) with its "
+        "per-field similarities. Answer y, n or u (unsure), b to undo the last answer, q to stop. Every answer is "
+        "appended to PAIRS at once; run it again on the same file to resume. Also in the web page: `neardup ui "
+        "--store S --labels PAIRS`.")
     parser.add_argument("pairs", metavar="PAIRS", help="the answers, JSON Lines as `neardup train` reads them "
                                                        "(created if missing, appended to)")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--corpus", metavar="JSONL",
-                        help="the items indexed into the store ({\"id\": ..., \"fields\": {...}} a line), to show "
-                             "each record's fields (default: ids and similarities only)")
+                        help="the corpus indexed into the store, as `neardup index` read it ({\"id\": ..., "
+                             "\"text\": ...} a line for texts, {\"id\": ..., \"fields\": {...}} for items), to "
+                             "show each text or record (default: ids and similarities only)")
     parser.add_argument("--count", type=at_least(1), default=120,
                         help="stop once PAIRS holds this many answers (default: 120)")
     parser.set_defaults(func=_run)
 
 
-def read_records(path: str, wanted: set[str]) -> dict[str, dict]:
-    """The fields of the wanted ids in a JSON Lines corpus (lines that are not such records are passed over)."""
+def read_records(path: str, wanted: set[str], content: str) -> dict[str, dict]:
+    """The records of the wanted ids in a JSON Lines corpus, those whose `content` is there ("fields": a dict,
+    "text": a string); lines that are not such records are passed over."""
+    kind = dict if content == "fields" else str
     found = {}
     try:
         with open(path, encoding="utf-8") as stream:
@@ -42,8 +51,8 @@ def read_records(path: str, wanted: set[str]) -> dict[str, dict]:
                     record = json.loads(line)
                 except ValueError:
                     continue
-                if isinstance(record, dict) and record.get("id") in wanted and isinstance(record.get("fields"), dict):
-                    found[record["id"]] = record["fields"]
+                if isinstance(record, dict) and record.get("id") in wanted and isinstance(record.get(content), kind):
+                    found[record["id"]] = record
     except OSError as error:
         raise CommandFailed(f"cannot read --corpus {path}: {error.strerror}") from None
     return found
@@ -59,13 +68,12 @@ def _shown(value, width: int) -> str:
 
 
 def show(proposal, records: dict[str, dict], counts: dict) -> str:
-    """The pair as a table: one row per field, both records' values and the field's similarity."""
+    """An items pair as a table: one row per field, both records' values and the field's similarity."""
     width = max(16, (shutil.get_terminal_size((100, 20)).columns - 30) // 2)
-    a, b = records.get(proposal.a, {}), records.get(proposal.b, {})
+    a, b = records.get(proposal.a, {}).get("fields", {}), records.get(proposal.b, {}).get("fields", {})
     names = list(proposal.similarities) + sorted((a.keys() | b.keys()) - proposal.similarities.keys())
     name_width = max(map(len, names + ["field"]))
-    lines = [f"pair {counts['answered'] + 1} ({proposal.reason}; rule similarity {proposal.score:.3f}; so far "
-             f"{counts['duplicates']} duplicates, {counts['others']} others, {counts['unsure']} unsure)",
+    lines = [_heading(proposal, "rule similarity", counts),
              f"  {'field':{name_width}}  {_shown(proposal.a, width):{width}}  {_shown(proposal.b, width):{width}}  "
              "similarity"]
     for name in names:
@@ -75,20 +83,64 @@ def show(proposal, records: dict[str, dict], counts: dict) -> str:
     return "\n".join(lines)
 
 
+def _heading(proposal, score: str, counts: dict) -> str:
+    return (f"pair {counts['answered'] + 1} ({proposal.reason}; {score} {proposal.score:.3f}; so far "
+            f"{counts['duplicates']} duplicates, {counts['others']} others, {counts['unsure']} unsure)")
+
+
+def _marked(text: str, spans) -> str:
+    """The text with each span (code points) between « and »."""
+    pieces, at = [], 0
+    for start, end in spans:
+        pieces += [text[at:start], "«", text[start:end], "»"]
+        at = end
+    return "".join(pieces + [text[at:]])
+
+
+def show_texts(proposal, records: dict[str, dict], explained, metric: str, counts: dict) -> str:
+    """A text pair side by side, the passages both texts have (Explain's shared spans) marked «so»; ids alone
+    when --corpus does not hold both texts (`explained` None)."""
+    width = max(20, (shutil.get_terminal_size((100, 20)).columns - 5) // 2)
+    lines = [_heading(proposal, metric, counts), f"  {proposal.a:{width}} | {proposal.b}"]
+    if explained is None:
+        return "\n".join(lines + ["  (texts not shown: give --corpus, the JSON Lines indexed into the store)"])
+    explanation = explained.explanation
+    sides = [textwrap.wrap(_marked(records[doc_id]["text"], side.shared), width) or [""]
+             for doc_id, side in ((proposal.a, explanation.a), (proposal.b, explanation.b))]
+    rows = min(max(map(len, sides)), MAX_LINES)
+    sides = [side[:rows] + [""] * (rows - len(side[:rows])) for side in sides]
+    lines.append(f"  {'-' * width}-+-{'-' * width}")
+    lines += [f"  {left:{width}} | {right}" for left, right in zip(*sides)]
+    if rows == MAX_LINES:
+        lines.append(f"  … (at most {MAX_LINES} lines of each)")
+    lines.append(f"  «marked»: passages both texts have ({explanation.shared_shingles} shared shingles, "
+                 f"{explanation.shared_sketch_values} shared sketch values)")
+    return "\n".join(lines)
+
+
 def _run(args: argparse.Namespace) -> int:
     with open_store(args.store, readonly=True) as store:
         session = LabelSession(store, args.pairs)
-    records = {}
-    if args.corpus:
-        records = read_records(args.corpus, set(session.pool.a) | set(session.pool.b))
-    print(f"{session.counts()['pool']:,} candidate pairs sampled; {len(session.answers):,} answers in {args.pairs}",
-          file=sys.stderr)
+        records = {}
+        if args.corpus:
+            records = read_records(args.corpus, set(session.pool.a) | set(session.pool.b),
+                                   "text" if session.texts else "fields")
+        print(f"{session.counts()['pool']:,} candidate pairs sampled; {len(session.answers):,} answers in "
+              f"{args.pairs}", file=sys.stderr)
+        return _ask(args, session, records)
+
+
+def _ask(args: argparse.Namespace, session: LabelSession, records: dict[str, dict]) -> int:
     while len(session.answers) < args.count:
         proposal = session.next()
         if proposal is None:
             print("every sampled candidate pair is answered", file=sys.stderr)
             break
-        print(show(proposal, records, session.counts()))
+        if session.texts:
+            print(show_texts(proposal, records, session.explain(proposal, records), session.metric,
+                             session.counts()))
+        else:
+            print(show(proposal, records, session.counts()))
         while True:
             try:
                 key = input(PROMPT).strip().lower()[:1]

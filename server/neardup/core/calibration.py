@@ -70,8 +70,9 @@ MIN_FIELD_PAIRS = 100
 NEAR_BEST = 0.9
 
 #: Where a store's default threshold comes from (InfoResponse.default_threshold_source): learned from its corpus,
-#: set by hand, its sketch kind's fixed default (core/vocabulary.py), or an items store's trained pair model.
-LEARNED, SET, FIXED, PAIR_MODEL = "learned", "set", "fixed", "pair_model"
+#: set by hand, its sketch kind's fixed default (core/vocabulary.py), an items store's trained pair model, or
+#: trained on a text store's labelled pairs (`neardup train`: the threshold of the best cross-validated F1).
+LEARNED, SET, FIXED, PAIR_MODEL, TRAINED = "learned", "set", "fixed", "pair_model", "trained"
 #: The key of an items store's learned field weights ({field name: weight}) in its threshold setting.
 FIELD_WEIGHTS = "field_weights"
 

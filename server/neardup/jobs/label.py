@@ -1,19 +1,32 @@
-"""`neardup label`: which candidate pairs of an items store a user should label next, and the file of answers.
+"""`neardup label`: which pairs of a store a user should label next, and the file of answers.
 
-Labels are worth most where the store is least sure: a pair whose score lies near the decision threshold. The
-proposals come from a sample of the store's candidate pairs (jobs/pair_sample.py: those sharing a super token,
-the only pairs the server scores), never from pairs that share nothing (which teach nothing about candidates).
-The pool is their population (pair_sample.candidate_population): a uniform sample of the pairs far below the
-rules' threshold and the pairs nearer to it, where duplicates, rare among a large store's candidates, are:
+Labels are worth most where the store is least sure: a pair whose score lies near the decision threshold. What a
+duplicate is differs per user (two versions of a licence, two pages of one template), so the answers decide. The
+proposals come from a sample of the pairs the server compares, never from pairs that share nothing (which teach
+nothing about candidates):
+
+  * an items store: its candidate pairs (jobs/pair_sample.py: those sharing a super token, the only pairs the
+    server scores), from their population (pair_sample.candidate_population): a uniform sample of the pairs far
+    below the rules' threshold and the pairs nearer to it, where duplicates, rare among a large store's
+    candidates, are; a pair's score is the field rules' similarity;
+  * a store of texts: pairs sharing sketch values, found by searching a sample of its articles over the store
+    (pair_sample.text_candidate_pairs); a pair's score is its similarity under the store's default metric.
+
+Of the open pairs:
 
   * most proposals are the unanswered pair the current scorer is least sure of: once the answers hold
-    MIN_EACH duplicates and MIN_EACH others among candidates, a logistic regression on the pairs' features fitted
-    to them (refitted after each answer: jobs/learners.py), its probability nearest 1/2; before that, the store's own
-    scorer (a trained model's probability at its threshold, else the field rules' similarity at the store's
+    MIN_EACH duplicates and MIN_EACH others among the pooled pairs, a logistic regression on the pairs' features
+    (an items store's per-field features; a text pair's similarity, where it amounts to a threshold between the
+    answers) fitted to them (refitted after each answer: jobs/learners.py), its probability nearest 1/2; before
+    that, the store's own scorer (a trained model's probability at its threshold, else the score at the store's
     default threshold), the score nearest the threshold;
-  * every COVER-th proposal is drawn from the bin of the rule score (train.BINS) whose candidates are the least
-    labelled for their number, so the answers show every kind of candidate: `neardup train` lets a model decide
-    a band of candidates otherwise than the rules only where labels there show it right.
+  * every COVER-th proposal is drawn from the bin of the score (train.BINS) whose pairs are the least labelled
+    for their number, so the answers show every kind of pair: `neardup train` lets a model decide a band of
+    candidates otherwise than the rules only where labels there show it right;
+  * one pair per family of look-alikes: a pair whose two articles both lie in one answered pair's neighbourhood
+    (the articles the pool links to either of its articles at a score of at least the lower of that pair's and
+    the store's threshold, and at least FAMILY_SHARE of the threshold) is passed over while any other is open:
+    ten pages of one template would otherwise be proposed in a row, and one answer speaks for them all.
 
 Answers are JSON Lines, one per pair, as `neardup train` reads them: {"a": id, "b": id, "duplicate": true|false},
 or null for "unsure" (train skips those). Each answer is appended and flushed at once, so quitting loses nothing;
@@ -30,47 +43,66 @@ import numpy as np
 
 from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import model_inputs, similarity_columns
-from ..core.vocabulary import ITEMS
-from ..runtime.deduplicator import Deduplicator
+from ..core.vocabulary import ITEMS, SIMHASH
+from ..runtime.deduplicator import Deduplicator, Document, ExplainOutcome
 from ..store import SketchStore
 from .learners import fit_logistic
-from .pair_sample import CandidatePairs, candidate_population
+from .pair_sample import CandidatePairs, candidate_population, text_candidate_pairs
 from .train import BINS, read_pairs
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
-#: Every COVER-th proposal comes from the least labelled bin of the rule score.
+#: Every COVER-th proposal comes from the least labelled bin of the score.
 COVER = 4
+#: An answered pair's neighbourhood reaches at least this share of the store's threshold (module doc).
+FAMILY_SHARE = 0.5
 
 
 class Proposal(NamedTuple):
     a: str
     b: str
-    score: float        # the rule similarity of the pair (what the store decides by without a model)
+    score: float        # the pair's similarity: an items store's rules' (what it decides by without a model), or
+                        # a text store's under its default metric
     certainty: float    # how far the current scorer is from undecided: 0 is a coin toss
     reason: str         # "uncertain" or "coverage"
-    similarities: dict  # per field: its similarity for this pair (None where one item lacks the field)
+    similarities: dict  # per field: its similarity for this pair (None where one item lacks the field); {} for texts
 
 
 class LabelSession:
     """Proposes pairs and records answers in `path` (module doc)."""
 
     def __init__(self, store: SketchStore, path: str | os.PathLike, seed: int = 0):
-        if store.config.kind != ITEMS:
-            raise ConfigMismatch(f"store {store.location} holds {store.config.kind} sketches of texts; labelling "
-                                 "pairs is for an items store (`neardup index --fields SCHEMA`)")
+        if store.config.kind == SIMHASH:
+            raise ConfigMismatch(f"store {store.location} holds simhash fingerprints; labelling pairs is for a "
+                                 "bottom-K store of texts or an items store")
         store.require_postings()
         self.path = Path(path)
         self.fields = store.config.fields
-        self.pool: CandidatePairs = candidate_population(store, seed)
-        engine = Deduplicator(store)
-        self._store_scores = (engine.items.scores(self.pool.features) if len(self.pool.a)
-                              else np.zeros(0))
-        self._store_threshold = engine.defaults.threshold
-        self._inputs = model_inputs(self.fields, self.pool.features) if len(self.pool.a) else np.zeros((0, 0))
+        self.texts = store.config.kind != ITEMS
+        self._engine = engine = Deduplicator(store)
+        #: The store's default threshold (a trained model's on an items store that holds one).
+        self.threshold = engine.defaults.threshold
+        #: What a text pair's score is (the store's default metric); an items store's is its rules' "fields".
+        self.metric = engine.defaults.metric
+        if self.texts:
+            self.pool: CandidatePairs = text_candidate_pairs(store)
+            self._store_scores, self._inputs = self.pool.rule_scores, self.pool.features
+        else:
+            self.pool = candidate_population(store, seed)
+            self._store_scores = engine.items.scores(self.pool.features) if len(self.pool.a) else np.zeros(0)
+            self._inputs = model_inputs(self.fields, self.pool.features) if len(self.pool.a) else np.zeros((0, 0))
         self._position = {pair: i for i, pair in enumerate(zip(self.pool.a, self.pool.b))}
+        self._neighbours = self._linked()
         self.answers: list[tuple[str, str, bool | None]] = self._read()
         self._bins = np.digitize(self.pool.rule_scores, np.linspace(0.0, 1.0, BINS + 1)[1:-1])
+
+    def _linked(self) -> dict[str, list[tuple[str, float]]]:
+        """Per pooled article, the articles the pool pairs it with and the pair's score by the store's scorer."""
+        linked: dict[str, list[tuple[str, float]]] = {}
+        for a, b, score in zip(self.pool.a, self.pool.b, self._store_scores.tolist()):
+            linked.setdefault(a, []).append((b, score))
+            linked.setdefault(b, []).append((a, score))
+        return linked
 
     def _read(self) -> list[tuple[str, str, bool | None]]:
         if not self.path.exists():
@@ -80,21 +112,43 @@ class LabelSession:
     def _answered(self) -> np.ndarray:
         done = np.zeros(len(self.pool.a), bool)
         for a, b, _ in self.answers:
-            for pair in ((a, b), (b, a)):
-                if pair in self._position:
-                    done[self._position[pair]] = True
+            i = self._index(a, b)
+            if i is not None:
+                done[i] = True
         return done
+
+    def _index(self, a: str, b: str) -> int | None:
+        """The pooled pair's position, in either order; None when it is not pooled."""
+        return self._position.get((a, b), self._position.get((b, a)))
+
+    def _repeats(self, open_: np.ndarray) -> np.ndarray:
+        """Per pooled pair, whether both its articles lie in one answered pair's neighbourhood (module doc)."""
+        family_of: dict[str, set[int]] = {}
+        for family, (a, b, _) in enumerate(self.answers):
+            i = self._index(a, b)
+            if i is None:
+                continue
+            reach = max(min(float(self._store_scores[i]), self.threshold),
+                        FAMILY_SHARE * self.threshold)
+            members = {a, b} | {other for end in (a, b) for other, score in self._neighbours.get(end, ())
+                                if score >= reach}
+            for member in members:
+                family_of.setdefault(member, set()).add(family)
+        repeats = np.zeros(len(self.pool.a), bool)
+        if family_of:
+            for i in np.flatnonzero(open_).tolist():
+                repeats[i] = bool(family_of.get(self.pool.a[i], set()) & family_of.get(self.pool.b[i], set()))
+        return repeats
 
     def certainty(self) -> np.ndarray:
         """Per pooled pair, how far the current scorer is from undecided (module doc)."""
-        labelled = [(self._position.get((a, b), self._position.get((b, a))), duplicate)
-                    for a, b, duplicate in self.answers if duplicate is not None]
+        labelled = [(self._index(a, b), duplicate) for a, b, duplicate in self.answers if duplicate is not None]
         labelled = [(i, duplicate) for i, duplicate in labelled if i is not None]
         truth = np.array([duplicate for _, duplicate in labelled], bool)
         if truth.sum() >= MIN_EACH and (~truth).sum() >= MIN_EACH:
             rows = self._inputs[[i for i, _ in labelled]]
             return np.abs(fit_logistic(rows, truth).probability(self._inputs) - 0.5)
-        return np.abs(self._store_scores - self._store_threshold)
+        return np.abs(self._store_scores - self.threshold)
 
     def next(self) -> Proposal | None:
         """The next pair to label, or None when every pooled pair is answered."""
@@ -103,11 +157,12 @@ class LabelSession:
             return None
         certainty = self.certainty()
         reason = "uncertain"
-        chosen = np.flatnonzero(open_)
+        fresh = open_ & ~self._repeats(open_)
+        chosen = np.flatnonzero(fresh if fresh.any() else open_)
         if len(self.answers) % COVER == COVER - 1:
             counts = np.bincount(self._bins, minlength=BINS)
             labelled = np.bincount(self._bins[~open_], minlength=BINS)
-            wanted = np.flatnonzero(np.bincount(self._bins[open_], minlength=BINS))
+            wanted = np.unique(self._bins[chosen])
             neediest = wanted[np.argmin(labelled[wanted] / counts[wanted])]
             chosen = chosen[self._bins[chosen] == neediest]
             reason = "coverage"
@@ -116,8 +171,19 @@ class LabelSession:
                         reason, self._similarities(i))
 
     def _similarities(self, i: int) -> dict:
+        if self.texts:
+            return {}
         values = self.pool.features[i, similarity_columns(self.fields)]
         return {spec.name: None if np.isnan(value) else float(value) for spec, value in zip(self.fields, values)}
+
+    def explain(self, proposal: Proposal, texts: dict[str, dict]) -> ExplainOutcome | None:
+        """A text pair's shared passages (core/explain.py, as Explain answers them) from its articles' records
+        (`texts`: id to {"text", "lang"?}, as `neardup index` read them); None when either is not there."""
+        a, b = texts.get(proposal.a), texts.get(proposal.b)
+        if not self.texts or a is None or b is None:
+            return None
+        return self._engine.explain(Document(proposal.a, text=a["text"], lang=a.get("lang")),
+                                    Document(proposal.b, text=b["text"], lang=b.get("lang")), self._engine.defaults)
 
     def answer(self, a: str, b: str, duplicate: bool | None) -> None:
         """Records an answer (None: unsure), appended to the file at once."""

@@ -15,6 +15,11 @@ sample holds few of them, and few of the pairs near a threshold, where labels an
 
 The population (candidate_population) is both strata: the uniform sample below NEAR_SHARE of the rules'
 threshold, the near pairs above it, each pair with how many of the store's candidate pairs it stands for.
+
+A store of texts (text_candidate_pairs): up to TEXT_ARTICLES stored articles spread over the store, each searched
+over the store as a learned threshold's sample is (Deduplicator.sampled_matches: pairs sharing sketch values,
+from the postings), with its TEXT_MATCHES best matches from the chance level (calibration.SEARCH_FLOOR) up, under
+the store's default metric: the pairs near its threshold and those in every band below and above it.
 """
 from __future__ import annotations
 
@@ -23,11 +28,12 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..core import calibration
 from ..core.candidates import item_candidates
 from ..core.fields import FieldSpec
 from ..core.item_scoring import pair_features, weighted
 from ..core.vocabulary import FIELDS
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.deduplicator import Deduplicator, SimilarParams
 from ..store import SketchStore
 from ..store.base import MemoizedArticles, Snapshot, read_consistently
 
@@ -45,6 +51,8 @@ CHECK_ARTICLES = 2_000
 NEAR_SHARE = 0.5
 #: Drawing articles stops once their candidate pairs are this many: kept pairs then come from many articles.
 ENOUGH_PAIRS = 4 * MAX_PAIRS
+#: A store of texts: the articles searched, and the best matches kept of each.
+TEXT_ARTICLES, TEXT_MATCHES = 2_000, 10
 
 
 class CandidatePairs(NamedTuple):
@@ -87,6 +95,24 @@ def candidate_population(store: SketchStore, seed: int = 0, near_articles: int =
     low = sample_candidate_pairs(store, seed)
     near = sample_candidate_pairs(store, seed, at_least=floor, near_articles=near_articles)
     return low.take(low.rule_scores < floor).join(near)
+
+
+def text_candidate_pairs(store: SketchStore, articles: int = TEXT_ARTICLES) -> CandidatePairs:
+    """A store of texts' candidate pairs (module doc), each once, with its similarity under the store's default
+    metric as its one feature and its score."""
+    engine = Deduplicator(store)
+    params = SimilarParams(top_k=TEXT_MATCHES, threshold=calibration.SEARCH_FLOOR, metric=engine.defaults.metric)
+    seen, a, b, scores = set(), [], [], []
+    for doc_id, matches in engine.sampled_matches(articles, params, max_candidates=calibration.CANDIDATES):
+        for match in matches:
+            pair = frozenset((doc_id, match.id))
+            if pair not in seen:
+                seen.add(pair)
+                a.append(doc_id)
+                b.append(match.id)
+                scores.append(match.similarity)
+    scores = np.array(scores, np.float64)
+    return CandidatePairs(a, b, scores[:, None], scores, np.ones(len(a)))
 
 
 def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | None = None,

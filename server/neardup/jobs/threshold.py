@@ -63,6 +63,8 @@ class Recorded(NamedTuple):
         if self.setting["source"] == calibration.LEARNED:
             return (f"{self.setting['threshold']:g} (learned from {self.setting['sampled']:,} sampled documents"
                     f"{f', {self.seconds:.2f} s' if self.learned else ''}{weighing})")
+        if self.setting["source"] == calibration.TRAINED:
+            return f"{self.setting['threshold']:g} (trained on {self.setting['trained_on']:,} labelled pairs)"
         return f"{self.setting['threshold']:g} (set by hand{weighing})"
 
 

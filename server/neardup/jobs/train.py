@@ -1,4 +1,17 @@
-"""`neardup train PAIRS.jsonl --store S`: a pair classifier for an items store (seed 000's second stage).
+"""`neardup train PAIRS.jsonl --store S`: a store of texts' threshold, or a pair classifier for an items store (seed
+000's second stage), from the user's labelled pairs: what a duplicate is differs per user, and the answers decide.
+
+A store of texts (train_threshold): each labelled pair's similarity under the store's default metric (what Dedup
+compares) is computed from the stored sketches, and the threshold is the one of the best F1 on the answers (the
+middle of the cuts that reach it: fit_threshold). Its F1 is cross-validated (stratified folds: each fold decided
+at the threshold fitted on the others). It is stored as the store's threshold setting, source "trained"
+(core/calibration.TRAINED), which `neardup serve` serves as the default of Dedup and FindSimilar like a learned
+or a hand-set one; unless the answers hold fewer than `folds` duplicates or others, the trained threshold
+cross-validates no better than calling every pair a duplicate (the answers do not separate by similarity), or
+below the store's current threshold on the same answers. Then the store is unchanged and the command says why in
+one line. No pair model is fitted for texts: a server decides a text store's pairs by a threshold alone.
+
+An items store:
 
 Labelled pairs ({"a": id, "b": id, "duplicate": true|false}, both ids stored) become feature rows: the per-field
 similarities and exact-field matches the server computes (core/item_scoring.py). Only the pairs that share a super
@@ -31,12 +44,13 @@ import time
 
 import numpy as np
 
+from ..core import calibration, kernel
 from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, ItemScorer, PairModel, input_names,
                                  model_inputs, weighted)
-from ..core.vocabulary import ITEMS
+from ..core.vocabulary import ITEMS, SIMHASH
 from ..runtime.deduplicator import Deduplicator
-from ..store import open_store
+from ..store import SketchStore, open_store
 from . import learners
 from .pair_sample import CHECK_ARTICLES, NEAR_SHARE, CandidatePairs, candidate_population, pair_rows
 
@@ -99,6 +113,53 @@ def _best_threshold(probability: np.ndarray, truth: np.ndarray, weight: np.ndarr
     return best[1], best[2]
 
 
+def fit_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
+    """The similarity threshold of the best F1 on these labelled pairs: of the cuts between consecutive distinct
+    similarities (and below the lowest) that reach it, the middle one, leaving a margin on both sides."""
+    values = np.unique(scores)
+    cuts = np.concatenate([values[:1], (values[:-1] + values[1:]) / 2])
+    weight = np.ones(len(scores))
+    f1 = np.array([_f1(scores >= cut, truth, weight)["f1"] for cut in cuts])
+    best = np.flatnonzero(f1 == f1.max())
+    return round(float(cuts[best[len(best) // 2]]), 4)
+
+
+def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
+                    write: bool) -> dict:
+    """A store of texts' threshold from labelled pairs (module doc), stored unless write is False or it is
+    refused; returns the report."""
+    engine = Deduplicator(store)
+    metric, current = engine.defaults.metric, engine.defaults.threshold
+    truth = np.array([duplicate for _, _, duplicate in pairs], bool)
+    duplicates, others = int(truth.sum()), int((~truth).sum())
+    if min(duplicates, others) < folds:
+        raise InvalidArgument(f"{pairs_path}: the answers hold {duplicates} duplicates and {others} others; "
+                              f"{folds}-fold cross-validation needs at least {folds} of each (`neardup label` "
+                              "proposes pairs to answer)")
+    scores = np.array([kernel.similarity(sketches[a], sketches[b], store.config.k, metric) for a, b, _ in pairs])
+    weight = np.ones(len(pairs))
+    fold = learners.stratified_folds(truth, folds)
+    decided = np.zeros(len(pairs), bool)
+    for k in range(folds):
+        held = fold == k
+        decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held])
+    threshold = fit_threshold(scores, truth)
+    report = {"texts": True, "pairs": len(pairs), "duplicates": duplicates, "others": others, "folds": folds,
+              "metric": metric, "threshold": threshold, "cv": _f1(decided, truth, weight),
+              "before": {"threshold": current, "source": engine.threshold_source,
+                         "f1": _f1(scores >= current, truth, weight)}}
+    everything = _f1(np.ones(len(pairs), bool), truth, weight)["f1"]
+    cv, before = report["cv"]["f1"], report["before"]["f1"]["f1"]
+    report["refused"] = (
+        f"not stored: the answers do not separate by {metric}: a trained threshold cross-validates at F1 {cv:.3f}, "
+        f"no better than calling every pair a duplicate ({everything:.3f})") if cv <= everything else (
+        f"not stored: the trained threshold {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
+        f"{current:g} ({engine.threshold_source}) on the same answers ({before:.3f})") if cv < before else ""
+    if write and not report["refused"]:
+        store.set_threshold({"threshold": threshold, "source": calibration.TRAINED, "trained_on": len(pairs)})
+    return report
+
+
 def _refusal(figures: dict, rules: dict, scorer: ItemScorer, population: CandidatePairs,
              labelled: tuple[np.ndarray, np.ndarray, np.ndarray], rules_threshold: float) -> str:
     """Why a model (its cross-validated `figures`) must not be stored ("" when it may): it cross-validates worse
@@ -146,20 +207,24 @@ def _dump(kind: str, model: learners.Logistic | learners.Boosting) -> dict:
 
 
 def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: bool = True) -> dict:
-    """Fits, compares, stores (unless write is False) and returns the report."""
+    """Fits, compares, stores (unless write is False) and returns the report: a store of texts' threshold
+    (train_threshold), else an items store's pair model."""
     started = time.monotonic()
     pairs = read_pairs(pairs_path)
     with open_store(store_path, readonly=not write) as store:
         config = store.config
-        if config.kind != ITEMS:
-            raise ConfigMismatch(f"store {store_path} holds {config.kind} sketches of texts; a pair model is for "
-                                 "an items store (`neardup index --fields SCHEMA`)")
+        if config.kind == SIMHASH:
+            raise ConfigMismatch(f"store {store_path} holds simhash fingerprints; train is for a bottom-K store of "
+                                 "texts (its threshold) or an items store (a pair model)")
         ids = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
         sketches = dict(zip(ids, store.get_many(ids)))
         missing = [doc_id for doc_id, sketch in sketches.items() if sketch is None]
         if missing:
             raise InvalidArgument(f"{len(missing)} ids of {pairs_path} are not stored in {store_path} (first: "
                                   f"{missing[0]!r}): index them first")
+        if config.kind != ITEMS:
+            report = train_threshold(store, sketches, pairs, pairs_path, folds, write)
+            return {**report, "elapsed": time.monotonic() - started}
         rows, scored = pair_rows(config.fields, sketches, pairs)
         truth = np.array([duplicate for _, _, duplicate in pairs])
         inputs, labels = model_inputs(config.fields, rows[scored]), truth[scored]

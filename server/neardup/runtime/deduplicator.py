@@ -375,19 +375,26 @@ class Deduplicator:
         match in the store under the default metric (0 when none reaches calibration.SEARCH_FLOOR): what
         calibration.learn_threshold learns from. A bounded sample: `count` searches, whatever the store's size."""
         params = SimilarParams(top_k=1, threshold=calibration.SEARCH_FLOOR, metric=self.defaults.metric)
+        return [matches[0].similarity if matches else 0.0
+                for _, matches in self.sampled_matches(count, params, calibration.CANDIDATES)]
+
+    def sampled_matches(self, count: int, params: SimilarParams, max_candidates: int) -> list[tuple[str, list[Match]]]:
+        """Each of `count` stored articles, spread evenly over the article numbers, with its best matches in the
+        store under params (the article itself left out), verifying at most `max_candidates` candidates each: the
+        sample a threshold is learned from (nearest_similarities) and `neardup label` proposes text pairs from.
+        One snapshot; `count` searches, whatever the store's size."""
         self.check_metric(params.metric)
 
-        def sample(snapshot: Snapshot) -> list[float]:
+        def sample(snapshot: Snapshot) -> list[tuple[str, list[Match]]]:
             limit = snapshot.docno_limit()
             starts = sorted({limit * i // count for i in range(count)}) if limit else []
-            nearest = []
+            found = []
             for start, stop in zip(starts, starts[1:] + [limit]):
                 # the first article numbered in [start, stop): gaps are deleted articles
-                for docno, _, sketch in islice(snapshot.scan(start, stop), 1):
-                    matches = self._search(snapshot, sketch, params, exclude=docno,
-                                           max_candidates=calibration.CANDIDATES).matches
-                    nearest.append(matches[0].similarity if matches else 0.0)
-            return nearest
+                for docno, doc_id, sketch in islice(snapshot.scan(start, stop), 1):
+                    found.append((doc_id, self._search(snapshot, sketch, params, exclude=docno,
+                                                       max_candidates=max_candidates).matches))
+            return found
 
         return read_consistently(self.store, sample)
 

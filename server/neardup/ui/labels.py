@@ -1,8 +1,9 @@
 """The page's Label pairs view (`neardup ui --store S --labels PAIRS [--corpus JSONL]`): the session of `neardup
-label` (jobs/label.py) behind the JSON API, one per page process.
+label` (jobs/label.py) behind the JSON API, one per page process, on a store of texts or an items store.
 
 The session is read once when the page starts (its sample of candidate pairs, the answers already in PAIRS, and with
---corpus the fields of the sampled records). The page's server answers in threads, so every use of the session
+--corpus the texts or the fields of the sampled records). A text pair comes with both texts and the spans Explain
+answers for them (core/explain.py), which the page highlights as it does Explain's. The page's server answers in threads, so every use of the session
 holds one lock: an answer is appended to PAIRS, and the next proposal chosen, before another request sees the
 session. An answer names the pair it answers; one that is not the pair proposed now (answered meanwhile in another
 window) is refused (Stale) and nothing is written.
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from ..core.errors import ConfigMismatch
 from ..jobs.label import LabelSession, Proposal
+from ..runtime.deduplicator import ExplainOutcome
 from ..store import SketchStore
 
 log = logging.getLogger("neardup.ui")
@@ -28,7 +30,7 @@ class Stale(Exception):
 
 
 class LabelsUnavailable(Exception):
-    """The session cannot run on this store (a store of texts, one without postings); the message says why."""
+    """The session cannot run on this store (a simhash store, one without postings); the message says why."""
 
 
 class NotWritten(Exception):
@@ -48,7 +50,7 @@ class StoreLabels:
         log.info("labels: sampling the candidate pairs of %s", store.location)
         try:
             self.session = LabelSession(store, pairs)
-        except ConfigMismatch as error:  # a store of texts, or one without postings: the view says so
+        except ConfigMismatch as error:  # a simhash store, or one without postings: the view says so
             self.refused = str(error)
             log.warning("labels: %s", error)
             return
@@ -58,8 +60,9 @@ class StoreLabels:
         if corpus is not None:
             from ..cli.label import read_records
 
-            self.records = read_records(corpus, set(self.session.pool.a) | set(self.session.pool.b))
-            log.info("labels: the fields of %s sampled records read from %s", f"{len(self.records):,}", corpus)
+            content = "text" if self.session.texts else "fields"
+            self.records = read_records(corpus, set(self.session.pool.a) | set(self.session.pool.b), content)
+            log.info("labels: the %s of %s sampled records read from %s", content, f"{len(self.records):,}", corpus)
         self._proposal = self.session.next()
 
     def _require(self) -> LabelSession:
@@ -108,16 +111,35 @@ class StoreLabels:
                 "proposal": None if self._proposal is None else self._shown(self._proposal)}
 
     def _shown(self, proposal: Proposal) -> dict:
-        """The pair field by field: the schema's fields with their similarities, then the records' other fields."""
+        """The pair: an items pair field by field (the schema's fields with their similarities, then the records'
+        other fields); a text pair's texts (null where --corpus lacks one) and, with both, what Explain answers
+        for them (its spans in code points)."""
         a, b = self.records.get(proposal.a), self.records.get(proposal.b)
+        texts = explained = None
+        if self.session.texts:
+            texts = {"a": None if a is None else a["text"], "b": None if b is None else b["text"]}
+            explained = self.session.explain(proposal, self.records)
+        fields_a, fields_b = (a or {}).get("fields") or {}, (b or {}).get("fields") or {}
         names = list(proposal.similarities)
-        others = sorted(((a or {}).keys() | (b or {}).keys()) - set(names))
+        others = sorted((fields_a.keys() | fields_b.keys()) - set(names))
         rows = [{"name": name, "compared": name in proposal.similarities,
                  "similarity": _finite(proposal.similarities.get(name)),
-                 "a": (a or {}).get(name), "b": (b or {}).get(name)} for name in names + others]
+                 "a": fields_a.get(name), "b": fields_b.get(name)} for name in names + others]
         return {"a": proposal.a, "b": proposal.b, "score": _finite(proposal.score),
-                "certainty": _finite(proposal.certainty), "reason": proposal.reason,
-                "found": {"a": a is not None, "b": b is not None}, "fields": rows}
+                "certainty": _finite(proposal.certainty), "reason": proposal.reason, "metric": self.session.metric,
+                "found": {"a": a is not None, "b": b is not None}, "fields": rows, "texts": texts,
+                "explain": None if explained is None else _explained(proposal, explained, self.session)}
+
+
+def _explained(proposal: Proposal, outcome: ExplainOutcome, session: LabelSession) -> dict:
+    """An ExplainOutcome in the shape /api/explain answers (the client's ExplainResult.to_dict)."""
+    explanation = outcome.explanation
+    sides = {name: {"id": doc_id, **{key: [list(span) for span in value] if isinstance(value, list) else value
+                                     for key, value in side._asdict().items()}}
+             for name, doc_id, side in (("a", proposal.a, explanation.a), ("b", proposal.b, explanation.b))}
+    return {"similarity": round(outcome.similarity, 6), "duplicate": outcome.duplicate,
+            "threshold": session.threshold, "metric": session.metric, "shared_shingles": explanation.shared_shingles, "shared_sketch_values": explanation.shared_sketch_values,
+            "note": explanation.note, **sides}
 
 
 def _answer(answer: tuple[str, str, bool | None]) -> dict:
