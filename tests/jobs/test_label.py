@@ -1,8 +1,12 @@
 """`neardup label` (jobs/label.py): which candidate pairs it proposes, the console session end to end (answers,
-unsure, undo, quit, resume), and labels chosen by it making `neardup train` better than the rules alone."""
+unsure, undo, quit, resume), and labels chosen by it making `neardup train` better than the rules alone; on a store
+of texts made by `neardup index` (stories, their copies, digests sharing a few sentences, pages of templates):
+proposals near the threshold, spread over the bands of similarity, one pair per template family, and the texts
+side by side with their shared passages marked."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -11,9 +15,10 @@ import pytest
 
 from neardup.core.item_scoring import pair_features
 from neardup.jobs.label import COVER, LabelSession, label_with
+from neardup.jobs.train import BINS
 from neardup.store import open_store
 from benchmarks.lib.server_process import write_jsonl
-from textgen import RECORD_SCHEMA, records_with_typos
+from textgen import RECORD_SCHEMA, look_alike_corpus, records_with_typos
 
 RECORDS, TRUE_PAIRS = records_with_typos()
 
@@ -76,10 +81,82 @@ def test_the_console_session_records_answers_undo_and_resumes(records_store):
     assert full.returncode == 0 and len(stored_answers(records_store)) == 6
 
 
-def test_label_refuses_a_store_of_texts(tmp_path, neardup, indexed_store):
-    store = indexed_store("label-texts", {"x": "one text", "y": "another text"})
+def test_label_refuses_a_simhash_store(tmp_path, neardup, indexed_store):
+    store = indexed_store("label-simhash", {"x": "one text", "y": "another text"}, "--sketch", "simhash")
     done = neardup("label", tmp_path / "answers.jsonl", "--store", store)
-    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "items store" in done.stderr
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "simhash" in done.stderr
+
+
+TEXTS, STORY_OF = look_alike_corpus()
+TEXT_OF = {record["id"]: record["text"] for record in TEXTS}
+
+
+def same_story(a: str, b: str) -> bool:
+    """The user's answer: copies of one story are duplicates; a template's pages and digests are not."""
+    return STORY_OF[a] == STORY_OF[b]
+
+
+def family(doc_id: str) -> str | None:
+    return doc_id.rsplit("-", 1)[0] if doc_id.startswith("template-") else None
+
+
+@pytest.fixture(scope="module")
+def texts_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("label-texts")
+    corpus = write_jsonl(root / "texts.jsonl", TEXTS)
+    done = subprocess.run([sys.executable, "-m", "neardup.cli", "index", str(corpus), "--store", str(root / "store")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return root
+
+
+def test_text_proposals_are_near_the_threshold_spread_and_one_per_template_family(texts_store, tmp_path):
+    with open_store(texts_store / "store", readonly=True) as store:
+        session = LabelSession(store, tmp_path / "answers.jsonl")
+        threshold = session.threshold
+        assert threshold == store.threshold()["threshold"]  # the store's own (learned) default
+        first = session.next()
+        assert first.reason == "uncertain" and first.similarities == {}
+        assert abs(first.score - threshold) == np.abs(session.pool.rule_scores - threshold).min()
+        proposals = []
+        for _ in range(30):
+            proposal = session.next()
+            proposals.append(proposal)
+            session.answer(proposal.a, proposal.b, same_story(proposal.a, proposal.b))
+    families = [family(p.a) if family(p.a) == family(p.b) else None for p in proposals]
+    assert all(a is None or a != b for a, b in zip(families, families[1:]))  # never two of one family in a row
+    proposed = [name for name in families if name is not None]
+    assert sorted(proposed) == ["template-0", "template-1", "template-2"]  # each family once, while others remain
+    bands = {min(int(p.score * BINS), BINS - 1) for p in proposals}
+    assert len(bands) >= 6, bands  # spread over the similarities
+    nearest = sorted(abs(p.score - threshold) for p in proposals)
+    assert nearest[:5] == sorted(np.abs(session.pool.rule_scores - threshold))[:5]  # the pairs nearest it first
+    assert {p.reason for p in proposals} == {"uncertain", "coverage"}
+    assert {same_story(p.a, p.b) for p in proposals} == {True, False}
+
+
+def label_texts(root, answers: str, *args: str):
+    return subprocess.run([sys.executable, "-m", "neardup.cli", "label", str(root / "answers.jsonl"), "--store",
+                           str(root / "store"), *args], input=answers, capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "120"})
+
+
+def test_the_console_shows_text_pairs_side_by_side_with_shared_passages_and_resumes(texts_store):
+    done = label_texts(texts_store, "n\nb\ny\nu\nq\n", "--corpus", str(texts_store / "texts.jsonl"))
+    assert done.returncode == 0, done.stderr
+    answers = stored_answers(texts_store)
+    assert [answer["duplicate"] for answer in answers] == [True, None] and "undone: " in done.stdout
+    first = done.stdout.split("duplicate? ")[0]
+    a, b = answers[0]["a"], answers[0]["b"]
+    assert first.splitlines()[1].split() == [a, "|", b] and "containment" in first.splitlines()[0]
+    assert first.count("«") >= 1 and first.count("«") == first.count("»")
+    shown = " ".join(line.split(" | ")[0] for line in first.splitlines()[3:] if " | " in line)
+    assert " ".join(shown.replace("«", "").replace("»", "").split()) == " ".join(TEXT_OF[a].split())[:len(
+        " ".join(shown.replace("«", "").replace("»", "").split()))]
+    again = label_texts(texts_store, "n\nq\n")  # resumes; without --corpus: ids only
+    assert again.returncode == 0 and "give --corpus" in again.stdout
+    answers = stored_answers(texts_store)
+    assert len(answers) == 3 and len({(x["a"], x["b"]) for x in answers}) == 3
 
 
 def pairs_f1(neardup, store) -> float:

@@ -1,7 +1,8 @@
 """`neardup train` (issue 13): a pair classifier fitted on labelled job-ad pairs of an items store, chosen by
 cross-validated F1, stored in the store as JSON (no pickle), fitted and served without scikit-learn: Dedup then reports its
 calibrated probability; a damaged model, or one of another configuration, stops `neardup serve` at start in one
-line."""
+line. On a store of texts, answers chosen by `neardup label` train its threshold, which `neardup serve` then
+serves (source "trained"); answers that cannot decide leave the store unchanged."""
 from __future__ import annotations
 
 import contextlib
@@ -16,7 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from neardup.core import kernel
 from neardup.jobs import learners, pair_sample, train
+from neardup.jobs.label import label_with
 from neardup.cli.main import main
 from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_features
 from neardup.core.errors import ConfigMismatch
@@ -24,8 +27,8 @@ from neardup.store import open_store
 from neardup_client import NearDupClient
 from benchmarks.lib import jobads
 from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
-from benchmarks.lib.server_process import Server, serving, write_jsonl
-from textgen import RECORD_SCHEMA, records_with_typos
+from benchmarks.lib.server_process import NEARDUP, Server, serving, write_jsonl
+from textgen import RECORD_SCHEMA, look_alike_corpus, records_with_typos
 
 
 @pytest.fixture(scope="module")
@@ -96,12 +99,13 @@ def test_a_damaged_model_or_one_of_another_configuration_is_refused_at_start(tra
     assert code == 1 and len(log) == 1 and message in log[0] and "neardup train" in log[0]
 
 
-def test_train_refuses_a_text_store_and_unknown_ids(trained, indexed_store, tmp_path, neardup):
+def test_train_refuses_too_few_text_answers_and_unknown_ids(trained, indexed_store, tmp_path, neardup):
     root, _, _ = trained
     pairs = write_jsonl(tmp_path / "pairs.jsonl", [{"a": "x", "b": "y", "duplicate": True}])
     text_store = indexed_store("train-texts", {"x": "one text", "y": "another text"})
     done = neardup("train", pairs, "--store", text_store)
-    assert done.returncode == 1 and "for an items store" in done.stderr and len(done.stderr.splitlines()) == 1
+    assert done.returncode == 1 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "hold 1 duplicates and 0 others; 5-fold cross-validation needs at least 5 of each" in done.stderr
     done = neardup("train", pairs, "--store", root / "store")
     assert done.returncode == 1 and "2 ids" in done.stderr and "not stored" in done.stderr
 
@@ -197,3 +201,80 @@ def test_labels_far_below_the_rules_threshold_cannot_judge_a_model(tmp_path, nea
     assert "hold 20 duplicates and 0 others" in done.stderr and "not stored" in done.stderr
     with open_store(tmp_path / "store", readonly=True) as store:
         assert store.model() is None
+
+
+# --- a store of texts: its threshold, trained on the user's answers -------------------------------------------------
+
+TEXTS, STORY_OF = look_alike_corpus()
+
+
+@pytest.fixture(scope="module")
+def texts_store(tmp_path_factory):
+    """Stories, their copies, digests and three templates' pages indexed by `neardup index` into a store of texts,
+    and 40 answers chosen by `neardup label`'s session: copies are duplicates, a template's pages are not."""
+    root = tmp_path_factory.mktemp("train-texts")
+    corpus = write_jsonl(root / "texts.jsonl", TEXTS)
+    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(root / "store")], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    with open_store(root / "store", readonly=True) as store:
+        label_with(store, root / "answers.jsonl", lambda a, b: STORY_OF[a] == STORY_OF[b], budget=40)
+    return root
+
+
+def _similarity(store, a: str, b: str) -> float:
+    sketches = store.get_many([a, b])
+    return kernel.similarity(sketches[0], sketches[1], store.config.k, "containment")
+
+
+def test_text_answers_train_a_threshold_that_dedup_serves_keeping_template_pages_apart(texts_store, tmp_path):
+    store_path = tmp_path / "store"
+    shutil.copytree(texts_store / "store", store_path)
+    pages = [f"template-0-{page}" for page in range(3)]
+    with open_store(store_path, readonly=True) as store:
+        before = store.threshold()
+        siblings = max(_similarity(store, a, b) for a in pages for b in pages if a < b)
+        copy = _similarity(store, "story-0", "copy-0")
+    assert before["source"] == "learned" and siblings >= before["threshold"]  # grouped before training
+    done = subprocess.run([*NEARDUP, "train", str(texts_store / "answers.jsonl"), "--store", str(store_path),
+                           "--folds", "3"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("store threshold ") and lines[1].startswith("trained threshold ")
+    assert "stored in" in lines[-1] and "source trained" in lines[-1]
+    with open_store(store_path, readonly=True) as store:
+        after = store.threshold()
+    assert after["source"] == "trained" and after["trained_on"] == 40
+    assert siblings < after["threshold"] <= copy
+    with serving(store_path) as server, NearDupClient(server.target, timeout=10) as client:
+        info = client.info()
+        assert (info.default_threshold, info.default_threshold_source) == (after["threshold"], "trained")
+        answer = client.dedup([*pages, "story-0", "copy-0", "story-1", "copy-1"])
+    assert answer.keep == [*pages, "story-0", "story-1"]  # the template's pages apart, the copies grouped
+    assert {(d.id, d.duplicate_of) for d in answer.duplicates} == {("copy-0", "story-0"), ("copy-1", "story-1")}
+
+
+def _threshold_of(store_path):
+    with open_store(store_path, readonly=True) as store:
+        return store.threshold()
+
+
+@pytest.mark.parametrize("answers, says", [
+    ("few", "hold 4 duplicates and 20 others; 5-fold cross-validation needs at least 5 of each"),
+    ("inverted", "the answers do not separate by containment"),
+])
+def test_train_refuses_text_answers_that_cannot_decide_in_one_line_the_store_unchanged(texts_store, tmp_path,
+                                                                                         neardup, answers, says):
+    answered = [json.loads(line) for line in (texts_store / "answers.jsonl").read_text().splitlines()]
+    if answers == "few":  # too few duplicates
+        duplicates = [answer for answer in answered if answer["duplicate"]][:4]
+        answered = duplicates + [answer for answer in answered if answer["duplicate"] is False][:20]
+    else:  # the more similar, the less a duplicate: no threshold separates them
+        with open_store(texts_store / "store", readonly=True) as store:
+            ranked = sorted(answered, key=lambda answer: _similarity(store, answer["a"], answer["b"]))
+        answered = [{**answer, "duplicate": rank < len(ranked) // 2} for rank, answer in enumerate(ranked)]
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", answered)
+    before = _threshold_of(texts_store / "store")
+    done = neardup("train", pairs, "--store", texts_store / "store")
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
+    assert _threshold_of(texts_store / "store") == before

@@ -6,7 +6,7 @@ U+FFFF), and the server's own message for a request it refuses. With --store on 
 cluster`, the Store view lists the largest clusters `neardup clusters --export` has and finds the cluster of an id.
 With --store and --labels on an items store of re-entered records, the Label pairs view shows the pair `neardup
 label`'s session proposes (a session of the test on the same store says which), and its buttons and keys write the
-answers file line by line, undo included.
+answers file line by line, undo included; on a store of texts it shows the pair's texts with Explain's highlights.
 
 Chromium (Debian's package) and Playwright (the `test` extra) are installed by .ci/run; without them these tests
 fail and say so, they are not skipped. `NEARDUP_SCREENSHOTS=docs/images pytest tests/test_ui.py` also saves a
@@ -785,7 +785,7 @@ def test_without_labels_the_view_says_how_to_start_it(page, ui):
     assert page.get_attribute("#labelling", "data-kind") == "unavailable"
     assert page.text_content("#label-error") == (
         "FAILED_PRECONDITION: this page was started without --labels: start `neardup ui` with --store LOCATION (the "
-        "server's items store) --labels PAIRS (the answers file) to label pairs, and --corpus JSONL to see the "
+        "server's store) --labels PAIRS (the answers file) to label pairs, and --corpus JSONL to see the texts or the "
         "records' fields")
     assert page.is_visible("#label-error")
     assert page.is_hidden("#label-yes") and page.is_hidden("#label-undo") and page.is_hidden("#label-pair")
@@ -796,18 +796,38 @@ def test_without_labels_the_view_says_how_to_start_it(page, ui):
     assert (status, answer["error"]["code"]) == (412, "FAILED_PRECONDITION")
 
 
-def test_a_store_of_texts_cannot_be_labelled_and_the_view_says_why(page, server, store, tmp_path):
+def test_a_text_pair_is_shown_side_by_side_with_explains_highlights_and_answered(page, server, store, tmp_path):
+    """On a store of texts the view shows the pair the session proposes, both texts from --corpus highlighted with
+    the spans Explain answers for them, and its keys append the answer."""
     answers = tmp_path / "answers.jsonl"
-    with _ui_process(server.target, tmp_path / "ui.log", "--store", str(store), "--labels",
-                     str(answers)) as url:
+    with open_store(store, readonly=True) as opened:
+        scratch = LabelSession(opened, tmp_path / "scratch.jsonl")
+        proposal = scratch.next()
+        explained = scratch.explain(proposal, {doc_id: {"text": TEXTS[doc_id]} for doc_id in TEXTS}).explanation
+    with _ui_process(server.target, tmp_path / "ui.log", "--store", str(store), "--labels", str(answers),
+                     "--corpus", str(store.parent / "corpus.jsonl")) as url:
         page.goto(f"{url}#label")
-        _wait_label(page)
-        assert page.get_attribute("#labelling", "data-kind") == "unavailable"
-        message = page.text_content("#label-error")
-        assert message.startswith(f"FAILED_PRECONDITION: store {store} holds bottomk sketches of texts; "), message
-        assert "labelling pairs is for an items store" in message and page.is_hidden("#label-yes")
-        assert _call(url + "api/clusters")[0] == 200  # the rest of the page works
-    assert not answers.exists()
+        _wait_label(page, 0)
+        assert page.get_attribute("#labelling", "data-kind") == "pair"
+        assert (page.get_attribute("#labelling", "data-a"), page.get_attribute("#labelling", "data-b")) == \
+               (proposal.a, proposal.b)
+        assert page.is_hidden("#label-fields") and page.is_visible("#label-texts")
+        assert page.text_content("#label-why").startswith(
+            f"pair 1 · containment similarity {proposal.score:.3f} · {proposal.reason}: ")
+        for side, doc_id, spans in (("a", proposal.a, explained.a), ("b", proposal.b, explained.b)):
+            assert page.text_content(f"#label-text-{side} h3") == doc_id
+            shown, highlighted = _highlighted(page, f"#label-text-{side} .text")
+            assert shown == TEXTS[doc_id]
+            assert highlighted == {name: [tuple(span) for span in getattr(spans, name)]
+                                   for name in ("shared", "sketch_shared", "boilerplate")}
+        assert highlighted["shared"]
+        _screenshot(page, "label-texts")
+        page.keyboard.press("n")
+        _wait_label(page, 1)
+        assert _lines(answers) == [_line(proposal.a, proposal.b, False)]
+        status, view = _call(url + "api/label")
+        assert status == 200 and view["proposal"]["fields"] == [] and view["proposal"]["metric"] == "containment"
+        assert view["proposal"]["explain"]["a"]["id"] == view["proposal"]["a"]
 
 
 @pytest.mark.parametrize("args, code, says", [

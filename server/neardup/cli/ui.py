@@ -29,12 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "which the gRPC API does not list, and the candidate pairs --labels proposes: an LMDB "
                              "directory or a redis:// URL")
     parser.add_argument("--labels", metavar="PAIRS", default=None,
-                        help="with --store (an items store): the Label pairs view proposes the candidate pairs the "
-                             "store is least sure of, as `neardup label` does, and appends each answer to PAIRS at "
-                             "once (JSON Lines as `neardup train` reads them; created if missing, resumed if not)")
+                        help="with --store (a store of texts or an items store): the Label pairs view proposes the "
+                             "pairs the store is least sure of, as `neardup label` does, and appends each answer to "
+                             "PAIRS at once (JSON Lines as `neardup train` reads them; created if missing, resumed "
+                             "if not)")
     parser.add_argument("--corpus", metavar="JSONL", default=None,
-                        help="with --labels: the items indexed into the store ({\"id\": ..., \"fields\": {...}} a "
-                             "line), to show the records' fields (default: ids and similarities only)")
+                        help="with --labels: the corpus indexed into the store ({\"id\": ..., \"text\": ...} a line "
+                             "for texts, {\"id\": ..., \"fields\": {...}} for items), to show the texts side by "
+                             "side with the passages they share, or the records' fields (default: ids and "
+                             "similarities only)")
     parser.set_defaults(func=_run, timeout=10.0)  # an Explain of long texts takes longer than a Dedup
 
 
@@ -42,7 +45,7 @@ def _run(args) -> int:
     from ..ui.app import UiServer
 
     if args.labels is not None and args.store is None:
-        raise UsageError("--labels needs --store: the server's items store, whose candidate pairs it proposes")
+        raise UsageError("--labels needs --store: the server's store, whose pairs it proposes")
     if args.corpus is not None and args.labels is None:
         raise UsageError("--corpus is for the Label pairs view: give --labels PAIRS (and --store) with it")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

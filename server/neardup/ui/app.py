@@ -16,12 +16,16 @@ Routes (JSON bodies and answers, UTF-8):
                          generation, clustered}. Without --store: {"store": null, "clustered": false}, and ?id=X
                          answers FAILED_PRECONDITION.
   GET  /api/label        the Label pairs view (`neardup ui --store S --labels PAIRS [--corpus JSONL]`, ui/labels.py:
-                         `neardup label`'s session): {store, pairs, corpus, counts: {answered, duplicates, others,
-                         unsure, pool}, last: the last answer {a, b, duplicate} or null, proposal}; proposal is null
-                         once every sampled pair is answered, else {a, b, score (the rule similarity), certainty,
-                         reason ("uncertain" or "coverage"), found: {a, b} (records read from --corpus), fields:
-                         [{name, compared (a field of the schema), similarity (null: not compared), a, b (the
-                         records' values, null when unknown)}]}. Without --labels, or on a store that is not an
+                         `neardup label`'s session, on a store of texts or an items store): {store, pairs, corpus,
+                         counts: {answered, duplicates, others, unsure, pool}, last: the last answer {a, b,
+                         duplicate} or null, proposal}; proposal is null once every sampled pair is answered, else
+                         {a, b, score (an items pair's rule similarity, a text pair's similarity under metric),
+                         metric, certainty, reason ("uncertain" or "coverage"), found: {a, b} (records read from
+                         --corpus), fields: [{name, compared (a field of the schema), similarity (null: not
+                         compared), a, b (the records' values, null when unknown)}] (empty for texts), texts: {a, b}
+                         (a text pair's texts from --corpus, null where missing; null for items), explain: what
+                         /api/explain answers for the two texts (spans in code points), null unless both are
+                         there}. Without --labels, or on a store that is neither a bottom-K store of texts nor an
                          items store with postings: FAILED_PRECONDITION, the message saying why.
   POST /api/label        {a, b, duplicate: true|false|null (unsure)}: the answer to the pair proposed now, appended
                          to PAIRS at once; the view after it, with {answered: {a, b, duplicate}}. A pair that is not
@@ -191,8 +195,8 @@ class Api:
     def _labels(self) -> StoreLabels:
         if self.labels is None:
             raise NotAvailable("this page was started without --labels: start `neardup ui` with --store LOCATION "
-                               "(the server's items store) --labels PAIRS (the answers file) to label pairs, and "
-                               "--corpus JSONL to see the records' fields")
+                               "(the server's store) --labels PAIRS (the answers file) to label pairs, and --corpus "
+                               "JSONL to see the texts or the records' fields")
         return self.labels
 
     def label_view(self, _query: dict) -> dict:

@@ -616,9 +616,12 @@ function renderLabel(view) {
   $("label-pair").hidden = !proposal;
   if (!proposal) {
     notes.push(counts.pool ? `Every one of the ${count(counts.pool, "sampled candidate pair")} is answered. ${next}.` :
-      "The store has no candidate pairs to label: no two of its items share a super token.");
+      "The store has no candidate pairs to label: no two of its articles share a sketch value (a store of " +
+      "texts) or a super token (an items store).");
   } else {
-    $("label-why").textContent = `pair ${counts.answered + 1} · rule similarity ${fixed(proposal.score)} · ` +
+    const texts = proposal.texts !== null && proposal.texts !== undefined;
+    const score = texts ? `${proposal.metric} similarity` : "rule similarity";
+    $("label-why").textContent = `pair ${counts.answered + 1} · ${score} ${fixed(proposal.score)} · ` +
       `${proposal.reason}: ${REASONS[proposal.reason] || "proposed"} (certainty ${fixed(proposal.certainty)}; ` +
       "0 is a coin toss)";
     $("label-a").textContent = proposal.a;
@@ -634,14 +637,36 @@ function renderLabel(view) {
       if (!field.compared) row.title = "not a field of the store's schema: not compared";
       body.append(row);
     }
+    $("label-fields").hidden = texts;
+    $("label-texts").hidden = !texts;
+    if (texts) renderLabelTexts(proposal);
     if (view.corpus === null) {
-      notes.push("Start the page with --corpus JSONL (the items indexed into the store) to see the records' values.");
+      notes.push(texts ? "Start the page with --corpus JSONL (the texts indexed into the store) to see the texts " +
+        "and the passages they share." :
+        "Start the page with --corpus JSONL (the items indexed into the store) to see the records' values.");
     } else {
       const missing = ["a", "b"].filter((side) => !proposal.found[side]).map((side) => proposal[side]);
       if (missing.length) notes.push(`Not in ${view.corpus}: ${missing.join(", ")}.`);
     }
   }
   $("label-note").textContent = notes.join(" ");
+}
+
+// A text pair side by side, highlighted as Explain's pair is (its spans, when --corpus holds both texts).
+function renderLabelTexts(proposal) {
+  for (const side of ["a", "b"]) {
+    const column = $(`label-text-${side}`);
+    column.querySelector("h3").textContent = proposal[side];
+    const container = column.querySelector(".text");
+    const text = proposal.texts[side];
+    if (text === null) {
+      container.replaceChildren(element("p", "note", "text not in --corpus"));
+    } else if (proposal.explain) {
+      highlight(container, text, proposal.explain[side]);
+    } else {
+      container.replaceChildren(document.createTextNode(text));
+    }
+  }
 }
 
 function labelUnavailable() {
