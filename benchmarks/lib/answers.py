@@ -1,0 +1,44 @@
+"""A user's answers, simulated: `neardup label`'s own proposals answered from a corpus's truth, then `neardup
+train`, as a user who labels a few dozen pairs would do (issue 38: what a duplicate is differs per user).
+
+The session proposes (jobs/label.LabelSession, the order the console and the page show); each proposal is
+answered "duplicate" when its two articles are in one group of the truth, "not" otherwise (never "unsure"); at
+each checkpoint (a number of answers) the answers are trained on (jobs/train.train, which stores a threshold or
+refuses, store unchanged) and the session starts again on the same answers file, so later proposals come near
+the trained threshold, as they would for a user who trains and goes on labelling.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from neardup.core.errors import NearDupError
+from neardup.jobs.label import LabelSession
+from neardup.jobs.train import train
+from neardup.store import open_store
+
+
+def answer_and_train(store_path: Path, group_of: Mapping[str, str], answers_path: Path,
+                     checkpoints: Sequence[int], at_checkpoint: Callable[[int, dict], None]) -> list[dict]:
+    """Answers proposals from `group_of` (id to its truth group) into answers_path, training at each checkpoint
+    (ascending answer counts); at_checkpoint(count, report) runs after each training (the store closed, holding
+    what train left). Returns train's reports, each with the answers it saw and whether it was refused."""
+    reports = []
+    for count in checkpoints:
+        with open_store(store_path) as store:
+            session = LabelSession(store, answers_path)
+            while len(session.answers) < count:
+                proposal = session.next()
+                if proposal is None:
+                    break
+                session.answer(proposal.a, proposal.b, group_of[proposal.a] == group_of[proposal.b])
+            answered = len(session.answers)
+        try:
+            report = train(str(answers_path), str(store_path))
+        except NearDupError as refused:  # too few of a class: the store is unchanged, as for a user
+            report = {"refused": str(refused)}
+        report = {"answers": answered, "refused": report.get("refused", ""),
+                  **{key: report[key] for key in ("threshold", "duplicates", "others", "cv") if key in report}}
+        reports.append(report)
+        at_checkpoint(count, report)
+    return reports
