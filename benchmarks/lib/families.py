@@ -237,9 +237,9 @@ _ADDED_CLAUSES: list[str] = _DATA["added_clauses"]
 _HOLDERS: list[str] = _DATA["holders"]
 
 
-def _rewrapped(text: str, width: int) -> str:
-    """Each paragraph hard-wrapped at `width`, as another terminal or editor renders it."""
-    return "\n\n".join(edits.wrap_text(" ".join(p.split()), width) for p in edits.split_paragraphs(text))
+def _rewrapped(text: str, widths: tuple[int, int], rng: random.Random) -> str:
+    """Each paragraph hard-wrapped at a width drawn from `widths`, as another terminal or editor renders it."""
+    return "\n\n".join(edits.wrap_text(" ".join(p.split()), rng.randint(*widths)) for p in edits.split_paragraphs(text))
 
 
 def _licence_copy(text: str, rng: random.Random, amended: bool = True) -> str:
@@ -252,7 +252,7 @@ def _licence_copy(text: str, rng: random.Random, amended: bool = True) -> str:
         paragraphs.insert(rng.randint(len(paragraphs) // 2, len(paragraphs)), rng.choice(_ADDED_CLAUSES))
         body = "\n\n".join(paragraphs)
     if rng.random() < 0.3:
-        body = _rewrapped(body, rng.randint(60, 78))
+        body = _rewrapped(body, (60, 78), rng)
     if rng.random() < 0.4:
         body, _ = edits.edited(body, "en", rng.choice((0.01, 0.02)), rng)
     return f"Copyright (C) {years} {rng.choice(_HOLDERS)}\n\n{body}" + (f"\n\n{_DISCLAIMER}" if amended else "")
@@ -264,7 +264,7 @@ def _page_copy(text: str, rng: random.Random) -> tuple[str, float]:
     copy = edits.cut_text(text, rng.uniform(0.8, 1.0)) if rng.random() < 0.3 else text
     copy, rate = edits.edited(copy, "en", rng.choice((0.01, 0.02, 0.05)), rng)
     if rng.random() < 0.5:
-        copy = _rewrapped(copy, rng.randint(60, 100))
+        copy = _rewrapped(copy, (60, 100), rng)
     return copy, rate
 
 
