@@ -449,21 +449,24 @@ def template_pages(split: str) -> list[tuple[str, str, Source]]:
     return pages
 
 
-def _other_pages(split: str, templated: list[Source]) -> list[Source]:
-    """Up to TEMPLATE_OTHERS pages of section 7 of no template, in the split (devcorpus's rule), distinct from the
-    template pages and from each other; taken in the order of a stable hash of their name, as sources.manpages."""
+def _other_pages(split: str) -> list[Source]:
+    """Up to TEMPLATE_OTHERS pages of section 7 of no template, in the split (devcorpus's rule, after a page that
+    repeats another under a second name is dropped), distinct from the template pages of both splits and from each
+    other; taken in the order of a stable hash of their name, as sources.manpages."""
     excluded = {path for spec in [*_TEMPLATES["tune"].values(), *_TEMPLATES["test"].values()]
                 for path in _template_paths(spec)}
     paths = sorted({p.resolve() for p in (_MAN / "man7").glob("*.gz") if p.is_file()} - excluded,
                    key=lambda path: (stable_hash(path.name), path.name))
     pages = [Source("manpages", f"en/{path.name}", "en", text) for path, text in zip(paths, _rendered(paths))]
-    pages = [page for page in pages if 80 <= words(page.text) <= 6000 and in_split(page, split)]
+    pages = [page for page in devcorpus.distinct([p for p in pages if 80 <= words(p.text) <= 6000], SAME_PAGE)
+             if in_split(page, split)]
+    templated = [page for where in devcorpus.SPLITS for _, _, page in template_pages(where)]
     return devcorpus.distinct(pages, against=templated)[:TEMPLATE_OTHERS]
 
 
 def template(split: str, rng: random.Random) -> Corpus:
     pages = template_pages(split)
-    others = _other_pages(split, [page for _, _, page in pages])
+    others = _other_pages(split)
     docs: list[Doc] = []
     groups_of: dict[str, str] = {}  # a result-set kind per group: the template's package, or other
     for name, package, page in pages + [("", "other", page) for page in others]:
