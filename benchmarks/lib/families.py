@@ -1,8 +1,8 @@
-"""Development-corpus families for issue 25: the kinds of text one stop-list rule and one threshold get wrong.
+"""Development-corpus families for issues 25 and 38: the kinds of text one stop-list rule and one threshold get wrong.
 
-Four families, each a corpus of its own (one store each) with a `tune` and a `test` split built from different
+Six families, each a corpus of its own (one store each) with a `tune` and a `test` split built from different
 real texts (devcorpus.in_split: a stable hash of the source key or topic; licences by a stable hash of their
-family) and with different seeds:
+family; templates and licence lineages as families.json assigns them) and with different seeds:
 
   popular       stories republished POPULAR_COPIES times (50 to 500) among 1,000-2,000 other articles; each copy
                 gets another site's header and footer or a headline, a shortened ending, 1-5 % of its words
@@ -19,12 +19,22 @@ family) and with different seeds:
   multilingual  manual pages in de, fr, nl, ru (and pl, it, es, uk in the test split) and English news and
                 encyclopedia texts (Bulgarian Wikipedia in the test split) with devcorpus's edited copies; the
                 records written for the store carry no `lang` (Corpus.records).
+  template      manual pages made from one template (the character sets' pages, each the same description and its
+                own table; PostgreSQL's ALTER, DROP and transaction commands; OpenSSL's algorithm pages), which
+                share 20-95 % of their text and are NOT duplicates of each other; copies of some (re-rendered at
+                another width, cut, lightly edited, a new headline) ARE; other pages of section 7 mixed in.
+  derived       licence texts derived from one another: versions (GPL-1/2/3, LGPL-2/2.1/3, GFDL-1.2/1.3, MPL-1.1/2.0)
+                and the notices of Debian's copyright files that amend one (BSD with a clause added or dropped, MIT
+                and X11, GPL with an exception); versions and variants are NOT duplicates (they differ by a clause,
+                CLAUSE_WORDS), a project's copy (its copyright line, re-wrapped, lightly edited) IS. Licences of no
+                lineage are mixed in.
 
 Documents are devcorpus.Doc: `group` names the near-duplicates, `family` what a document is within its family
 (original, copy, rewrite), `site` what it shares with documents that are not its duplicates (a site, a package,
-a licence disclaimer), `topic` a subject it shares. Each corpus comes with its labelled result sets of ~100 ids
-in rank order, per scope (see Corpus.result_sets; family_sets.py draws them). The sites' towns, menus and headlines
-and the licences' disclaimer, clauses and holders are in benchmarks/data/families.json.
+a licence disclaimer, a template, a licence lineage), `topic` a subject it shares. Each corpus comes with its
+labelled result sets of ~100 ids in rank order, per scope (see Corpus.result_sets; family_sets.py draws them).
+The sites' towns, menus and headlines, the licences' disclaimer, clauses and holders, the templates' pages and
+the licence lineages are in benchmarks/data/families.json.
 """
 from __future__ import annotations
 
