@@ -8,8 +8,9 @@ quality_counts.THRESHOLDS (same store, same call) for its best threshold per fam
 evaluate.py (lib/quality_methods.py: MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash
 char 4-gram) group each set with the same greedy rule at each family's own best threshold (a per-family oracle).
 Pairwise precision, recall and F1 are micro-averaged over the sets: per family, per scope within a family (popular:
-copies per story; shared: licences, manual pages, sites; short: rewrite rate; multilingual: language; length of the
-original), and over all families (each baseline at its one best threshold over all of them).
+copies per story; shared: licences, manual pages, sites; short: rewrite rate; multilingual: language; template:
+the pages' package; derived: licence versions; length of the original), and over all families (each baseline at
+its one best threshold over all of them).
 
     python -m benchmarks.evaluate_families [--split tune test] [--family NAME ...] [--threshold T]
         [--index-arg NAME=VALUE ...] [--label TEXT]
@@ -170,7 +171,7 @@ def markdown(results: dict, command: str, note: str) -> str:
              "at the store's defaults (threshold in the last column); *best threshold*: the same store and call at "
              "the family's best threshold (an oracle); peers (MinHash, exact 5-gram Jaccard and containment, "
              "SimHash) at each family's own best threshold. F1 (precision / recall); *site grouped*: share of "
-             "pairs of distinct texts that share a site, package or disclaimer put in one group.", ""]
+             "pairs of distinct texts that share a site, package, disclaimer, template or licence lineage put in one group.", ""]
     header = ["family", "neardup default", "neardup best threshold", "best peer, best threshold", "margin",
               "site grouped", "stop-list", "served threshold"]
     rows = []
@@ -236,7 +237,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     command = "python -m benchmarks.evaluate_families" + " ".join(
-        [""] + [f"--split {' '.join(args.split)}"] + [f"--index-arg {a}" for a in args.index_arg]
+        [""] + [f"--split {' '.join(args.split)}"]
+        + ([f"--family {' '.join(args.family)}"] if args.family != list(families.FAMILIES) else [])
+        + [f"--index-arg {a}" for a in args.index_arg]
         + ([f"--threshold {args.threshold:g}"] if args.threshold is not None else []))
     for split in args.split:
         started = time.perf_counter()

@@ -141,21 +141,22 @@ def _shingles(text: str) -> set[str]:
 DISTINCT_CONTAINMENT = 1 / 3
 
 
-def distinct(texts: list[Source], limit: float = DISTINCT_CONTAINMENT) -> list[Source]:
-    """Drops every text that shares more than `limit` of its word 5-grams with an earlier one (a page that
-    includes another, a section repeated in two articles), so no unlabelled duplicate stays among the
-    originals."""
+def distinct(texts: list[Source], limit: float = DISTINCT_CONTAINMENT,
+             against: Sequence[Source] = ()) -> list[Source]:
+    """Drops every text that shares more than `limit` of its word 5-grams with an earlier one or one of `against`
+    (texts labelled already, which are not returned): a page that includes another, a section repeated in two
+    articles, so no unlabelled duplicate stays among the originals."""
     kept, index = [], {}
-    for source in texts:
+    for number, source in enumerate([*against, *texts]):
         shingles = _shingles(source.text)
         counts = Counter(j for s in shingles for j in index.get(s, ()))
-        if any(count > limit * min(len(shingles), kept_size) for j, count in counts.items()
+        if number >= len(against) and any(count > limit * min(len(shingles), kept_size) for j, count in counts.items()
                for kept_size in [len(kept[j][1])]):
             continue
         for s in shingles:
             index.setdefault(s, []).append(len(kept))
         kept.append((source, shingles))
-    return [source for source, _ in kept]
+    return [source for source, _ in kept[len(against):]]
 
 
 def generate(split: str = DEFAULT_SPLIT, size: int = DEFAULT_SIZE, seed: int | None = None,

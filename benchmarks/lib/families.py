@@ -1,8 +1,8 @@
-"""Development-corpus families for issue 25: the kinds of text one stop-list rule and one threshold get wrong.
+"""Development-corpus families for issues 25 and 38: the kinds of text one stop-list rule and one threshold get wrong.
 
-Four families, each a corpus of its own (one store each) with a `tune` and a `test` split built from different
+Six families, each a corpus of its own (one store each) with a `tune` and a `test` split built from different
 real texts (devcorpus.in_split: a stable hash of the source key or topic; licences by a stable hash of their
-family) and with different seeds:
+family; templates and licence lineages as families.json assigns them) and with different seeds:
 
   popular       stories republished POPULAR_COPIES times (50 to 500) among 1,000-2,000 other articles; each copy
                 gets another site's header and footer or a headline, a shortened ending, 1-5 % of its words
@@ -19,20 +19,32 @@ family) and with different seeds:
   multilingual  manual pages in de, fr, nl, ru (and pl, it, es, uk in the test split) and English news and
                 encyclopedia texts (Bulgarian Wikipedia in the test split) with devcorpus's edited copies; the
                 records written for the store carry no `lang` (Corpus.records).
+  template      manual pages made from one template (the character sets' pages, each the same description and its
+                own table; PostgreSQL's ALTER, DROP and transaction commands; OpenSSL's algorithm pages), which
+                share 20-95 % of their text and are NOT duplicates of each other; copies of some (re-rendered at
+                another width, cut, lightly edited, a new headline) ARE; other pages of section 7 mixed in.
+  derived       licence texts derived from one another: versions (GPL-1/2/3, LGPL-2/2.1/3, GFDL-1.2/1.3, MPL-1.1/2.0)
+                and the notices of Debian's copyright files that amend one (BSD with a clause added or dropped, MIT
+                and X11, GPL with an exception); versions and variants are NOT duplicates (they differ by a clause,
+                CLAUSE_WORDS), a project's copy (its copyright line, re-wrapped, lightly edited) IS. Licences of no
+                lineage are mixed in.
 
 Documents are devcorpus.Doc: `group` names the near-duplicates, `family` what a document is within its family
 (original, copy, rewrite), `site` what it shares with documents that are not its duplicates (a site, a package,
-a licence disclaimer), `topic` a subject it shares. Each corpus comes with its labelled result sets of ~100 ids
-in rank order, per scope (see Corpus.result_sets; family_sets.py draws them). The sites' towns, menus and headlines
-and the licences' disclaimer, clauses and holders are in benchmarks/data/families.json.
+a licence disclaimer, a template, a licence lineage), `topic` a subject it shares. Each corpus comes with its
+labelled result sets of ~100 ids in rank order, per scope (see Corpus.result_sets; family_sets.py draws them).
+The sites' towns, menus and headlines, the licences' disclaimer, clauses and holders, the templates' pages and
+the licence lineages are in benchmarks/data/families.json.
 """
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import random
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -42,9 +54,9 @@ from benchmarks.lib.devcorpus import Doc, length_bucket
 from benchmarks.lib.edits import Site
 from benchmarks.lib.family_sets import RESULT_SET_SIZE, draw_set, filled, length_scopes, shuffle_numbered
 from benchmarks.lib.rewrites import rewritten, synonym_table
-from benchmarks.lib.sources import Source, stable_hash, words
+from benchmarks.lib.sources import Source, SourceMissing, stable_hash, words
 
-FAMILIES = ("popular", "shared", "short", "multilingual")
+FAMILIES = ("popular", "shared", "short", "multilingual", "template", "derived")
 #: Other seeds than devcorpus.SPLIT_SEEDS, so no edit here repeats one drawn there.
 SPLIT_SEEDS = {"tune": 2501, "test": 2599}
 #: How often each popular story of a split is republished (one story per count).
@@ -62,12 +74,27 @@ PACKAGES = ("coreutils", "util-linux", "e2fsprogs", "procps", "man-db", "dpkg", 
 #: Licences whose texts share passages go to one split together.
 LICENSE_FAMILIES = {"GPL-2": "gpl2", "LGPL-2.1": "gpl2", "GPL-3": "gpl3", "LGPL-3": "gpl3", "MPL-1.1": "mpl",
                     "MPL-2.0": "mpl"}
+#: A page of a template sharing no more than this of its word 5-grams with every other page of it is left out
+#: (its template is too thin to make it a hard negative).
+TEMPLATE_SHARE = 0.2
+#: Pages sharing more than this are one page under two names (an include, an alias): the later one is left out.
+SAME_PAGE = 0.95
+#: Pages of section 7 of no template mixed into a template corpus, at most.
+TEMPLATE_OTHERS = 150
+#: Two licence texts are versions of one another only when one adds, drops or replaces a run of this many words (a
+#: clause); texts that differ by less (a holder's name, "or any later version") are one text.
+CLAUSE_WORDS = 12
 MULTILINGUAL_MAN = {lang: sources.MAN_LANGUAGES[lang] for lang in ("de", "fr", "nl", "ru", "pl", "it", "es", "uk")}
 
 _DATA = load_json("families.json")
 #: What every page of a long-navigation site carries: a menu of these, and a few of the headlines.
 _NAVIGATION: list[str] = _DATA["navigation"]
 _HEADLINES: list[str] = _DATA["headlines"]
+#: split → template → the Debian package and the pages (globs under /usr/share/man) made from it.
+_TEMPLATES: dict[str, dict[str, dict]] = _DATA["templates"]
+#: split → lineage → the licence texts derived from one another: common-licenses files and copyright-file names.
+_LINEAGES: dict[str, dict[str, dict[str, list[str]]]] = _DATA["lineages"]
+_MAN = Path("/usr/share/man")
 
 
 @dataclasses.dataclass
@@ -220,21 +247,35 @@ _ADDED_CLAUSES: list[str] = _DATA["added_clauses"]
 _HOLDERS: list[str] = _DATA["holders"]
 
 
-def _licence_copy(text: str, rng: random.Random) -> str:
-    """A project's licence file: a copyright line of its own holder and years, sometimes a clause added, some
-    re-wrapped or lightly edited; the disclaimer at the end."""
+def _rewrapped(text: str, widths: tuple[int, int], rng: random.Random) -> str:
+    """Each paragraph hard-wrapped at a width drawn from `widths`, as another terminal or editor renders it."""
+    return "\n\n".join(edits.wrap_text(" ".join(p.split()), rng.randint(*widths)) for p in edits.split_paragraphs(text))
+
+
+def _licence_copy(text: str, rng: random.Random, amended: bool = True) -> str:
+    """A project's licence file: a copyright line of its own holder and years, some re-wrapped or lightly edited;
+    when `amended` (the shared family's variants) sometimes a clause added and the disclaimer at the end."""
     years = f"{rng.randint(1995, 2020)}" + (f"-{rng.randint(2021, 2026)}" if rng.random() < 0.5 else "")
     body = text
-    if rng.random() < 0.3:
+    if amended and rng.random() < 0.3:
         paragraphs = edits.split_paragraphs(body)
         paragraphs.insert(rng.randint(len(paragraphs) // 2, len(paragraphs)), rng.choice(_ADDED_CLAUSES))
         body = "\n\n".join(paragraphs)
     if rng.random() < 0.3:
-        body = "\n\n".join(edits.wrap_text(" ".join(p.split()), rng.randint(60, 78))
-                           for p in edits.split_paragraphs(body))
+        body = _rewrapped(body, (60, 78), rng)
     if rng.random() < 0.4:
         body, _ = edits.edited(body, "en", rng.choice((0.01, 0.02)), rng)
-    return f"Copyright (C) {years} {rng.choice(_HOLDERS)}\n\n{body}\n\n{_DISCLAIMER}"
+    return f"Copyright (C) {years} {rng.choice(_HOLDERS)}\n\n{body}" + (f"\n\n{_DISCLAIMER}" if amended else "")
+
+
+def _page_copy(text: str, rng: random.Random) -> tuple[str, float]:
+    """A manual page republished: sometimes its end cut, 1-5 % of its words edited, half re-rendered at another
+    width; and the share of its words edited."""
+    copy = edits.cut_text(text, rng.uniform(0.8, 1.0)) if rng.random() < 0.3 else text
+    copy, rate = edits.edited(copy, "en", rng.choice((0.01, 0.02, 0.05)), rng)
+    if rng.random() < 0.5:
+        copy = _rewrapped(copy, (60, 100), rng)
+    return copy, rate
 
 
 def _package_pages(split: str) -> list[tuple[str, Source]]:
@@ -265,11 +306,7 @@ def shared(split: str, rng: random.Random) -> Corpus:
         group = f"{split}-man-{page.key}"
         docs.append(_doc(page.text, page, group, "original", site=f"package {package}"))
         for _ in range(rng.choice([0, 0, 1, 1, 2])):
-            copy = edits.cut_text(page.text, rng.uniform(0.8, 1.0)) if rng.random() < 0.3 else page.text
-            copy, rate = edits.edited(copy, "en", rng.choice((0.01, 0.02, 0.05)), rng)
-            if rng.random() < 0.5:  # as another terminal renders it
-                copy = "\n\n".join(edits.wrap_text(" ".join(p.split()), rng.randint(60, 100))
-                                   for p in edits.split_paragraphs(copy))
+            copy, rate = _page_copy(page.text, rng)
             docs.append(_doc(copy, page, group, "copy", rate=rate, site=f"package {package}"))
         groups_of[group] = "manpages"
     texts = articles(split)
@@ -288,19 +325,30 @@ def shared(split: str, rng: random.Random) -> Corpus:
         groups_of[group] = "site" if site else "other"
     groups = shuffle_numbered(docs, split, rng)
     fill = [members[0] for members in groups.values()]
-    sets: dict[str, list[list[int]]] = {}
-    for kind in ("licenses", "manpages", "site"):
-        duplicates = [m for name, m in groups.items() if groups_of[name] == kind and len(m) > 1]
-        holders: dict[str, list[int]] = {}  # the originals of the kind by what they share
-        for name, members in groups.items():
-            if groups_of[name] == kind:
-                holders.setdefault(docs[members[0]].site, []).append(members[0])
-        sets[kind] = [draw_set(rng, docs, duplicates, fill, list(holders.values()), clusters=3,
-                               negatives_per_cluster=(8, 20), per_group=(2, 6)) for _ in range(10)]
+    sets = {kind: _kind_sets(docs, groups, groups_of, kind, fill, rng) for kind in ("licenses", "manpages", "site")}
     all_duplicates = [m for m in groups.values() if len(m) > 1]
     sets |= length_scopes(docs, rng, all_duplicates, fill)
     sets["overall"] = sets["licenses"] + sets["manpages"] + sets["site"]
     return Corpus("shared", split, docs, sets)
+
+
+def _clusters(docs: list[Doc], groups: dict[str, list[int]], groups_of: dict[str, str], kind: str) -> list[list[int]]:
+    """The originals of a kind by what they share (their `site`: a package, disclaimer, site, template, lineage)."""
+    holders: dict[str, list[int]] = {}
+    for name, members in groups.items():
+        if groups_of[name] == kind:
+            holders.setdefault(docs[members[0]].site, []).append(members[0])
+    return list(holders.values())
+
+
+def _kind_sets(docs: list[Doc], groups: dict[str, list[int]], groups_of: dict[str, str], kind: str,
+               fill: list[int], rng: random.Random, count: int = 10) -> list[list[int]]:
+    """Result sets of one kind of the family's texts: its duplicates, and three clusters of its originals that share
+    a site, package, template or lineage (8-20 of each)."""
+    duplicates = [m for name, m in groups.items() if groups_of[name] == kind and len(m) > 1]
+    clusters = _clusters(docs, groups, groups_of, kind)
+    return [draw_set(rng, docs, duplicates, fill, clusters, clusters=3, negatives_per_cluster=(8, 20),
+                     per_group=(2, 6)) for _ in range(count)]
 
 
 # --- short -----------------------------------------------------------------------------------------------------
@@ -377,7 +425,155 @@ def multilingual(split: str, rng: random.Random) -> Corpus:
     return Corpus("multilingual", split, docs, sets, labels_language=False)
 
 
+# --- template --------------------------------------------------------------------------------------------------
+
+def _rendered(paths: list[Path]) -> list[str]:
+    with ThreadPoolExecutor(4) as pool:
+        return list(pool.map(sources._render_man, paths))
+
+
+def _template_paths(spec: dict) -> list[Path]:
+    return sorted({p.resolve() for pattern in spec["pages"] for p in _MAN.glob(pattern) if p.is_file()})
+
+
+def _shares(shingles: set[str], other: set[str], limit: float) -> bool:
+    return len(shingles & other) > limit * min(len(shingles), len(other))
+
+
+def template_pages(split: str) -> list[tuple[str, str, Source]]:
+    """(template, package, page) for the split's templates (families.json): one page per text (SAME_PAGE), and
+    only pages sharing TEMPLATE_SHARE of their text with another page of their template."""
+    sources.require_man()
+    pages = []
+    for name, spec in _TEMPLATES[split].items():
+        paths = _template_paths(spec)
+        if not paths:
+            raise SourceMissing(f"the {name} manual pages come with Debian's {spec['package']}: "
+                                f"apt-get install {spec['package']}")
+        family = [Source("manpages", f"en/{path.name}", "en", text) for path, text in zip(paths, _rendered(paths))
+                  if 80 <= words(text) <= 6000]
+        family = devcorpus.distinct(family, SAME_PAGE)
+        shingles = [devcorpus._shingles(page.text) for page in family]
+        pages += [(name, spec["package"], page) for i, page in enumerate(family)
+                  if any(_shares(shingles[i], other, TEMPLATE_SHARE) for j, other in enumerate(shingles) if j != i)]
+    return pages
+
+
+def _other_pages(split: str) -> list[Source]:
+    """Up to TEMPLATE_OTHERS pages of section 7 of no template, in the split (devcorpus's rule, after a page that
+    repeats another under a second name is dropped), distinct from the template pages of both splits and from each
+    other; taken in the order of a stable hash of their name, as sources.manpages."""
+    excluded = {path for spec in [*_TEMPLATES["tune"].values(), *_TEMPLATES["test"].values()]
+                for path in _template_paths(spec)}
+    paths = sorted({p.resolve() for p in (_MAN / "man7").glob("*.gz") if p.is_file()} - excluded,
+                   key=lambda path: (stable_hash(path.name), path.name))
+    pages = [Source("manpages", f"en/{path.name}", "en", text) for path, text in zip(paths, _rendered(paths))]
+    pages = [page for page in devcorpus.distinct([p for p in pages if 80 <= words(p.text) <= 6000], SAME_PAGE)
+             if in_split(page, split)]
+    templated = [page for where in devcorpus.SPLITS for _, _, page in template_pages(where)]
+    return devcorpus.distinct(pages, against=templated)[:TEMPLATE_OTHERS]
+
+
+def template(split: str, rng: random.Random) -> Corpus:
+    pages = template_pages(split)
+    others = _other_pages(split)
+    docs: list[Doc] = []
+    groups_of: dict[str, str] = {}  # a result-set kind per group: the template's package, or other
+    for name, package, page in pages + [("", "other", page) for page in others]:
+        group = f"{split}-tpl-{page.key}"
+        docs.append(_doc(page.text, page, group, "original", site=name))
+        for _ in range(rng.choice([0, 0, 1, 1, 2] if name else [0, 0, 0, 1])):
+            copy, rate = _page_copy(page.text, rng)
+            copy = edits.with_headline(copy, "en", rng) if rng.random() < 0.3 else copy
+            docs.append(_doc(copy, page, group, "copy", rate=rate, site=name))
+        groups_of[group] = package
+    return _scoped_corpus("template", split, docs, groups_of, rng)
+
+
+# --- derived -----------------------------------------------------------------------------------------------------
+
+def _differs_by_a_clause(text: str, other: str) -> bool:
+    """Whether one text adds, drops or replaces a run of CLAUSE_WORDS words of the other (case, punctuation and
+    wrapping aside)."""
+    matcher = difflib.SequenceMatcher(None, _words(text), _words(other), autojunk=False)
+    return any(max(i2 - i1, j2 - j1) >= CLAUSE_WORDS for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal")
+
+
+def _words(text: str) -> list[str]:
+    return edits.WORD_CORE.findall(text.lower())
+
+
+@functools.lru_cache(maxsize=1)
+def _licence_texts() -> tuple[tuple[str, str, Source], ...]:
+    """(split, lineage, text) of every licence text of the derived family: each lineage's texts named in
+    families.json (/usr/share/common-licenses and the copyright files' notices), then each other notice of the
+    copyright files, which joins the lineage it shares more than devcorpus.DISTINCT_CONTAINMENT of its text with
+    (a project's amended BSD or MIT licence), else stands alone in the split devcorpus's rule gives it (lineage "",
+    distinct from the others). A text differing from one of its lineage by less than a clause is left out."""
+    notices = sources.copyright_licences()
+    lineages: dict[str, tuple[str, list[Source]]] = {}  # lineage → split, texts
+
+    def join(lineage: str, text: Source) -> None:
+        kept = lineages[lineage][1]
+        if all(_differs_by_a_clause(text.text, other.text) for other in kept):
+            kept.append(text)
+
+    for split, named in _LINEAGES.items():
+        for lineage, names in named.items():
+            lineages[lineage] = (split, [])
+            for text in [*sources.licenses(tuple(names.get("common-licenses", ()))),
+                         *(notices[name] for name in names.get("copyright", ()) if name in notices)]:
+                join(lineage, text)
+    listed = {name for named in _LINEAGES.values() for names in named.values() for name in names.get("copyright", ())}
+    alone = []
+    for name, text in sorted(notices.items()):
+        if name in listed or not 60 <= words(text.text) <= 6000:
+            continue
+        shingles = devcorpus._shingles(text.text)
+        share, lineage = max((max(len(shingles & other) / min(len(shingles), len(other))
+                                  for other in map(devcorpus._shingles, (t.text for t in texts))), lineage)
+                             for lineage, (_, texts) in lineages.items())
+        if share > devcorpus.DISTINCT_CONTAINMENT:
+            join(lineage, text)
+        else:
+            alone.append(text)
+    return tuple([(split, lineage, text) for lineage, (split, texts) in lineages.items() for text in texts]
+                 + [(split, "", text) for text in devcorpus.distinct(alone) for split in devcorpus.SPLITS
+                    if in_split(text, split)])
+
+
+def licence_texts(split: str) -> list[tuple[str, Source]]:
+    """(lineage, text) of the split's licence texts; lineage "" for those of no lineage."""
+    return [(lineage, text) for where, lineage, text in _licence_texts() if where == split]
+
+
+def derived(split: str, rng: random.Random) -> Corpus:
+    docs: list[Doc] = []
+    groups_of: dict[str, str] = {}  # versions (of a lineage) or other
+    for lineage, text in licence_texts(split):
+        group = f"{split}-der-{text.collection}-{text.key}"
+        docs.append(_doc(text.text, text, group, "original", site=lineage))
+        for _ in range(rng.randint(1, 3) if lineage else rng.choice([0, 0, 1, 2])):
+            docs.append(_doc(_licence_copy(text.text, rng, amended=False), text, group, "copy", site=lineage))
+        groups_of[group] = "versions" if lineage else "other"
+    return _scoped_corpus("derived", split, docs, groups_of, rng)
+
+
 # --- documents and result sets ---------------------------------------------------------------------------------
+
+def _scoped_corpus(family: str, split: str, docs: list[Doc], groups_of: dict[str, str],
+                   rng: random.Random) -> Corpus:
+    """A family of negatives that share a template or lineage: result sets per kind of text (all but other), per
+    length of the original, and overall (the kinds' sets), every set with clusters of those negatives."""
+    groups = shuffle_numbered(docs, split, rng)
+    fill = [members[0] for members in groups.values()]
+    kinds = sorted(set(groups_of.values()) - {"other"})
+    sets = {kind: _kind_sets(docs, groups, groups_of, kind, fill, rng) for kind in kinds}
+    negatives = [cluster for kind in kinds for cluster in _clusters(docs, groups, groups_of, kind)]
+    sets |= length_scopes(docs, rng, [m for m in groups.values() if len(m) > 1], fill, negatives=negatives)
+    sets["overall"] = [s for kind in kinds for s in sets[kind]]
+    return Corpus(family, split, docs, sets)
+
 
 def _doc(text: str, source: Source, group: str, kind: str, rate: float = 0.0, site: str = "") -> Doc:
     """A document of the family (its id set by shuffle_numbered); `length` is the bucket of its original."""
@@ -386,7 +582,8 @@ def _doc(text: str, source: Source, group: str, kind: str, rate: float = 0.0, si
 
 
 BUILDERS: dict[str, Callable[[str, random.Random], Corpus]] = {
-    "popular": popular, "shared": shared, "short": short, "multilingual": multilingual}
+    "popular": popular, "shared": shared, "short": short, "multilingual": multilingual, "template": template,
+    "derived": derived}
 
 
 def build(family: str, split: str, seed: int | None = None) -> Corpus:

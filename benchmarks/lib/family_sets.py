@@ -68,11 +68,12 @@ def draw_set(rng: random.Random, docs: list[Doc], duplicates: list[list[int]], f
 
 
 def length_scopes(docs: list[Doc], rng: random.Random, duplicates: list[list[int]], fill: list[int],
-                  count: int = 4) -> dict[str, list[list[int]]]:
-    """Result sets whose duplicates all have an original of one length bucket (buckets with duplicates only)."""
+                  count: int = 4, negatives: list[list[int]] = ()) -> dict[str, list[list[int]]]:
+    """Result sets whose duplicates all have an original of one length bucket (buckets with duplicates only), with
+    the family's negative clusters when it has them."""
     sets = {}
     for bucket in LENGTHS:
         scoped = [m for m in duplicates if docs[m[0]].length == bucket]
         if scoped:
-            sets[f"length {bucket}"] = [draw_set(rng, docs, scoped, fill) for _ in range(count)]
+            sets[f"length {bucket}"] = [draw_set(rng, docs, scoped, fill, negatives) for _ in range(count)]
     return sets

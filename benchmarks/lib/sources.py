@@ -9,6 +9,8 @@ Collections (kind of writing, language, where it comes from):
                    punctuation), in English and the localized pages Debian installs (de, fr, nl, ru, pl, it,
                    es, uk; packages man-db, manpages-*).
 * `licenses`     — the long legal texts in /usr/share/common-licenses (Debian's base-files).
+* `copyright`    — the licence texts of Debian's machine-readable /usr/share/doc/*/copyright files: the BSD, MIT
+                   and GNU notices projects amend (a clause added or dropped, an exception), one text per name.
 * `pydoc`        — prose of Python's own documentation (stdlib docstrings, the language reference topics).
 
 Nothing is downloaded: each loader reads files installed on the machine and says what is missing.
@@ -16,15 +18,18 @@ Nothing is downloaded: each loader reads files installed on the machine and says
 from __future__ import annotations
 
 import bz2
+import functools
 import hashlib
 import importlib.util
 import inspect
+import itertools
 import os
 import re
 import shutil
 import subprocess
 import sys
 import warnings
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,12 +168,16 @@ def _render_man(path: Path) -> str:
     return text
 
 
+def require_man() -> None:
+    if shutil.which("man") is None:
+        raise SourceMissing("manual pages need man-db: apt-get install man-db")
+
+
 def manpages(languages: dict[str, str] = MAN_LANGUAGES, per_language: int = 120) -> Iterator[Source]:
     """Pages of every language directory present, links and repeated pages counted once, without the thousands
     of generated `gcloud` pages. Pages are taken in the order of a stable hash of their name, so installing a
     package adds only the few of its pages that hash low instead of shifting the whole selection."""
-    if shutil.which("man") is None:
-        raise SourceMissing("manual pages need man-db: apt-get install man-db")
+    require_man()
     root = Path("/usr/share/man")
     with ThreadPoolExecutor(4) as pool:
         for directory, lang in languages.items():
@@ -195,14 +204,44 @@ LICENSES = ("Apache-2.0", "Artistic", "BSD", "CC0-1.0", "GFDL-1.3", "GPL-2", "GP
             "MPL-1.1", "MPL-2.0")
 
 
-def licenses() -> Iterator[Source]:
+def licenses(names: tuple[str, ...] = LICENSES) -> Iterator[Source]:
     root = Path("/usr/share/common-licenses")
     if not root.is_dir():
         raise SourceMissing("the legal texts are Debian's /usr/share/common-licenses (package base-files)")
-    for name in LICENSES:
+    for name in names:
         path = root / name
         if path.is_file():
             yield Source("licenses", name, "en", path.read_text(encoding="utf-8"))
+
+
+_DEP5_FORMAT = re.compile(r"^Format:.*(copyright-format|dep5)", re.I)
+
+
+@functools.lru_cache(maxsize=1)
+def copyright_licences() -> dict[str, Source]:
+    """name → the text of the stand-alone `License:` paragraphs of Debian's machine-readable copyright files
+    (40+ words) that most packages carry under that name, ties broken by the text, so the choice does not depend
+    on the order packages were installed in."""
+    counts: dict[str, Counter] = {}
+    for path in sorted(Path("/usr/share/doc").glob("*/copyright")):
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not _DEP5_FORMAT.match(raw):
+            continue
+        for paragraph in _PARAGRAPH_BREAK.split(raw):
+            name, _, body = paragraph.partition("\n")
+            if not name.startswith("License:"):
+                continue
+            lines = itertools.takewhile(lambda line: line[:1] in (" ", "\t"), body.split("\n"))
+            text = "\n".join("" if line.strip() == "." else line.strip() for line in lines).strip()
+            if words(text) >= 40:
+                counts.setdefault(name[len("License:"):].strip(), Counter())[text] += 1
+    if not counts:
+        raise SourceMissing("the licence notices are in Debian's machine-readable /usr/share/doc/*/copyright files")
+    return {name: Source("copyright", name, "en", min(texts.items(), key=lambda item: (-item[1], item[0]))[0])
+            for name, texts in counts.items()}
 
 
 # --- Python's documentation --------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
-"""The contracts of the issue-25 development families (benchmarks/lib/families.py): splits from different texts,
-the popular stories' copy counts, rewrite rates, unlabelled languages, and determinism by seed."""
+"""The contracts of the development families (benchmarks/lib/families.py): splits from different texts, the popular
+stories' copy counts, rewrite rates, unlabelled languages, determinism by seed, and the template and derived
+families' labels (distinct pages of one template and versions of one licence apart, republished copies with their
+text) and result sets."""
 from __future__ import annotations
 
 import pytest
 
-from benchmarks.lib import families, family_sets, sources
+from benchmarks.lib import devcorpus, families, family_sets, sources
 from benchmarks.lib.rewrites import changed_share
 
 
@@ -85,3 +87,84 @@ def test_the_same_seed_builds_the_same_corpus(few_short_sources):
     assert first.result_sets == again.result_sets
     other = families.build("short", "tune", seed=6)
     assert [d.text for d in other.docs] != [d.text for d in first.docs]
+
+
+# --- template and derived: distinct texts of one template or lineage, and their republished copies ----------------
+
+@pytest.fixture(scope="module", params=["template", "derived"])
+def both_splits(request) -> dict[str, families.Corpus]:
+    return {split: families.build(request.param, split) for split in ("tune", "test")}
+
+
+def test_template_and_derived_splits_share_no_text_or_template(both_splits):
+    tune, test = both_splits["tune"], both_splits["test"]
+    originals = {split: [d for d in corpus.docs if d.family == "original"] for split, corpus in both_splits.items()}
+    assert len(originals["tune"]) >= 40 and len(originals["test"]) >= 40
+    assert not {d.text for d in originals["tune"]} & {d.text for d in originals["test"]}
+    # texts of one template or lineage (their `site`) stay on one side
+    assert not {d.site for d in tune.docs if d.site} & {d.site for d in test.docs if d.site}
+    keys = {split: {d.group.split("-", 2)[2] for d in docs} for split, docs in originals.items()}
+    assert not keys["tune"] & keys["test"]
+
+
+def test_distinct_pages_of_a_template_are_other_groups_and_copies_join_their_page(both_splits):
+    for corpus in both_splits.values():
+        originals = [d for d in corpus.docs if d.family == "original"]
+        by_group = {d.group: d for d in originals}
+        assert len(by_group) == len(originals)  # one original per group
+        related: dict[str, list] = {}
+        for doc in originals:
+            if doc.site:
+                related.setdefault(doc.site, []).append(doc)
+        assert len(related) >= 4 and all(len(members) >= 2 for members in related.values())
+        # the pages of one template (versions of one licence) share text, yet each is a group of its own
+        share = families.TEMPLATE_SHARE if corpus.family == "template" else 0.0
+        for members in related.values():
+            assert len({d.group for d in members}) == len(members)
+            shingles = [devcorpus._shingles(d.text) for d in members]
+            assert all(any(families._shares(mine, theirs, share) for theirs in shingles if theirs is not mine)
+                       for mine in shingles)
+        copies = [d for d in corpus.docs if d.family == "copy"]
+        assert len(copies) >= 50
+        for copy in copies:
+            page = by_group[copy.group]
+            assert copy.site == page.site
+            assert _resemblance(copy.text, page.text) > max(
+                (_resemblance(copy.text, other.text) for other in related.get(page.site, []) if other is not page),
+                default=0.0)
+
+
+def test_every_scope_holds_copies_and_texts_of_one_template_or_lineage(both_splits):
+    for corpus in both_splits.values():
+        docs = corpus.docs
+        assert "overall" in corpus.result_sets and len(corpus.result_sets["overall"]) >= 10
+        for scope, drawn in corpus.result_sets.items():
+            for result_set in drawn:
+                assert len(set(result_set)) == len(result_set) >= 60
+                groups = [docs[i].group for i in result_set]
+                assert len(groups) > len(set(groups))  # duplicates
+                sites: dict[str, set[str]] = {}
+                for i in result_set:
+                    if docs[i].site:
+                        sites.setdefault(docs[i].site, set()).add(docs[i].group)
+                assert any(len(members) >= 2 for members in sites.values()), scope  # negatives that share text
+                assert any(not docs[i].site for i in result_set) or scope != "overall"  # not the family alone
+
+
+def test_a_licence_version_differs_from_its_lineage_by_a_clause():
+    assert families._differs_by_a_clause("a b c " + " ".join(f"w{n}" for n in range(20)), "a b c")
+    assert not families._differs_by_a_clause("Copyright 2001 Jane Doe. All rights reserved.",
+                                             "Copyright (c) 2005, John Smith\nAll rights reserved")
+    for split in ("tune", "test"):
+        texts = families.licence_texts(split)
+        lineages: dict[str, list] = {}
+        for lineage, text in texts:
+            lineages.setdefault(lineage, []).append(text)
+        assert {"tune": {"gnu-v2", "bsd"}, "test": {"gnu-v3", "mit"}}[split] <= set(lineages)
+        assert {"licenses", "copyright"} <= {text.collection for _, text in texts}
+
+
+def _resemblance(text: str, other: str) -> float:
+    """The word 5-grams the two texts share, of those either has (Jaccard)."""
+    mine, theirs = devcorpus._shingles(text), devcorpus._shingles(other)
+    return len(mine & theirs) / max(1, len(mine | theirs))
