@@ -32,6 +32,7 @@ from typing import Callable
 import numpy as np
 
 from benchmarks.lib import devcorpus, families, report
+from benchmarks.lib.answers import answer_and_train
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_grouping, greedy_groups
 from benchmarks.lib.quality_methods import Method, exact_method, minhash_method, simhash_method
@@ -42,6 +43,8 @@ from neardup.core.errors import NearDupError
 from neardup.jobs.index import index_corpus
 from neardup.store import open_store
 
+#: A user's answers after which the store is trained and served again (lib/answers.py).
+ANSWER_CHECKPOINTS = (30, 60)
 #: index_corpus parameters the run sets itself.
 _FIXED_INDEX_ARGS = ("corpus", "store_path")
 
@@ -72,10 +75,15 @@ class StoreRun:
         with path.open("w", encoding="utf-8") as out:
             for record in corpus.records():
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self.summary = index_corpus(str(path), str(workdir / f"{corpus.family}-{corpus.split}.store"), **options)
-        self.store = open_store(workdir / f"{corpus.family}-{corpus.split}.store", readonly=True)
-        self.deduplicator = Deduplicator(self.store)
+        self.path = workdir / f"{corpus.family}-{corpus.split}.store"
+        self.summary = index_corpus(str(path), str(self.path), **options)
         self.ids = [doc.id for doc in corpus.docs]
+        self.open()
+
+    def open(self) -> None:
+        """The store as it is now (its defaults too: what a user's answers trained since)."""
+        self.store = open_store(self.path, readonly=True)
+        self.deduplicator = Deduplicator(self.store)
 
     def groups(self, indexes: list[int], params: list[DedupParams]) -> np.ndarray:
         """groups[p, position]: the position standing for each result's group under params[p], as Dedup
@@ -117,28 +125,50 @@ def figures(counts: Counts, index: int) -> dict:
             "topic_grouped": float(counts.negatives_grouped["topic"][index] / max(1, counts.negatives["topic"]))}
 
 
-def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, threshold: float | None) -> dict:
-    """Per scope: neardup at the store's default (or `threshold`) and at its best threshold; each baseline at
-    its best threshold. Also the store's facts (stop-list, default threshold) and the curves' counts."""
+def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, threshold: float | None,
+                    checkpoints: tuple[int, ...] = ANSWER_CHECKPOINTS) -> dict:
+    """Per scope: neardup at the store's default (or `threshold`) and at its best threshold; after a user's answers
+    (lib/answers.py: `neardup label`'s proposals answered from the truth, `neardup train` at each checkpoint), at
+    the store's defaults then; each baseline at its best threshold. Also the store's facts (stop-list, default
+    threshold, what each training chose) and the curves' counts."""
     docs = corpus.docs
     sets = {scope: [ResultSet.label(docs, indexes) for indexes in drawn] for scope, drawn in corpus.result_sets.items()}
     run = StoreRun(corpus, workdir, options)
+    served_counts, trained = {}, {}
+
+    def served(name: str, params: DedupParams) -> None:
+        served_counts[name] = counts_by_scope(sets, lambda indexes: run.groups(indexes, [params]), 1)
+
     try:
-        served = run.deduplicator.defaults
+        defaults = run.deduplicator.defaults
         if threshold is not None:
-            served = dataclasses.replace(served, threshold=threshold)
-        sweep = [dataclasses.replace(served, threshold=float(t)) for t in THRESHOLDS]
-        default_counts = counts_by_scope(sets, lambda indexes: run.groups(indexes, [served]), 1)
+            defaults = dataclasses.replace(defaults, threshold=threshold)
+        sweep = [dataclasses.replace(defaults, threshold=float(t)) for t in THRESHOLDS]
+        served("neardup default", defaults)
         sweep_counts = counts_by_scope(sets, lambda indexes: run.groups(indexes, sweep), len(THRESHOLDS))
         store_facts = {"documents": run.summary.documents, "stoplist_size": run.summary.stoplist_size,
                        "stoplisted_occurrences": run.summary.stoplisted_occurrences,
-                       "served": dataclasses.asdict(served), "index_seconds": round(run.summary.elapsed, 2)}
+                       "served": dataclasses.asdict(defaults), "index_seconds": round(run.summary.elapsed, 2)}
     finally:
         run.close()
+
+    def after_answers(count: int, report: dict) -> None:
+        run.open()
+        try:
+            served(f"neardup {count} answers", run.deduplicator.defaults)
+            trained[str(count)] = {**report, "served": dataclasses.asdict(run.deduplicator.defaults)}
+        finally:
+            run.close()
+
+    if checkpoints:
+        group_of = {doc.id: doc.group for doc in docs}
+        answer_and_train(run.path, group_of, workdir / f"{corpus.family}-{corpus.split}.answers.jsonl", checkpoints,
+                         after_answers)
+    store_facts["answers"] = trained
     baselines = {method.name: counts_by_scope(sets, lambda indexes, m=method: greedy_groups(
         m.pair_matrix(indexes), THRESHOLDS), len(THRESHOLDS)) for method in baseline_methods(docs)}
     return {"store": store_facts, "documents": len(docs), "result_sets": {s: len(v) for s, v in sets.items()},
-            "counts": {"neardup default": default_counts, "neardup sweep": sweep_counts, **baselines}}
+            "counts": {**served_counts, "neardup sweep": sweep_counts, **baselines}}
 
 
 def baseline_methods(docs) -> list[Method]:
@@ -150,14 +180,22 @@ def scope_rows(counts: dict[str, dict[str, Counts]]) -> dict[str, dict]:
     """Per scope: neardup at its default, neardup and each baseline at that scope's best threshold."""
     rows = {}
     for scope in counts["neardup default"]:
-        row = {"neardup default": figures(counts["neardup default"][scope], 0)}
+        row = {}
         for name, by_scope in counts.items():
-            if name == "neardup default":
+            if len(by_scope[scope].tp) == 1:  # served at one setting: the store's defaults
+                row[name] = figures(by_scope[scope], 0)
                 continue
             best = int(np.argmax(by_scope[scope].f1()))
             row[name] = {"threshold": float(THRESHOLDS[best]), **figures(by_scope[scope], best)}
         rows[scope] = row
     return rows
+
+
+def _answered(figures_after: dict, trained: dict) -> str:
+    """F1 after a user's answers, and what the store then served (or why training left it unchanged)."""
+    served = trained["served"]
+    setting = "unchanged" if trained["refused"] else f"{served['metric']} {served['threshold']:g}"
+    return f"{figures_after['f1']:.3f} ({setting})"
 
 
 def _peer(row: dict) -> tuple[str, dict]:
@@ -172,8 +210,9 @@ def markdown(results: dict, command: str, note: str) -> str:
              "the family's best threshold (an oracle); peers (MinHash, exact 5-gram Jaccard and containment, "
              "SimHash) at each family's own best threshold. F1 (precision / recall); *site grouped*: share of "
              "pairs of distinct texts that share a site, package, disclaimer, template or licence lineage put in one group.", ""]
+    checkpoints = results["answer_checkpoints"]
     header = ["family", "neardup default", "neardup best threshold", "best peer, best threshold", "margin",
-              "site grouped", "stop-list", "served threshold"]
+              *(f"after {count} answers" for count in checkpoints), "site grouped", "stop-list", "served threshold"]
     rows = []
     for family, result in results["families"].items():
         row = result["scopes"]["overall"]
@@ -183,6 +222,8 @@ def markdown(results: dict, command: str, note: str) -> str:
         rows.append([family, f"**{default['f1']:.3f}** ({default['precision']:.2f} / {default['recall']:.2f})",
                      f"{best['f1']:.3f} at {best['threshold']:.2f}",
                      f"{peer['f1']:.3f} ({name}, {peer['threshold']:.2f})", f"{default['f1'] - peer['f1']:+.3f}",
+                     *(_answered(row[f"neardup {count} answers"], store["answers"][str(count)])
+                       for count in checkpoints),
                      f"{default['site_grouped']:.1%}", f"{store['stoplist_size']:,}",
                      f"{store['served']['threshold']:g}"])
     overall = results["overall"]
@@ -192,16 +233,21 @@ def markdown(results: dict, command: str, note: str) -> str:
                  f"{overall['neardup sweep']['f1']:.3f} at {overall['neardup sweep']['threshold']:.2f}",
                  f"{peer['f1']:.3f} ({name}, {peer['threshold']:.2f})",
                  f"{overall['neardup default']['f1'] - peer['f1']:+.3f}",
+                 *(f"{overall[f'neardup {count} answers']['f1']:.3f}" for count in checkpoints),
                  f"{overall['neardup default']['site_grouped']:.1%}", "", ""])
     mean = results["family_mean"]
     name = max((n for n in mean if not n.startswith("neardup")), key=mean.get)
     rows.append(["**mean of families**", f"**{mean['neardup default']:.3f}**", f"{mean['neardup sweep']:.3f}",
-                 f"{mean[name]:.3f} ({name})", f"{mean['neardup default'] - mean[name]:+.3f}", "", "", ""])
+                 f"{mean[name]:.3f} ({name})", f"{mean['neardup default'] - mean[name]:+.3f}",
+                 *(f"{mean[f'neardup {count} answers']:.3f}" for count in checkpoints), "", "", ""])
     lines += report.table(header, rows)
     lines += ["", "*All families*: pairs summed over every family's result sets (a set of 100 copies of one story "
               "holds 4,950 pairs, so `popular` weighs most), neardup at its one best threshold over all, each peer "
               "at its one best threshold over all. *Mean of families*: the families' F1 averaged, each method at each "
-              "family's own best threshold (neardup default: as served)."]
+              "family's own best threshold (neardup default: as served). *After N answers*: `neardup label`'s own "
+              "proposals on the family's store answered from the truth (same group or not), `neardup train` run on "
+              "them, and the store served at what it then holds (metric and threshold; *unchanged* where train "
+              "refused); the same answers file goes on from 30 to 60 (benchmarks/lib/answers.py)."]
     lines += ["", "**Per scope** (F1; neardup at its default, the others at the scope's own best threshold).", ""]
     scope_header = ["family", "scope", "sets", "neardup default", "neardup best", "best peer", "margin"]
     scope_lines = []
@@ -227,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threshold", type=float, help="serve at this threshold instead of the store's default")
     parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
                         help="a keyword argument of neardup.jobs.index.index_corpus (repeatable), e.g. learn=False")
+    parser.add_argument("--answers", type=int, nargs="*", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
+                        help="train on a user's simulated answers after each COUNT and serve again (default: "
+                             f"{' '.join(map(str, ANSWER_CHECKPOINTS))}; none: skip)")
     parser.add_argument("--label", default="", help="added to the output files' names (e.g. no-stoplist)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
@@ -240,11 +289,13 @@ def main(argv: list[str] | None = None) -> int:
         [""] + [f"--split {' '.join(args.split)}"]
         + ([f"--family {' '.join(args.family)}"] if args.family != list(families.FAMILIES) else [])
         + [f"--index-arg {a}" for a in args.index_arg]
-        + ([f"--threshold {args.threshold:g}"] if args.threshold is not None else []))
+        + ([f"--threshold {args.threshold:g}"] if args.threshold is not None else [])
+        + ([f"--answers {' '.join(map(str, args.answers))}"] if sorted(args.answers) != list(ANSWER_CHECKPOINTS)
+           else []))
     for split in args.split:
         started = time.perf_counter()
         results: dict = {"command": command, "split": split, "index_options": {k: repr(v) for k, v in options.items()},
-                         "families": {}}
+                         "answer_checkpoints": sorted(args.answers), "families": {}}
         all_counts: dict[str, list[Counts]] = {}
         with tempfile.TemporaryDirectory(prefix="neardup-families-") as workdir:
             for family in args.family:
@@ -253,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
                 except SourceMissing as missing:
                     parser.exit(2, f"evaluate_families: {missing}\n")
                 try:
-                    result = evaluate_family(corpus, Path(workdir), options, args.threshold)
+                    result = evaluate_family(corpus, Path(workdir), options, args.threshold,
+                                             tuple(sorted(args.answers)))
                 except NearDupError as error:  # an index option's value the indexer refuses
                     parser.exit(2, f"evaluate_families: {error}\n")
                 for name, by_scope in result.pop("counts").items():

@@ -1,7 +1,7 @@
 """A user's answers, simulated: `neardup label`'s own proposals answered from a corpus's truth, then `neardup
 train`, as a user who labels a few dozen pairs would do (issue 38: what a duplicate is differs per user).
 
-The session proposes (jobs/label.LabelSession, the order the console and the page show); each proposal is
+The session proposes (jobs/label.label_with: LabelSession, the order the console and the page show); each proposal is
 answered "duplicate" when its two articles are in one group of the truth, "not" otherwise (never "unsure"); at
 each checkpoint (a number of answers) the answers are trained on (jobs/train.train, which stores a threshold or
 refuses, store unchanged) and the session starts again on the same answers file, so later proposals come near
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from neardup.core.errors import NearDupError
-from neardup.jobs.label import LabelSession
+from neardup.jobs.label import label_with
 from neardup.jobs.train import train
 from neardup.store import open_store
 
@@ -26,13 +26,7 @@ def answer_and_train(store_path: Path, group_of: Mapping[str, str], answers_path
     reports = []
     for count in checkpoints:
         with open_store(store_path) as store:
-            session = LabelSession(store, answers_path)
-            while len(session.answers) < count:
-                proposal = session.next()
-                if proposal is None:
-                    break
-                session.answer(proposal.a, proposal.b, group_of[proposal.a] == group_of[proposal.b])
-            answered = len(session.answers)
+            answered = len(label_with(store, answers_path, lambda a, b: group_of[a] == group_of[b], count))
         try:
             report = train(str(answers_path), str(store_path))
         except NearDupError as refused:  # too few of a class: the store is unchanged, as for a user

@@ -204,3 +204,33 @@ def test_fuzz_checks_name_what_happened():
     assert check_result_set_line(b"not json") == "one-line error"
     assert check_sketcher("word:1", "Some words to sketch here.", "en") == "sketched"
     assert check_sketcher("word:1", "Some words.", "tlh") == "unknown language"
+
+
+# --- a user's answers, simulated ---------------------------------------------------------------------------------
+
+def test_simulated_answers_come_from_the_truth_and_train_the_store_at_each_checkpoint(tmp_path):
+    """label's proposals answered from the truth (template pages: not duplicates), train at 20 and 40 answers:
+    the answers file holds them all, each as the truth says, and the store then serves a trained threshold above
+    every template sibling's similarity."""
+    from benchmarks.lib.answers import answer_and_train
+    from neardup.core import kernel
+    from neardup.jobs.index import index_corpus
+    from textgen import look_alike_corpus
+
+    records, story_of = look_alike_corpus()
+    index_corpus(str(write_jsonl(tmp_path / "texts.jsonl", records)), str(tmp_path / "store"))
+    seen = []
+    reports = answer_and_train(tmp_path / "store", story_of, tmp_path / "answers.jsonl", (20, 40),
+                               lambda count, trained: seen.append(count))
+    assert seen == [20, 40] and [r["answers"] for r in reports] == [20, 40]
+    answered = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
+    assert len(answered) == 40
+    assert all(a["duplicate"] == (story_of[a["a"]] == story_of[a["b"]]) for a in answered)
+    assert not reports[-1]["refused"], reports[-1]
+    pages = [r["id"] for r in records if r["id"].startswith("template-0-")]
+    with open_store(tmp_path / "store", readonly=True) as store:
+        setting = store.threshold()
+        sketches = store.get_many(pages)
+        siblings = max(kernel.similarity(a, b, store.config.k, setting["metric"])
+                       for i, a in enumerate(sketches) for b in sketches[i + 1:])
+    assert setting["source"] == "trained" and setting["threshold"] > siblings

@@ -23,12 +23,13 @@ from neardup.jobs.label import label_with
 from neardup.cli.main import main
 from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_features
 from neardup.core.errors import ConfigMismatch
+from neardup.runtime.deduplicator import Deduplicator
 from neardup.store import open_store
 from neardup_client import NearDupClient
 from benchmarks.lib import jobads
 from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
 from benchmarks.lib.server_process import NEARDUP, Server, serving, write_jsonl
-from textgen import RECORD_SCHEMA, look_alike_corpus, records_with_typos
+from textgen import RECORD_SCHEMA, article, look_alike_corpus, records_with_typos, text
 
 
 @pytest.fixture(scope="module")
@@ -278,3 +279,39 @@ def test_train_refuses_text_answers_that_cannot_decide_in_one_line_the_store_unc
     done = neardup("train", pairs, "--store", texts_store / "store")
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and says in done.stderr, done.stderr
     assert _threshold_of(texts_store / "store") == before
+
+
+def test_answers_that_call_an_amended_text_no_duplicate_train_jaccard_and_dedup_serves_it(tmp_path):
+    """A text that is another one whole plus added sentences (a licence "with these amendments") is contained
+    whole: under containment no threshold keeps it apart from its original while grouping edited copies. Answers
+    that say so make train choose jaccard, which the server then serves by default."""
+    records = [{"id": f"story-{n}", "text": text(article(3000 + n))} for n in range(40)]
+    for n in range(12):  # copies: a header and one sentence in four edited
+        rng = random.Random(6000 + n)
+        edited = [s.replace(s.split()[2], rng.choice(s.split()), 1) if i % 4 == 0 else s
+                  for i, s in enumerate(article(3000 + n))]
+        records.append({"id": f"copy-{n}", "text": f"Republished by the wire service {n}. " + text(edited)})
+    for n in range(12, 24):  # amended: the story whole, then sentences of its own
+        records.append({"id": f"amended-{n}", "text": text(article(3000 + n) + article(4000 + n, sentences=8))})
+    corpus = write_jsonl(tmp_path / "texts.jsonl", records)
+    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "store")], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    with open_store(tmp_path / "store", readonly=True) as store:
+        assert _similarity(store, "story-12", "amended-12") >= Deduplicator(store).defaults.threshold  # grouped
+    answers = ([{"a": f"story-{n}", "b": f"copy-{n}", "duplicate": True} for n in range(12)]
+               + [{"a": f"story-{n}", "b": f"amended-{n}", "duplicate": False} for n in range(12, 24)])
+    pairs = write_jsonl(tmp_path / "answers.jsonl", answers)
+    done = subprocess.run([*NEARDUP, "train", str(pairs), "--store", str(tmp_path / "store"), "--folds", "3"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "chosen: jaccard >= " in done.stdout.splitlines()[-1]
+    with open_store(tmp_path / "store", readonly=True) as store:
+        after = store.threshold()
+    assert (after["metric"], after["source"]) == ("jaccard", "trained")
+    with serving(tmp_path / "store") as server, NearDupClient(server.target, timeout=10) as client:
+        info = client.info()
+        assert (info.default_metric, info.default_threshold) == ("jaccard", after["threshold"])
+        answer = client.dedup(["story-12", "amended-12", "story-0", "copy-0", "story-13", "amended-13"])
+    assert answer.keep == ["story-12", "amended-12", "story-0", "story-13", "amended-13"]
+    assert [(d.id, d.duplicate_of) for d in answer.duplicates] == [("copy-0", "story-0")]

@@ -10,18 +10,18 @@ from ..store import STORE_HELP, default_store_path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.description = ("Train a store from labelled pairs (JSON Lines: {\"a\": id, \"b\": id, \"duplicate\": "
-                          "true|false}, ids stored; `neardup label` writes them). A store of texts: its threshold, "
-                          "the one of the best F1 on the pairs' similarities under the store's metric, "
-                          "cross-validated, stored as the store's default (source \"trained\"), unless the pairs "
-                          "hold fewer than --folds duplicates or others, do not separate by similarity, or do "
-                          "better at the store's current threshold (then exit 1, the store unchanged). An items "
-                          "store: a pair classifier, logistic regression against gradient boosting, the better by "
-                          "cross-validated F1 on the labelled pairs that share a super token and score at least "
-                          "half the rules' threshold; stored in the store (as JSON numbers only) for Dedup and "
-                          "FindSimilar to decide by its calibrated probability, unless it does worse than the rules "
-                          "alone or decides candidates otherwise than the rules where too few labels show it right "
-                          "(then exit 1, the store unchanged). Restart `neardup serve` to use either.")
+    parser.description = (
+        "Train a store from labelled pairs (JSON Lines: {\"a\": id, \"b\": id, \"duplicate\": true|false}, ids "
+        "stored; `neardup label` writes them). A store of texts: its metric (containment or jaccard) and "
+        "threshold, the pair of the best cross-validated F1 on the pairs' similarities, stored as the store's "
+        "default (source \"trained\"), unless the pairs hold fewer than --folds duplicates or others, do not "
+        "separate by similarity, or do better at the store's current metric and threshold (then exit 1, the store "
+        "unchanged). An items store: a pair classifier, logistic regression against gradient boosting, the better "
+        "by cross-validated F1 on the labelled pairs that share a super token and score at least half the rules' "
+        "threshold; stored in the store (as JSON numbers only) for Dedup and FindSimilar to decide by its "
+        "calibrated probability, unless it does worse than the rules alone or decides candidates otherwise than "
+        "the rules where too few labels show it right (then exit 1, the store unchanged). Restart `neardup serve` "
+        "to use either.")
     parser.add_argument("pairs", metavar="PAIRS", help="labelled pairs, JSON Lines")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--folds", type=at_least(2), default=DEFAULT_FOLDS, help="cross-validation folds")
@@ -59,15 +59,16 @@ def _threshold_report(args: argparse.Namespace, report: dict) -> int:
     """A store of texts' trained threshold against its current one, on the same answers."""
     before, cv = report["before"], report["cv"]
     print(f"{'store threshold':18s} F1 on the answers {before['f1']['f1']:.3f}  precision "
-          f"{before['f1']['precision']:.3f}  recall {before['f1']['recall']:.3f}  ({report['metric']} >= "
+          f"{before['f1']['precision']:.3f}  recall {before['f1']['recall']:.3f}  ({before['metric']} >= "
           f"{before['threshold']:g}, {before['source']})")
     print(f"{'trained threshold':18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
-          f"{cv['recall']:.3f}  ({report['metric']} >= {report['threshold']:g})")
+          f"{cv['recall']:.3f}  ({report['metric']} >= {report['threshold']:g}; cross-validated F1 per metric: "
+          + ", ".join(f"{metric} {f1:.3f}" for metric, f1 in report["metrics"].items()) + ")")
     print(f"{report['pairs']:,} answered pairs: {report['duplicates']:,} duplicates, {report['others']:,} others; "
           f"{report['folds']}-fold cross-validation")
     if report["refused"]:
         raise CommandFailed(report["refused"])
-    print(f"chosen: threshold {report['threshold']:g}; " + (
+    print(f"chosen: {report['metric']} >= {report['threshold']:g}; " + (
         f"stored in {args.store} (source trained)" if args.write else "not stored (--dry-run)")
           + f"; {report['elapsed']:.1f} s")
     return EXIT_OK

@@ -60,12 +60,13 @@ class Recorded(NamedTuple):
         weights = self.setting.get(calibration.FIELD_WEIGHTS)
         weighing = "" if not weights else \
             f"; fields weigh {', '.join(f'{name} {weight:g}' for name, weight in weights.items())}"
+        metric = f"{self.setting['metric']}; " if "metric" in self.setting else ""
         if self.setting["source"] == calibration.LEARNED:
-            return (f"{self.setting['threshold']:g} (learned from {self.setting['sampled']:,} sampled documents"
+            return (f"{self.setting['threshold']:g} ({metric}learned from {self.setting['sampled']:,} sampled documents"
                     f"{f', {self.seconds:.2f} s' if self.learned else ''}{weighing})")
         if self.setting["source"] == calibration.TRAINED:
-            return f"{self.setting['threshold']:g} (trained on {self.setting['trained_on']:,} labelled pairs)"
-        return f"{self.setting['threshold']:g} (set by hand{weighing})"
+            return f"{self.setting['threshold']:g} ({metric}trained on {self.setting['trained_on']:,} labelled pairs)"
+        return f"{self.setting['threshold']:g} ({metric}set by hand{weighing})"
 
 
 def learn_field_weights(store: SketchStore) -> dict[str, float] | None:
@@ -96,13 +97,15 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
                                              "sampled": len(nearest)}
         if wanted is not None and weights:
             wanted[calibration.FIELD_WEIGHTS] = weights
+        if wanted is not None and setting is not None and "metric" in setting:  # the sample was searched under it
+            wanted["metric"] = setting["metric"]
     elif choice == FIXED:
         wanted = None
     elif choice is None:
         wanted = setting
-    else:  # set by hand: the store's learned field weights stay
+    else:  # set by hand: the store's learned field weights and trained metric stay
         kept = {} if setting is None else {key: value for key, value in setting.items()
-                                           if key == calibration.FIELD_WEIGHTS}
+                                           if key in (calibration.FIELD_WEIGHTS, "metric")}
         wanted = {"threshold": float(choice), "source": calibration.SET, **kept}
     if wanted != setting:  # a write bumps the generation (caches drop their answers): only for a change
         store.set_threshold(wanted)

@@ -1,15 +1,18 @@
 """`neardup train PAIRS.jsonl --store S`: a store of texts' threshold, or a pair classifier for an items store (seed
 000's second stage), from the user's labelled pairs: what a duplicate is differs per user, and the answers decide.
 
-A store of texts (train_threshold): each labelled pair's similarity under the store's default metric (what Dedup
-compares) is computed from the stored sketches, and the threshold is the one of the best F1 on the answers (the
-middle of the cuts that reach it: fit_threshold). Its F1 is cross-validated (stratified folds: each fold decided
-at the threshold fitted on the others). It is stored as the store's threshold setting, source "trained"
-(core/calibration.TRAINED), which `neardup serve` serves as the default of Dedup and FindSimilar like a learned
-or a hand-set one; unless the answers hold fewer than `folds` duplicates or others, the trained threshold
-cross-validates no better than calling every pair a duplicate (the answers do not separate by similarity), or
-below the store's current threshold on the same answers. Then the store is unchanged and the command says why in
-one line. No pair model is fitted for texts: a server decides a text store's pairs by a threshold alone.
+A store of texts (train_threshold): each labelled pair's similarity under each metric of the store's sketch kind
+(containment and jaccard: what Dedup compares) is computed from the stored sketches, and per metric the threshold
+is the one of the best F1 on the answers (the middle of the cuts that reach it: fit_threshold), its F1
+cross-validated (stratified folds: each fold decided at the threshold fitted on the others). The metric whose
+threshold cross-validates best wins (the store's own on a tie): a user for whom a licence that adds a clause to
+another is no duplicate of it needs jaccard, since under containment the shorter text is contained whole. Metric
+and threshold are stored as the store's threshold setting, source "trained" (core/calibration.TRAINED), which
+`neardup serve` serves as the default of Dedup and FindSimilar like a learned or a hand-set one; unless the
+answers hold fewer than `folds` duplicates or others, the trained threshold cross-validates no better than
+calling every pair a duplicate (the answers do not separate by similarity), or below the store's current metric
+and threshold on the same answers. Then the store is unchanged and the command says why in one line. No pair
+model is fitted for texts: a server decides a text store's pairs by a metric and a threshold alone.
 
 An items store:
 
@@ -48,7 +51,7 @@ from ..core import calibration, kernel
 from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, ItemScorer, PairModel, input_names,
                                  model_inputs, weighted)
-from ..core.vocabulary import ITEMS, SIMHASH
+from ..core.vocabulary import ITEMS, KIND_METRICS, SIMHASH
 from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore, open_store
 from . import learners
@@ -126,37 +129,47 @@ def fit_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
 
 def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
                     write: bool) -> dict:
-    """A store of texts' threshold from labelled pairs (module doc), stored unless write is False or it is
-    refused; returns the report."""
+    """A store of texts' metric and threshold from labelled pairs (module doc), stored unless write is False or it
+    is refused; returns the report."""
     engine = Deduplicator(store)
-    metric, current = engine.defaults.metric, engine.defaults.threshold
+    current = engine.defaults
     truth = np.array([duplicate for _, _, duplicate in pairs], bool)
     duplicates, others = int(truth.sum()), int((~truth).sum())
     if min(duplicates, others) < folds:
         raise InvalidArgument(f"{pairs_path}: the answers hold {duplicates} duplicates and {others} others; "
                               f"{folds}-fold cross-validation needs at least {folds} of each (`neardup label` "
                               "proposes pairs to answer)")
-    scores = np.array([kernel.similarity(sketches[a], sketches[b], store.config.k, metric) for a, b, _ in pairs])
     weight = np.ones(len(pairs))
     fold = learners.stratified_folds(truth, folds)
-    decided = np.zeros(len(pairs), bool)
-    for k in range(folds):
-        held = fold == k
-        decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held])
+    fitted = {}
+    for metric in KIND_METRICS[store.config.kind]:
+        scores = np.array([kernel.similarity(sketches[a], sketches[b], store.config.k, metric) for a, b, _ in pairs])
+        decided = np.zeros(len(pairs), bool)
+        for k in range(folds):
+            held = fold == k
+            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held])
+        fitted[metric] = (scores, _f1(decided, truth, weight))
+    # the metric whose threshold cross-validates best; the store's own wins a tie
+    metric = max(fitted, key=lambda m: (fitted[m][1]["f1"], m == current.metric))
+    scores, cv_figures = fitted[metric]
     threshold = fit_threshold(scores, truth)
+    before = _f1(fitted[current.metric][0] >= current.threshold, truth, weight)
     report = {"texts": True, "pairs": len(pairs), "duplicates": duplicates, "others": others, "folds": folds,
-              "metric": metric, "threshold": threshold, "cv": _f1(decided, truth, weight),
-              "before": {"threshold": current, "source": engine.threshold_source,
-                         "f1": _f1(scores >= current, truth, weight)}}
+              "metric": metric, "threshold": threshold, "cv": cv_figures,
+              "metrics": {m: figures["f1"] for m, (_, figures) in fitted.items()},
+              "before": {"threshold": current.threshold, "metric": current.metric,
+                         "source": engine.threshold_source, "f1": before}}
     everything = _f1(np.ones(len(pairs), bool), truth, weight)["f1"]
-    cv, before = report["cv"]["f1"], report["before"]["f1"]["f1"]
+    cv = cv_figures["f1"]
     report["refused"] = (
         f"not stored: the answers do not separate by {metric}: a trained threshold cross-validates at F1 {cv:.3f}, "
         f"no better than calling every pair a duplicate ({everything:.3f})") if cv <= everything else (
-        f"not stored: the trained threshold {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
-        f"{current:g} ({engine.threshold_source}) on the same answers ({before:.3f})") if cv < before else ""
+        f"not stored: {metric} >= {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
+        f"{current.metric} >= {current.threshold:g} ({engine.threshold_source}) on the same answers "
+        f"({before['f1']:.3f})") if cv < before["f1"] else ""
     if write and not report["refused"]:
-        store.set_threshold({"threshold": threshold, "source": calibration.TRAINED, "trained_on": len(pairs)})
+        store.set_threshold({"threshold": threshold, "metric": metric, "source": calibration.TRAINED,
+                             "trained_on": len(pairs)})
     return report
 
 

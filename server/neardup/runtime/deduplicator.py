@@ -166,7 +166,9 @@ class Deduplicator:
         self.threshold_source = calibration.FIXED
         own = store.threshold()
         if own is not None:
-            self.defaults = DedupParams(own["threshold"], self.defaults.metric, self.defaults.grouping)
+            # a trained setting names the metric its threshold was fitted under (jobs/train.py)
+            self.defaults = DedupParams(own["threshold"], own.get("metric", self.defaults.metric),
+                                        self.defaults.grouping)
             self.threshold_source = own["source"]
         self.items: ItemScorer | None = None
         if store.config.kind == ITEMS:
