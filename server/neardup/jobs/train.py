@@ -3,16 +3,17 @@
 
 A store of texts (train_threshold): each labelled pair's similarity under each metric of the store's sketch kind
 (containment and jaccard: what Dedup compares) is computed from the stored sketches, and per metric the threshold
-is the one of the best F1 on the answers (the middle of the cuts that reach it: fit_threshold), its F1
-cross-validated (stratified folds: each fold decided at the threshold fitted on the others). The metric whose
-threshold cross-validates best wins (the store's own on a tie): a user for whom a licence that adds a clause to
-another is no duplicate of it needs jaccard, since under containment the shorter text is contained whole. Metric
-and threshold are stored as the store's threshold setting, source "trained" (core/calibration.TRAINED), which
-`neardup serve` serves as the default of Dedup and FindSimilar like a learned or a hand-set one; unless the
-answers hold fewer than `folds` duplicates or others, the trained threshold cross-validates no better than
-calling every pair a duplicate (the answers do not separate by similarity), or below the store's current metric
-and threshold on the same answers. Then the store is unchanged and the command says why in one line. No pair
-model is fitted for texts: a server decides a text store's pairs by a metric and a threshold alone.
+is the one of the best F1 on the answers (the middle of the cuts that reach it: fit_threshold), its F1 cross-
+validated (stratified folds: each fold decided at the threshold fitted on the others). The metric whose threshold
+cross-validates best wins (the store's own on a tie): a user for whom a licence that adds a clause to another is no
+duplicate of it needs jaccard, since under containment the shorter text is contained whole. Metric and threshold
+are stored as the store's threshold setting, source "trained" (core/calibration.TRAINED), which `neardup serve`
+serves as the default of Dedup and FindSimilar like a learned or a hand-set one; unless the answers hold fewer than
+`folds` duplicates or others, the trained threshold cross-validates no better than calling every pair a duplicate
+(the answers do not separate by similarity), or below the store's current metric and threshold on the same answers
+(unless those were trained: on some of these answers, which they then fit). Then the store is unchanged and the
+command says why in one line. No pair model is fitted for texts: a server decides a text store's pairs by a metric
+and a threshold alone.
 
 An items store:
 
@@ -166,7 +167,7 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
         f"no better than calling every pair a duplicate ({everything:.3f})") if cv <= everything else (
         f"not stored: {metric} >= {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
         f"{current.metric} >= {current.threshold:g} ({engine.threshold_source}) on the same answers "
-        f"({before['f1']:.3f})") if cv < before["f1"] else ""
+        f"({before['f1']:.3f})") if cv < before["f1"] and engine.threshold_source != calibration.TRAINED else ""
     if write and not report["refused"]:
         store.set_threshold({"threshold": threshold, "metric": metric, "source": calibration.TRAINED,
                              "trained_on": len(pairs)})
