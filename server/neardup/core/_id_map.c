@@ -39,6 +39,9 @@ typedef struct {
     uint8_t kind;
     char head[INLINE_BYTES];
 } entry;
+#if SIZEOF_VOID_P == 8
+typedef char entry_is_one_cache_line[sizeof(entry) == 64 ? 1 : -1];
+#endif
 
 typedef struct {
     PyObject_HEAD
