@@ -1,4 +1,4 @@
-"""Only the compiled parts live here (the pair kernel, the in-memory search index, the n-gram hashing, the English and German stemmers, item pair features, Dedup's wire format); everything else is
+"""Only the compiled parts live here (the pair kernel, the in-memory search index, the request path's id map, the n-gram hashing, the English and German stemmers, item pair features, Dedup's wire format); everything else is
 declared in pyproject.toml."""
 from setuptools import Extension, setup
 
@@ -14,6 +14,11 @@ setup(
             "neardup.core._search",
             sources=["server/neardup/core/_search.c"],
             depends=["server/neardup/core/_pair.h"],
+            extra_compile_args=["-O3", "-std=c99"],
+        ),
+        Extension(
+            "neardup.core._id_map",
+            sources=["server/neardup/core/_id_map.c"],
             extra_compile_args=["-O3", "-std=c99"],
         ),
         Extension(

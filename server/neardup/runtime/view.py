@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from typing import Callable, Sequence
 
+from ..core._id_map import IdMap
 from ..store.base import SketchStore
 from .cache import DEFAULT_MAXSIZE, DEFAULT_TTL, SessionCache
 from .changefeed import ChangeFeed
@@ -83,15 +84,16 @@ class Reading:
 
 
 class _Memo:
-    """What `load` answers per id (a sketch, a cluster id), filled on demand: a dict lookup per id instead of a
-    B-tree walk, many times cheaper (benchmarks/request_cost.py). Exact only after the feed's refresh, which is why
-    only Reading calls it."""
+    """What `load` answers per id (a sketch, a cluster id), filled on demand: a lookup per id instead of a B-tree
+    walk, many times cheaper (benchmarks/request_cost.py), in an IdMap, whose lookups of a whole result set overlap
+    their cache misses (a dict's follow one another). Exact only after the feed's refresh, which is why only
+    Reading calls it."""
 
     def __init__(self, load: Callable[[Sequence[str]], list], feed: ChangeFeed, max_entries: int):
         self._load = load
         self._feed = feed
         self._max_entries = max_entries
-        self._values: dict[str, object] = {}  # a sketch's None: known not to be stored
+        self._values = IdMap()  # a sketch's None: known not to be stored
         self._lock = threading.Lock()
         self.epoch = 0  # invalidations so far: a value read before one may be older than what it dropped
         feed.subscribe(self._invalidate)
@@ -102,20 +104,17 @@ class _Memo:
             if changed is None or len(changed) > len(self._values):
                 self._values.clear()
             else:
-                for doc_id in changed:
-                    self._values.pop(doc_id, None)
+                self._values.discard_many(changed)
 
     def get_many(self, ids: Sequence[str]) -> list:
         """What load(ids) answers."""
-        try:
-            return list(map(self._values.__getitem__, ids))
-        except KeyError:
-            return self._fill(ids)
+        values, unknown = self._values.get_many(ids, _UNKNOWN)
+        return self._fill(ids, values) if unknown else values
 
     def missing(self, ids: Sequence[str]) -> list[str]:
         """The ids whose value the memo does not hold (as of the last refresh)."""
-        values = self._values
-        return [doc_id for doc_id in ids if doc_id not in values]
+        values, unknown = self._values.get_many(ids, _UNKNOWN)
+        return [doc_id for doc_id, value in zip(ids, values) if value is _UNKNOWN] if unknown else []
 
     def offer(self, ids: Sequence[str], values: list, epoch: int) -> None:
         """Values read from the store after `epoch` was taken: kept unless an invalidation came since (it may have
@@ -125,11 +124,12 @@ class _Memo:
             if self.epoch == epoch:
                 if len(self._values) + len(ids) > self._max_entries:
                     self._values.clear()
-                self._values.update(zip(ids, values))
+                self._values.update(ids, values)
 
-    def _fill(self, ids: Sequence[str]) -> list:
+    def _fill(self, ids: Sequence[str], values: list) -> list:
+        """values (what the memo held, _UNKNOWN for the rest) completed from the store; the epoch is taken before
+        the store is read (offer's rule)."""
         epoch = self.epoch
-        values = [self._values.get(doc_id, _UNKNOWN) for doc_id in ids]
         positions = [p for p, value in enumerate(values) if value is _UNKNOWN]
         loaded = self._load([ids[p] for p in positions])
         for position, value in zip(positions, loaded):
