@@ -23,12 +23,12 @@ def build(site: Path, root: Path = ROOT) -> subprocess.CompletedProcess:
                           env=env, capture_output=True, text=True, timeout=600)
 
 
-def neardup_commands() -> list[str]:
-    """The commands `neardup --help` lists."""
+def neardup_commands() -> dict[str, str]:
+    """The commands `neardup --help` lists, each with its summary."""
     done = subprocess.run([sys.executable, "-m", "neardup.cli", "--help"], cwd=ROOT, capture_output=True, text=True,
                           env=dict(os.environ, COLUMNS="1000"), check=True)
     section = done.stdout.split("positional arguments:", 1)[1].split("\noptions:", 1)[0]
-    commands = re.findall(r"^ {4}([a-z][\w-]*)\b", section, re.M)
+    commands = dict(re.findall(r"^ {4}([a-z][\w-]*) +(\S.*)$", section, re.M))
     assert len(commands) >= 10, done.stdout
     return commands
 
@@ -79,10 +79,11 @@ def test_the_readme_links_resolve_to_files():
         assert path and (ROOT / path).exists(), f"README.md links to {link}, which is no file"
 
 
-def test_the_readme_lists_every_command_with_its_reference_page():
+def test_the_readme_lists_every_command_with_its_reference_page_and_summary():
+    """Each command's row: its reference page and the summary `neardup --help` gives (cli/main.py owns it)."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    for command in neardup_commands():
-        assert f"[`neardup {command}`](docs/commands/neardup-{command}.md)" in text, command
+    for command, summary in neardup_commands().items():
+        assert f"| [`neardup {command}`](docs/commands/neardup-{command}.md) | {summary} |" in text, command
 
 
 def test_a_broken_link_fails_the_build(tmp_path):

@@ -16,7 +16,7 @@ from ..core.errors import NearDupError
 
 #: name → (one-line help, add_arguments: a function, or "module:function" imported when the command runs).
 COMMANDS: dict[str, tuple[str, object]] = {
-    "index": ("sketch a JSON Lines corpus into a store", "neardup.cli.index:add_arguments"),
+    "index": ("sketch a JSON Lines (or Parquet) corpus into a store", "neardup.cli.index:add_arguments"),
     "serve": ("serve the Dedup gRPC service from a store", "neardup.cli.serve:add_arguments"),
     "pairs": ("write every near-duplicate pair of a store as JSON Lines", "neardup.cli.pairs:add_arguments"),
     "cluster": ("give every stored article a stable cluster id from its near-duplicate pairs",
@@ -28,9 +28,10 @@ COMMANDS: dict[str, tuple[str, object]] = {
                 "neardup.cli.migrate:add_arguments"),
     "configure": ("set a store's default threshold (a number, learned from its articles, or the fixed default)",
                   "neardup.cli.configure:add_arguments"),
-    "label": ("label the candidate pairs an items store is least sure of, for train",
+    "label": ("label the pairs a store is least sure of (texts side by side, or items field by field), for train",
               "neardup.cli.label:add_arguments"),
-    "train": ("train an items store's pair classifier from labelled pairs", "neardup.cli.train:add_arguments"),
+    "train": ("train a store from labelled pairs: a text store's metric and threshold, an items store's pair "
+              "classifier", "neardup.cli.train:add_arguments"),
     "ui": ("serve a web page for a running server: groups, shared passages, store, search",
            "neardup.cli.ui:add_arguments"),
     **client_cli.COMMANDS,
