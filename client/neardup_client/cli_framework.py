@@ -52,10 +52,10 @@ class OneLineParser(argparse.ArgumentParser):
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
     """Shows every option's default, except where there is none (None: off unless given; the help says what
-    then) and for on/off flags."""
+    then), for on/off flags, and where the help says it in its own words already ("(default: ...)")."""
 
     def _get_help_string(self, action):
-        if action.default is None or isinstance(action.default, bool):
+        if action.default is None or isinstance(action.default, bool) or "(default:" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
 

@@ -21,7 +21,7 @@ from neardup.store import open_store
 from neardup_client import cli as client_cli, cli_framework
 from neardup_client.cli_framework import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from observe import HEAVY, imported_by
-from benchmarks.lib.server_process import NEARDUP, free_port, run_neardup
+from benchmarks.lib.server_process import NEARDUP, Server, free_port, run_neardup
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,6 +238,29 @@ def test_the_exit_codes_are_one_table_and_the_docs_list_each():
     for doc in ("README.md", "docs/OPERATING.md"):
         listed = {int(value) for value in re.findall(r"^\| `?(\d+)`? \|", (ROOT / doc).read_text(), re.M)}
         assert set(CASES) <= listed, doc
+
+
+def test_serve_stopped_by_ctrl_c_exits_0_as_the_exit_code_tables_say(store):
+    """Ctrl-C is how an operator stops a server in a terminal: it drains and exits 0, not 130 (interrupted work)."""
+    server = Server(store).wait_ready()
+    try:
+        os.killpg(server.process.pid, signal.SIGINT)  # a terminal sends Ctrl-C to the whole process group
+        assert server.process.wait(timeout=60) == EXIT_OK
+    finally:
+        server.stop()
+    for doc in ("README.md", "docs/OPERATING.md"):
+        done_row = re.search(r"^\| 0 \| (.*)$", (ROOT / doc).read_text(), re.M).group(1)
+        assert "`neardup serve`" in done_row and "Ctrl-C" in done_row, doc
+
+
+@pytest.mark.parametrize("command", sorted(neardup_cli.COMMANDS))
+def test_no_help_says_a_default_twice(command):
+    """An option whose help says its default in its own words is not given argparse's "(default: ...)" too."""
+    done = subprocess.run([*NEARDUP, command, "--help"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "COLUMNS": "1000"})
+    assert done.returncode == EXIT_OK
+    defaults = re.findall(r"\(default: ([^)]*)\)\s*\(default: \1\)", done.stdout)
+    assert not defaults, defaults
 
 
 def _unused_port() -> str:

@@ -200,6 +200,7 @@ def test_labels_far_below_the_rules_threshold_cannot_judge_a_model(tmp_path, nea
     done = neardup("train", labels, "--store", tmp_path / "store", "--folds", "3")
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "hold 20 duplicates and 0 others" in done.stderr and "not stored" in done.stderr
+    assert "3-fold cross-validation needs at least 3 of each" in done.stderr
     with open_store(tmp_path / "store", readonly=True) as store:
         assert store.model() is None
 

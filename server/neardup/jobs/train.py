@@ -245,7 +245,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
         if min(labels.sum(), (~labels).sum()) < folds:
             raise InvalidArgument(f"{pairs_path}: the pairs that share a super token hold {int(labels.sum())} "
                                   f"duplicates and {int((~labels).sum())} others; {folds}-fold cross-validation "
-                                  "needs at least that many of each (`neardup label` proposes candidate pairs)")
+                                  f"needs at least {folds} of each (`neardup label` proposes candidate pairs)")
         rules = Deduplicator(store, pair_model=False)
         fields, rules_threshold = rules.items.fields, rules.defaults.threshold  # the store's weights and threshold
         rule_scores = weighted(fields, rows[scored])
@@ -290,7 +290,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
         report["refused"] = "" if kind is not None else (
             f"not stored: the labelled pairs scoring at least {NEAR_SHARE * rules_threshold:.3g} (half the rules' "
             f"threshold), where a model is judged, hold {judged_duplicates} duplicates and {judged_others} others; "
-            f"{folds}-fold cross-validation needs at least that many of each (label pairs there: `neardup label` "
+            f"{folds}-fold cross-validation needs at least {folds} of each (label pairs there: `neardup label` "
             "proposes them)") if too_few else "" if kind is not None else (
             "not stored: " + "; ".join(f"{name} {figures['refused']}" for name, figures in
                                        report["models"].items() if figures.get("refused"))
