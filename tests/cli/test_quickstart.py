@@ -41,3 +41,35 @@ def test_the_quickstart_block_pasted_whole_exits_0(tmp_path):
                           timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert '"keep"' in done.stdout and '"duplicates"' in done.stdout, done.stdout[-2000:]
+
+
+def python_blocks(markdown: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```", markdown, re.S | re.M)
+
+
+def test_the_python_examples_run_against_the_sample_and_leave_it_as_it_was(tmp_path):
+    """The README's and getting-started's Python examples, run as written against a server of the shipped sample,
+    raise nothing and change none of the sample's articles (an example writes ids of its own)."""
+    from neardup.store import open_store
+    from benchmarks.lib.server_process import serving
+
+    sample = tmp_path / "sample.jsonl"
+    subprocess.run([sys.executable, "-m", "benchmarks.sample", "--out", str(sample)], cwd=ROOT, check=True,
+                   capture_output=True)
+    subprocess.run([sys.executable, "-m", "neardup.cli", "index", str(sample), "--store", str(tmp_path / "store")],
+                   check=True, capture_output=True)
+    with open_store(tmp_path / "store", readonly=True) as store:
+        before = dict(store.items())
+    examples = [block for page in ("README.md", "docs/getting-started.md")
+                for block in python_blocks((ROOT / page).read_text()) if "NearDupClient(" in block]
+    assert len(examples) == 2, examples
+    with serving(tmp_path / "store") as server:
+        for example in examples:
+            # the server of this test, and a timeout a loaded test machine keeps (the examples show a tight one)
+            code = example.replace('"127.0.0.1:50051"', repr(server.target)).replace("timeout=0.05", "timeout=10")
+            assert code != example
+            exec(compile(code, "example", "exec"), {})
+    with open_store(tmp_path / "store", readonly=True) as store:
+        after = dict(store.items())
+    assert {doc_id: sketch for doc_id, sketch in after.items() if doc_id in before} == before
+    assert set(after) - set(before) <= {"my-note"}

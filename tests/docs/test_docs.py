@@ -102,3 +102,20 @@ def test_a_broken_link_fails_the_build(tmp_path):
     done = build(tmp_path / "site", copy)
     assert done.returncode != 0
     assert "no-such-anchor" in done.stdout + done.stderr
+
+
+def test_the_commands_page_names_every_command_neardup_client_has():
+    from neardup_client import cli as client_cli
+
+    text = (ROOT / "docs" / "commands" / "index.md").read_text(encoding="utf-8")
+    sentence = re.search(r"`neardup-client`, installed with the client package alone .*? commands\.", text, re.S)
+    assert sentence is not None
+    named = re.findall(r"`([a-z]+)`", sentence.group(0).split(" has", 1)[1])
+    assert named == list(client_cli.COMMANDS)
+
+
+def test_a_newcomer_finds_the_web_page_from_the_home_page_and_getting_started():
+    home = (ROOT / "docs" / "index.md").read_text(encoding="utf-8")
+    where_to_go = home.split("## Where to go", 1)[1].split("\n## ", 1)[0]
+    next_steps = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8").split("## Next", 1)[1]
+    assert "(ui.md)" in where_to_go and "(ui.md)" in next_steps
