@@ -9,6 +9,7 @@ from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL, CommandFailed, a
 from neardup_client.enums import METRIC_HELP, described
 
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
+from ..core.errors import install_line
 from ..core.reference import max_distance
 from ..core.vocabulary import CLUSTER_METHODS, DEFAULT_THRESHOLD, METRICS, SIMHASH_THRESHOLD
 from ..jobs.cluster import DEFAULT_METHOD, cluster_store, export_clusters
@@ -20,7 +21,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Give every stored article a cluster id from its near-duplicate pairs and store it; clusters that persist "
         "keep their ids, and from then on each new article gets a cluster when it is written. Needs a store "
-        "with postings and `pip install 'neardup[cluster]'` (scipy, igraph).")
+        "with postings and the `cluster` extra (scipy, igraph), which the README's set-up installs.")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--method", choices=CLUSTER_METHODS, default=DEFAULT_METHOD,
                         help="components: connected components (chains); complete: complete linkage, every two "
@@ -47,7 +48,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_cluster(args: argparse.Namespace) -> int:
     for module in ("scipy", "igraph"):
         if importlib.util.find_spec(module) is None:
-            raise CommandFailed(f"neardup cluster needs {module}: pip install 'neardup[cluster]'")
+            raise CommandFailed(f"neardup cluster needs {module}: {install_line('cluster')}")
     summary = cluster_store(args.store, method=args.method, threshold=args.threshold, metric=args.metric,
                             workers=args.workers, pairs_file=args.pairs, max_candidates=args.max_candidates,
                             show_progress=args.progress or sys.stderr.isatty(),

@@ -1,5 +1,8 @@
 """One small family of domain errors. The gRPC layer maps each class to one status code, the CLI to a
 one-line message; nothing else in the code base decides how an error is reported."""
+import importlib.metadata
+import json
+import urllib.parse
 
 
 class NearDupError(Exception):
@@ -51,3 +54,22 @@ class EngineUnavailable(NearDupError):
 class JobFailed(NearDupError):
     """An offline job could not finish: an input it reads cannot be read or is malformed, a worker process
     stopped, a copy does not verify."""
+
+
+def install_line(extra: str, origin: str | None = None) -> str:
+    """The pip command that adds an optional dependency group (an extra of pyproject.toml) to this installation:
+    from the directory neardup was installed from when it came from a checkout (`origin`: its file:// URL, read
+    from the installation's metadata when not given), else by name. A checkout is not on a package index, so
+    `pip install 'neardup[extra]'` would not find it."""
+    if origin is None:
+        origin = _installed_from()
+    if origin and origin.startswith("file://"):
+        return f"pip install '{urllib.parse.unquote(origin[len('file://'):])}[{extra}]'"
+    return f"pip install 'neardup[{extra}]'"
+
+
+def _installed_from() -> str | None:
+    try:
+        return json.loads(importlib.metadata.distribution("neardup").read_text("direct_url.json") or "{}").get("url")
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return None

@@ -25,7 +25,7 @@ from typing import Iterator, NamedTuple
 
 import numpy as np
 
-from ..core.errors import EngineUnavailable, InvalidArgument
+from ..core.errors import EngineUnavailable, InvalidArgument, install_line
 from ..core.sketcher import Sketcher
 from ..core.stoplist import Frequencies, Sample, frequent, merged, split, summed
 from ..store import open_store
@@ -165,7 +165,7 @@ class DaskEngine:
         try:
             from distributed import Client
         except ImportError:
-            raise EngineUnavailable("--engine dask needs Dask distributed: pip install 'neardup[dask]'") from None
+            raise EngineUnavailable(f"--engine dask needs Dask distributed: {install_line('dask')}") from None
         self._probe()
         try:
             self._client = Client(self._scheduler, timeout=self._connect_timeout, set_as_default=False)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import BinaryIO
 
-from ..core.errors import InvalidArgument
+from ..core.errors import InvalidArgument, install_line
 
 SUFFIX = ".parquet"
 COLUMNS = ("id", "text", "lang")
@@ -29,7 +29,7 @@ def _parquet_file(stream: BinaryIO, corpus: str):
     try:
         import pyarrow.parquet
     except ImportError:
-        raise InvalidArgument("a Parquet corpus needs pyarrow: pip install 'neardup[parquet]'") from None
+        raise InvalidArgument(f"a Parquet corpus needs pyarrow: {install_line('parquet')}") from None
     try:
         return pyarrow.parquet.ParquetFile(stream)
     except (OSError, ValueError) as error:  # pyarrow's ArrowInvalid is a ValueError

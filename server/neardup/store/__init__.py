@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from ..core.errors import StoreUnavailable
+from ..core.errors import StoreUnavailable, install_line
 from ..core.sketch_config import SketchConfig
 from .base import MAX_ID_BYTES, READ_ATTEMPTS, SketchStore, Snapshot, check_ids, encode_id, read_consistently
 from .lmdb import DEFAULT_MAP_SIZE, LmdbStore
@@ -33,7 +33,7 @@ def _redis_store():
     try:
         from .redis import RedisStore
     except ImportError as error:
-        raise StoreUnavailable(f"a redis:// store needs redis-py ({error}): pip install 'neardup[redis]'") from None
+        raise StoreUnavailable(f"a redis:// store needs redis-py ({error}): {install_line('redis')}") from None
     return RedisStore
 
 
