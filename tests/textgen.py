@@ -91,7 +91,7 @@ def malformed_corpus(path: Path) -> dict[int, str]:
     path.write_bytes(b"\n".join(lines) + b"\n")
     return {2: "bad JSON", 3: "missing id", 5: "non-empty string", 6: "non-empty string", 8: "missing text",
             9: "text must be a string", 10: "invalid UTF-8", 11: "unknown language", 12: "not a JSON object",
-            13: "longer than 511", 14: "bad JSON (Invalid control character at: column 25)"}
+            13: "longer than 511", 14: "bad JSON at column 25: a string holds a raw tab or line break"}
 
 
 # --- items with fields (job ads) ------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, NearDupClient, NearDupClie
 from .cli_framework import (EXIT_OK, AddArguments, CommandFailed, OneLineParser, UsageError, add_command, at_least,
                             checked, fraction, not_negative, positive, run, target)
 from .enums import GROUPINGS, GROUPING_HELP, METRICS, METRIC_HELP, described
+from .json_lines import parse_line
 from .messages import Document
 
 
@@ -32,14 +33,7 @@ def _require_utf8(*values: str | None) -> None:
 
 def _document_of(line: bytes) -> Document:
     """One JSON Lines record; ValueError says what is wrong with it."""
-    try:
-        record = json.loads(line.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise ValueError(f"invalid UTF-8 at byte {error.start}") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"bad JSON ({error.msg}: column {error.colno})") from None
-    except ValueError as error:  # a number too long to convert
-        raise ValueError(f"bad JSON ({error})") from None
+    record = parse_line(line)
     if not isinstance(record, dict) or not isinstance(record.get("id"), str) \
             or not all(isinstance(record.get(key), (str, type(None))) for key in ("text", "lang")) \
             or not isinstance(record.get("fields"), (dict, type(None))):

@@ -175,8 +175,8 @@ def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, c
 
     strict = index(neardup, corpus_path, tmp_path / "new", "--strict", scheduler=scheduler)
     assert strict.returncode == EXIT_FAILED
-    assert strict.stderr.splitlines()[-1] == ("neardup: error: line 42: bad JSON (Expecting property name enclosed "
-                                              "in double quotes: column 2); nothing was written (--strict)")
+    assert strict.stderr.splitlines()[-1] == ("neardup: error: line 42: bad JSON at column 2: a key is not in double "
+                                              "quotes (or a comma is left over); nothing was written (--strict)")
     assert not (tmp_path / "new").exists()
 
 

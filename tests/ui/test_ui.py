@@ -18,6 +18,7 @@ import contextlib
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -314,6 +315,22 @@ def test_a_malformed_json_line_is_named_before_anything_is_sent(page, ui):
     page.click("#run")
     page.wait_for_selector("#results-error:not([hidden])")
     assert page.text_content("#results-error") == 'BAD_INPUT: line 2: a JSON object with a string "id" is expected'
+
+
+def test_a_line_that_is_not_json_is_described_as_neardup_index_describes_it(page, ui, tmp_path):
+    """An unterminated string: the page says what `neardup index` says of the same line, with its number."""
+    bad = '{"id": "b", "text": "a quote never closed}'
+    page.goto(ui)
+    page.fill("#input", '{"id": "a", "text": "one"}\n' + bad)
+    page.click("#run")
+    page.wait_for_selector("#results-error:not([hidden])")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "text": "one"}\n' + bad + "\n")
+    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "store"), "--strict"],
+                          capture_output=True, text=True)
+    said = re.search(r"line 2: [^;]*", done.stderr.strip().splitlines()[-1]).group(0)  # less "; nothing was ..."
+    assert said == "line 2: bad JSON at column 21: a string is not closed (its closing quote is missing)"
+    assert page.text_content("#results-error") == f"BAD_INPUT: {said}"
 
 
 # --- the store and a search ---------------------------------------------------------------------------------------

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
 import sys
 from typing import BinaryIO, Iterator, NamedTuple, Sequence
 
 import numpy as np
+
+from neardup_client.json_lines import parse_line
 
 from ..core.encoding import decode_sketch, encode_sketch
 from ..core.errors import InvalidArgument
@@ -27,13 +28,9 @@ def parse_record(raw: bytes) -> tuple[str, str | dict, str | None]:
     """(id, text or fields, lang) of one JSON Lines record (fields: an object of field name → value, for an items
     store); InvalidArgument says what is wrong with it."""
     try:
-        record = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as error:
-        raise InvalidArgument(f"invalid UTF-8 at byte {error.start}") from None
-    except json.JSONDecodeError as error:  # its msg may end in "at" ("Invalid control character at")
-        raise InvalidArgument(f"bad JSON ({error.msg}: column {error.colno})") from None
-    except ValueError as error:  # a number too long to convert
-        raise InvalidArgument(f"bad JSON ({error})") from None
+        record = parse_line(raw)
+    except ValueError as error:
+        raise InvalidArgument(str(error)) from None
     return check_record(record)
 
 

@@ -33,6 +33,8 @@ Routes (JSON bodies and answers, UTF-8):
                          writes nothing.
   POST /api/label/undo   {}: drops the last answer (from PAIRS too); the view after it, with {undone: {a, b,
                          duplicate} or null when there was none}.
+  POST /api/json-line    {line}: {problem: what is wrong with one JSON Lines line, as `neardup index` and `neardup
+                         dedup --jsonl` say it, or null}: the page asks when the browser's parser refuses a line.
 A call the server refuses answers {"error": {"code": "INVALID_ARGUMENT", "message": the server's message}} with
 an HTTP status of its kind (400, 404, 412, 413, 401, 503...); a body this API cannot read answers the same shape
 with code "BAD_REQUEST".
@@ -57,6 +59,7 @@ from urllib.parse import parse_qs, urlsplit
 import grpc
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.enums import GROUPINGS
+from neardup_client.json_lines import parse_line
 
 from ..core.errors import InvalidArgument, NearDupError
 from ..core.vocabulary import KIND_METRICS
@@ -145,6 +148,17 @@ class Api:
         return {**info, "metrics": list(KIND_METRICS.get(info["sketch_config"]["kind"], ())),
                 "groupings": list(GROUPINGS)}
 
+    def json_line(self, body: dict) -> dict:
+        """What is wrong with one line of JSON Lines, in the command line's words (neardup_client.json_lines)."""
+        line = body.get("line")
+        if not isinstance(line, str):
+            raise BadRequest("send {\"line\": the line as a string}")
+        try:
+            parse_line(line)
+        except ValueError as error:
+            return {"problem": str(error)}
+        return {"problem": None}
+
     def dedup(self, body: dict) -> dict:
         ids, documents = body.get("ids"), body.get("documents")
         if (ids is None) == (documents is None):
@@ -229,7 +243,7 @@ def _whole(query: dict, name: str, default: int, largest: int) -> int:
 ROUTES = {("GET", "/api/info"): "info", ("POST", "/api/dedup"): "dedup", ("POST", "/api/explain"): "explain",
           ("POST", "/api/similar"): "similar", ("GET", "/api/clusters"): "clusters_view",
           ("GET", "/api/label"): "label_view", ("POST", "/api/label"): "label_answer",
-          ("POST", "/api/label/undo"): "label_undo"}
+          ("POST", "/api/label/undo"): "label_undo", ("POST", "/api/json-line"): "json_line"}
 
 
 class Handler(BaseHTTPRequestHandler):

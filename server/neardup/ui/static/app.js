@@ -162,6 +162,26 @@ function setSlider(value) {
 
 // ---- the result set ----
 
+// A JSON Lines line the browser's parser refused: what is wrong with it is said in the command line's words,
+// which the page's server gives (/api/json-line), so the page and `neardup index` say the same.
+class BadLine extends Error {
+  constructor(number, line) {
+    super(`line ${number}: not JSON`);
+    this.number = number;
+    this.line = line;
+  }
+}
+
+async function described(error) {
+  if (!(error instanceof BadLine)) return error;
+  try {
+    const { problem } = await api("POST", "/api/json-line", { line: error.line });
+    return new ApiError("BAD_INPUT", `line ${error.number}: ${problem || "not JSON"}`);
+  } catch (unreachable) {
+    return unreachable;
+  }
+}
+
 function parseResultSet(text) {
   const lines = text.split(/\r?\n/).filter((line) => line.trim());
   if (lines.length && lines[0].trim().startsWith("{")) {
@@ -170,7 +190,7 @@ function parseResultSet(text) {
       try {
         record = JSON.parse(line);
       } catch (error) {
-        throw new ApiError("BAD_INPUT", `line ${index + 1}: not JSON (${error.message})`);
+        throw new BadLine(index + 1, line);
       }
       if (!record || typeof record !== "object" || Array.isArray(record) || typeof record.id !== "string") {
         throw new ApiError("BAD_INPUT", `line ${index + 1}: a JSON object with a string "id" is expected`);
@@ -736,13 +756,13 @@ function labelKey(event) {
 // ---- start ----
 
 function start() {
-  $("dedup-form").addEventListener("submit", (event) => {
+  $("dedup-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
       state.resultSet = parseResultSet($("input").value);
     } catch (error) {
       state.resultSet = null;
-      showError("results-error", error);
+      showError("results-error", await described(error));
       return;
     }
     $("pair").hidden = true;
