@@ -171,7 +171,7 @@ class ExplainResult:
     note: str                   # what could not be answered and why ("" when everything was)
 
     def to_dict(self) -> dict:
-        return {"similarity": round(self.similarity, 6), "duplicate": self.duplicate, "threshold": self.threshold,
+        return {"similarity": self.similarity, "duplicate": self.duplicate, "threshold": self.threshold,
                 "metric": self.metric, "shared_shingles": self.shared_shingles,
                 "shared_sketch_values": self.shared_sketch_values, "note": self.note,
                 "a": self.a.to_dict(), "b": self.b.to_dict()}

@@ -58,6 +58,7 @@ def test_two_stored_ids_answer_the_similarity_dedup_finds_and_say_spans_need_tex
     dedup = client.dedup(["story", "story-copy"])
     assert answer.duplicate and dedup.duplicate_of == (-1, 0)
     assert answer.similarity == dedup.similarity[1]  # the same kernel: exactly equal
+    assert answer.to_dict()["similarity"] == dedup.to_dict()["duplicates"][0]["similarity"]  # printed alike (JSON)
     info = client.info()
     assert (answer.threshold, answer.metric) == (info.default_threshold, info.default_metric)
     assert not answer.a.has_text and not answer.b.has_text

@@ -80,6 +80,11 @@ def store(indexed_store):
     return indexed_store("ui", TEXTS)
 
 
+def as_shown(value: float) -> str:
+    """A similarity or threshold as the page shows it (app.js's fixed): four decimals at most, no trailing zeros."""
+    return f"{round(value, 4):g}"
+
+
 def _running_ui(target: str, log: Path, *args: str, cwd: Path | None = None):
     """`neardup ui` for the server at target, as a user starts it, with args (in cwd); yields its URL. It must stop
     cleanly on SIGTERM."""
@@ -260,7 +265,7 @@ def test_the_pair_of_pasted_documents_highlights_explains_spans(page, ui, client
         assert shown == doc.text
         assert spans == {name: getattr(explained, name) for name in ("shared", "sketch_shared", "boilerplate")}
     assert answer.a.shared and answer.b.sketch_shared and answer.b.boilerplate  # there was something to show
-    assert page.text_content("#pair-summary").startswith(f"similarity {answer.similarity:.3f} (containment): "
+    assert page.text_content("#pair-summary").startswith(f"similarity {as_shown(answer.similarity)} (containment): "
                                                          "near-duplicates")
     _screenshot(page, "pair")
 
@@ -291,7 +296,7 @@ def test_a_pair_of_stored_ids_shows_the_similarity_and_says_texts_are_not_stored
     page.click("li.duplicate button.explain")
     _wait_ready(page, "#pair")
     answer = client.explain("story", "story-copy")
-    assert page.text_content("#pair-summary").startswith(f"similarity {answer.similarity:.3f}")
+    assert page.text_content("#pair-summary").startswith(f"similarity {as_shown(answer.similarity)}")
     assert "Texts are not stored" in page.text_content("#pair-note")
     assert answer.note in page.text_content("#pair-note")
 
@@ -348,6 +353,25 @@ def test_the_store_view_shows_info(page, ui, client):
     source = {"learned": "learned by", "fixed": "fixed default", "set": "set by hand"}[info.default_threshold_source]
     assert source in rows["Default threshold"]
     assert rows["Default metric"] == info.default_metric
+
+
+def test_a_threshold_reads_the_same_in_the_header_the_store_view_and_the_slider(page, store, tmp_path):
+    """One rule for the page's numbers: a learned threshold of four decimals is not 0.537 beside 0.5375."""
+    copy = tmp_path / "store"
+    shutil.copytree(store, copy)
+    done = subprocess.run([*NEARDUP, "configure", "--store", str(copy), "--threshold", "0.5375"], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    with serving(copy) as server, _ui_process(server.target, tmp_path / "ui.log") as url:
+        page.goto(url)
+        page.wait_for_function("() => document.getElementById('server-line').textContent.includes('threshold')")
+        assert "default threshold 0.5375 (set)" in page.text_content("#server-line")
+        assert page.text_content("#threshold-value") == "0.5375"
+        page.goto(f"{url}#store")
+        page.wait_for_selector("#info tr")
+        row = page.evaluate("() => Array.from(document.querySelectorAll('#info tr')).find(row => "
+                            "row.cells[0].textContent === 'Default threshold').cells[1].textContent")
+        assert row.startswith("0.5375 — ")
 
 
 def test_find_similar_lists_the_servers_matches_best_first(page, ui, client):
@@ -648,10 +672,10 @@ def _expected_proposal(proposal, counts: dict) -> dict:
     """What the page shows of a session's proposal: each field with both records' values (--corpus) and its
     similarity to three decimals."""
     a, b = FIELDS_OF[proposal.a], FIELDS_OF[proposal.b]
-    rows = [[name, a.get(name, "—"), b.get(name, "—"), "—" if similarity is None else f"{similarity:.3f}"]
+    rows = [[name, a.get(name, "—"), b.get(name, "—"), "—" if similarity is None else as_shown(similarity)]
             for name, similarity in proposal.similarities.items()]
     return {"a": proposal.a, "b": proposal.b, "rows": rows,
-            "why": f"pair {counts['answered'] + 1} · rule similarity {proposal.score:.3f} · {proposal.reason}: ",
+            "why": f"pair {counts['answered'] + 1} · rule similarity {as_shown(proposal.score)} · {proposal.reason}: ",
             "counts": (f"{counts['answered']} answered of {counts['pool']} sampled candidate pairs: "
                        f"{counts['duplicates']} duplicate{'' if counts['duplicates'] == 1 else 's'}, "
                        f"{counts['others']} other{'' if counts['others'] == 1 else 's'}, {counts['unsure']} unsure")}
@@ -830,7 +854,7 @@ def test_a_text_pair_is_shown_side_by_side_with_explains_highlights_and_answered
                (proposal.a, proposal.b)
         assert page.is_hidden("#label-fields") and page.is_visible("#label-texts")
         assert page.text_content("#label-why").startswith(
-            f"pair 1 · containment similarity {proposal.score:.3f} · {proposal.reason}: ")
+            f"pair 1 · containment similarity {as_shown(proposal.score)} · {proposal.reason}: ")
         for side, doc_id, spans in (("a", proposal.a, explained.a), ("b", proposal.b, explained.b)):
             assert page.text_content(f"#label-text-{side} h3") == doc_id
             shown, highlighted = _highlighted(page, f"#label-text-{side} .text")

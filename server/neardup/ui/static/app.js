@@ -70,7 +70,9 @@ function element(tag, className, text) {
   return made;
 }
 
-const fixed = (value) => Number(value).toFixed(3);
+// A similarity or a threshold as the page shows it: four decimals at most, trailing zeros dropped (0.5375, 0.5,
+// 0.9524): the precision of a learned threshold, the same in the header, the slider and every answer.
+const fixed = (value) => String(Number(Number(value).toFixed(4)));
 const count = (number, noun, plural = `${noun}s`) => `${number} ${number === 1 ? noun : plural}`;
 
 // ---- views ----
@@ -107,7 +109,7 @@ function renderInfo(info) {
   const config = info.sketch_config;
   const source = info.default_threshold_source;
   $("server-line").textContent =
-    `${info.articles} articles · ${config.kind} ${config.unit} · default threshold ${info.default_threshold}` +
+    `${info.articles} articles · ${config.kind} ${config.unit} · default threshold ${fixed(info.default_threshold)}` +
     (source ? ` (${source})` : "");
   const rows = [
     ["Articles", info.articles],
@@ -122,7 +124,7 @@ function renderInfo(info) {
     ["Sketcher version", config.sketcher_version],
     ["Stop-list (boilerplate shingles)", `${info.stoplist_size}` +
       (config.stoplist_digest ? ` · digest ${config.stoplist_digest}` : "")],
-    ["Default threshold", `${info.default_threshold}` +
+    ["Default threshold", `${fixed(info.default_threshold)}` +
       (source ? ` — ${THRESHOLD_SOURCES[source] || source}` : "")],
     ["Default metric", info.default_metric],
     ["Default grouping", info.default_grouping],
