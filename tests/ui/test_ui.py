@@ -297,8 +297,12 @@ def test_a_pair_of_stored_ids_shows_the_similarity_and_says_texts_are_not_stored
     _wait_ready(page, "#pair")
     answer = client.explain("story", "story-copy")
     assert page.text_content("#pair-summary").startswith(f"similarity {as_shown(answer.similarity)}")
-    assert "Texts are not stored" in page.text_content("#pair-note")
-    assert answer.note in page.text_content("#pair-note")
+    note = page.text_content("#pair-note")
+    assert note.count(answer.note) == 1 and note.count("not texts") == 1  # said once, by the server
+    assert "Paste JSON Lines documents with their texts" in note
+    shared = page.evaluate("() => Array.from(document.querySelectorAll('#pair-counts tr')).find(row => "
+                           "row.cells[0].textContent === 'shared').cells[1].textContent")
+    assert shared == f"– shingles · {answer.shared_sketch_values} sketch values"  # unknown without texts, not 0
 
 
 @pytest.mark.parametrize("query", ["ids=story,{long},other", "ids=story,other&threshold=2"])

@@ -394,16 +394,18 @@ function renderPair(answer, a, b) {
     table.append(row);
   }
   const shared = element("tr");
+  // shingles are counted from texts: without both, their number is unknown, not 0
+  const sharedShingles = answer.a.has_text && answer.b.has_text ? answer.shared_shingles : "–";
   shared.append(element("th", "", "shared"), element("td", "wide",
-    `${answer.shared_shingles} shingles · ${answer.shared_sketch_values} sketch values`));
+    `${sharedShingles} shingles · ${answer.shared_sketch_values} sketch values`));
   shared.lastChild.colSpan = 2;
   table.append(shared);
+  // the server says what it could not answer (a missing text too); the page adds only what to do about it
   const notes = [];
-  if (!answer.a.has_text || !answer.b.has_text) {
-    notes.push("Texts are not stored: the store keeps sketches only. Paste JSON Lines documents with their " +
-      "texts to see the shared passages.");
-  }
   if (answer.note) notes.push(`Server: ${answer.note}.`);
+  if (!answer.a.has_text || !answer.b.has_text) {
+    notes.push("Paste JSON Lines documents with their texts to see the shared passages.");
+  }
   $("pair-note").textContent = notes.join(" ");
   $("pair-note").hidden = !notes.length;
   for (const [side, doc, explained] of [["pair-a", a, answer.a], ["pair-b", b, answer.b]]) {
