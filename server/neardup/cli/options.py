@@ -28,9 +28,9 @@ def add_search_index_arguments(parser: argparse.ArgumentParser) -> None:
 def add_progress_argument(parser: argparse.ArgumentParser) -> None:
     """--progress / --no-progress, as every command that shows progress takes it (jobs/progress.py: the rule)."""
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="progress on stderr: --progress draws bars, redrawn in place; --no-progress writes "
-                             "one summary line when the work is done, the count of each step in it (default: bars "
-                             "where stderr is a terminal, else the summary line)")
+                        help="progress on stderr: --progress draws bars, redrawn in place; --no-progress draws "
+                             "none, and one summary line at the end says what was done (default: bars where stderr "
+                             "is a terminal, else the summary line)")
 
 
 def reporting(args: argparse.Namespace, command: str, summary: bool = True):
