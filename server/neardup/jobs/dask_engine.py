@@ -223,7 +223,7 @@ class DaskEngine:
         self._partitions = len(self._pass1)
         records = [client.submit(_records, pass1, pure=False) for pass1 in self._pass1]
         first_line = 0
-        with progress("sketching") as bar:
+        with progress("sketching", unit=collector.unit) as bar:
             for partition in range(len(records)):
                 lines, partition_records = self._result(records[partition])
                 records[partition] = None
@@ -232,6 +232,7 @@ class DaskEngine:
                     collector.add(*record)
                 first_line += lines
                 bar.update(len(partition_records))
+                bar.set_note(collector.described())
 
     def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
         client = self._client

@@ -148,12 +148,15 @@ class LocalEngine:
             # a Parquet file's columns are checked before the progress starts
             records = numbered_rows(corpus, parquet.row_groups(corpus)) if stream is None else numbered_lines(stream)
             with (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
-                    as pool, progress("sketching") as bar:
+                    as pool, progress("sketching", unit=collector.unit) as bar:
                 for result in _sketch_lines(records, line_sketcher, pool, workers):
                     bar.update()
                     collector.add(result.line, result.doc_id, result.error)
                     if result.error is None:
                         self._payloads.append(result.payload)
+                    else:
+                        bar.set_note(collector.described())
+                bar.set_note(collector.described())
 
     def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
         return frequent(partition_frequencies(self._payloads, kept[0], kind), cut)

@@ -37,8 +37,7 @@ class MigrateSummary:
                 f"{self.elapsed:.2f} s; counts and digest equal ({self.digest[:16]})")
 
 
-def migrate(source: str, target: str, *, replace: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
-            show_progress: bool = False) -> MigrateSummary:
+def migrate(source: str, target: str, *, replace: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> MigrateSummary:
     """Copies the store at source into target (created when there is none), in atomic batches. An existing target
     must have the source's configuration and stop-list, and hold nothing unless `replace` (then its articles the
     source does not hold are deleted). JobFailed when the copy's count or digest differs from the source's."""
@@ -48,7 +47,7 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
     summary = MigrateSummary(str(source), str(target))
     with open_store(source, readonly=True) as src:
         with _target(src, target, replace) as dst:
-            with progress("migrating", total=src.count(), disable=not show_progress) as bar:
+            with progress("migrating", total=src.count()) as bar:
                 ids = set()
                 items = src.items()
                 while batch := list(islice(items, batch_size)):

@@ -182,6 +182,20 @@ class RecordCollector:
         self.chosen[doc_id] = (len(self._payloads) - 1) << 32 | self._payloads[-1]
         self._payloads[-1] += 1
 
+    @property
+    def unit(self) -> str:
+        """What a record is, for a progress count: " lines", or " rows" of a Parquet file."""
+        return f" {self._noun}s"
+
+    def described(self) -> str:
+        """What became of the records counted so far: `5 sketched, 1 skipped: malformed`, and the records an id
+        came again after (`1 record replaced by a later line of the same id`)."""
+        noun = "record" if self.duplicate_ids == 1 else "records"
+        return ", ".join([f"{sum(self._payloads):,} sketched",
+                          *([f"{self.skipped:,} skipped: malformed"] if self.skipped else []),
+                          *([f"{self.duplicate_ids:,} {noun} replaced by a later {self._noun} of the same id"]
+                            if self.duplicate_ids else [])])
+
     def kept(self) -> list[np.ndarray | None]:
         """Per partition, the payload indices written (ascending), None where all of them are: the records an id
         came again after are left out of the stop-list's counts and of pass 2."""
