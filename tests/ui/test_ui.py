@@ -260,7 +260,7 @@ def test_the_pair_of_pasted_documents_highlights_explains_spans(page, ui, client
     assert page.get_attribute("#pair", "data-state") == "ready"
     wire, blog = (Document(doc["id"], text=doc["text"]) for doc in PASTED[:2])
     answer = client.explain(wire, blog)
-    for selector, doc, explained in (("#pair-a .text", wire, answer.a), ("#pair-b .text", blog, answer.b)):
+    for selector, doc, explained in (("#pair-comparison article.side-a .text", wire, answer.a), ("#pair-comparison article.side-b .text", blog, answer.b)):
         shown, spans = _highlighted(page, selector)
         assert shown == doc.text
         assert spans == {name: getattr(explained, name) for name in ("shared", "sketch_shared", "boilerplate")}
@@ -281,13 +281,13 @@ def test_any_two_results_can_be_compared(page, ui, client):
     _wait_ready(page, "#pair")
     answer = client.explain(Document("wire", text=PASTED[0]["text"]), Document("unrelated", text=PASTED[3]["text"]))
     assert not answer.duplicate and "not near-duplicates" in page.text_content("#pair-summary")
-    shown, spans = _highlighted(page, "#pair-b .text")
+    shown, spans = _highlighted(page, "#pair-comparison article.side-b .text")
     assert shown == PASTED[3]["text"] and spans["boilerplate"] == answer.b.boilerplate != []
     # a pasted line with only an id is read from the store: its text is not there to show
     page.check("li[data-id=wire] input.pick")
     page.click("li[data-id=story] input.pick")
     _wait_ready(page, "#pair")
-    assert page.text_content("#pair-b .text") == "text not stored"
+    assert page.text_content("#pair-comparison article.side-b .text") == "text not stored"
 
 
 def test_a_pair_of_stored_ids_shows_the_similarity_and_says_texts_are_not_stored(page, ui, client):
@@ -654,7 +654,7 @@ def _scratch_session(records_store, answers: Path) -> LabelSession:
         return LabelSession(store, answers)
 
 
-_LABEL_ROWS = """() => Array.from(document.querySelectorAll('#label-fields tbody tr')).map(row =>
+_LABEL_ROWS = """() => Array.from(document.querySelectorAll('#label-comparison table.fields tbody tr')).map(row =>
   Array.from(row.children).map(cell => cell.textContent))"""
 
 
@@ -745,7 +745,7 @@ def test_the_label_keys_answer_and_undo(page, records_server, records_store, tmp
         page.goto(f"{url}#label")
         _wait_label(page, 0)
         assert "--corpus" in page.text_content("#label-note")
-        assert page.text_content("#label-fields tbody tr[data-field=name] td.value") == "—"
+        assert page.text_content("#label-comparison table.fields tbody tr[data-field=name] td.value") == "—"
         written = []
         for key, duplicate in (("y", True), ("n", False), ("u", None), ("y", True)):
             proposal = scratch.next()
@@ -856,12 +856,12 @@ def test_a_text_pair_is_shown_side_by_side_with_explains_highlights_and_answered
         assert page.get_attribute("#labelling", "data-kind") == "pair"
         assert (page.get_attribute("#labelling", "data-a"), page.get_attribute("#labelling", "data-b")) == \
                (proposal.a, proposal.b)
-        assert page.is_hidden("#label-fields") and page.is_visible("#label-texts")
+        assert page.is_hidden("#label-comparison table.fields") and page.is_visible("#label-comparison .texts")
         assert page.text_content("#label-why").startswith(
             f"pair 1 · containment similarity {as_shown(proposal.score)} · {proposal.reason}: ")
         for side, doc_id, spans in (("a", proposal.a, explained.a), ("b", proposal.b, explained.b)):
-            assert page.text_content(f"#label-text-{side} h3") == doc_id
-            shown, highlighted = _highlighted(page, f"#label-text-{side} .text")
+            assert page.text_content(f"#label-comparison article.side-{side} h3") == doc_id
+            shown, highlighted = _highlighted(page, f"#label-comparison article.side-{side} .text")
             assert shown == TEXTS[doc_id]
             assert highlighted == {name: [tuple(span) for span in getattr(spans, name)]
                                    for name in ("shared", "sketch_shared", "boilerplate")}
