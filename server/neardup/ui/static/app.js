@@ -205,11 +205,11 @@ function renderInfo(info) {
   if (state.threshold === null) setSlider(info.default_threshold);
 }
 
-// An items field's settings, each as its kind uses it (Info's description says the same in one line).
+// An items field's settings, each as its kind uses it. Its weight is the description's (as the server weighs it:
+// learned weights replace the schema's, which sketch_config holds).
 function fieldSettings(field) {
-  const how = field.kind === "text" ? `text, ${field.unit} shingles, k=${field.k}, ${field.metric}` :
+  return field.kind === "text" ? `text, ${field.unit} shingles, k=${field.k}, ${field.metric}` :
     field.kind === "exact" ? `exact, normalised as ${field.normalize}` : `location, geohash precision ${field.precision}`;
-  return `${how} · weight ${field.weight}`;
 }
 
 function fillSelect(select, names, fallback) {
