@@ -20,7 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Serve a web page for a running `neardup serve`: a result set's groups with a threshold slider, the "
         "passages two documents share (Explain), the store's configuration (Info) and a search (FindSimilar). "
         "With --store, the Store view also lists the store's largest clusters and finds the cluster of an id; "
-        "with --store and --labels, the Label pairs view is `neardup label`'s session in the page. "
+        "with --store and --labels, the Label pairs view is `neardup label`'s session in the page; with --corpus, "
+        "ids carry titles and a pair of stored ids its texts or records. A server that does not answer at the start "
+        "is a warning on stderr; the page keeps serving. "
         "It calls the server with the token and TLS options given here, and has no login of its own: keep it on "
         "loopback (the default) unless everyone who can reach --host may use the server.")
     add_connection_arguments(parser)
