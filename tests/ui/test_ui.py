@@ -1092,7 +1092,8 @@ def test_results_show_titles_from_the_corpus_and_link_to_find_similar(page, corp
     assert _titles(page, "#matches") == {doc_id: _title(TEXTS[doc_id]) for doc_id in shown}
 
 
-def test_cluster_members_show_titles_and_compare_with_the_first(page, clustered_server, clustered_store, tmp_path):
+def test_cluster_members_show_titles_and_compare_with_the_first(page, sized, clustered_server, clustered_store,
+                                                                tmp_path):
     with _ui_process(clustered_server.target, tmp_path / "ui.log", "--store", str(clustered_store), "--corpus",
                      str(clustered_store.parent / "corpus.jsonl")) as url:
         _open_store_view(page, url)
@@ -1104,6 +1105,12 @@ def test_cluster_members_show_titles_and_compare_with_the_first(page, clustered_
         assert page.text_content("#pair-comparison article.side-a h3") == "story-0"
         assert page.text_content("#pair-comparison article.side-b h3") == "story-2"
         assert _highlighted(page, "#pair-comparison article.side-b .text")[0] == CLUSTER_TEXTS["story-2"]
+        phone = sized(PHONE)  # 53 members with titles and their compare buttons, a pair under them: on a phone
+        _open_store_view(phone, url)
+        _titles(phone, "#clusters")
+        phone.click("li.member[data-id=wire-03] button.explain")
+        _wait_ready(phone, "#pair")
+        _fits(phone, PHONE, "clusters and a pair")
 
 
 def test_an_items_records_title_is_its_name(page, records_ui):
