@@ -176,6 +176,12 @@ def connect(args) -> NearDupClient:
     return NearDupClient(args.target, timeout=args.timeout, token=token, credentials=channel_credentials(args))
 
 
+def unreachable(error: NearDupClientError | str, target: str) -> str:
+    """What to say of a server that cannot be reached: the error and the likely cause. The commands and the web
+    page (`neardup ui`: its start and its answers) say it in these words."""
+    return f"{error}; is `neardup serve` running on {target}?"
+
+
 def _call(args, method: Callable[[NearDupClient], object]):
     """One call; a server that cannot be reached is named, with the likely cause."""
     try:
@@ -184,7 +190,7 @@ def _call(args, method: Callable[[NearDupClient], object]):
             return method(client)
     except NearDupClientError as error:
         if error.code == grpc.StatusCode.UNAVAILABLE:
-            raise CommandFailed(f"{error}; is `neardup serve` running on {args.target}?") from None
+            raise CommandFailed(unreachable(error, args.target)) from None
         raise
 
 

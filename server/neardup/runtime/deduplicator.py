@@ -10,7 +10,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from .. import __version__
-from ..core import calibration, candidates, explain, kernel, vocabulary
+from ..core import calibration, candidates, explain, item_scoring, kernel, vocabulary
 from ..core.encoding import check_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
 from ..core.fields import with_weights
@@ -102,10 +102,19 @@ class DedupOutcome(NamedTuple):
     clusters: list[int] | None = None  # per position, once the store is clustered (-1: none)
 
 
+class FieldComparison(NamedTuple):
+    """One field of an explained items pair."""
+    name: str
+    kind: str
+    weight: float
+    similarity: float | None   # None when either item lacks the field
+
+
 class ExplainOutcome(NamedTuple):
     similarity: float   # under the metric applied
     duplicate: bool     # what Dedup decides for the pair: the second document duplicates the first
     explanation: "explain.PairExplanation"
+    fields: tuple[FieldComparison, ...] = ()   # an items pair, field by field; () for texts
 
 
 class SearchIndex(Protocol):
@@ -290,10 +299,7 @@ class Deduplicator:
         """How similar two documents are under params (threshold and metric), whether Dedup makes the second a
         duplicate of the first, and what they share (core/explain.py). Each is a stored article (only an id: its
         stored sketch, NotFound when there is none) or inline (text, or a sketch: spans need the text); both are
-        sketched, read and compared by Dedup's code. ConfigMismatch on an items store: its documents are fields."""
-        if self.items is not None:
-            raise ConfigMismatch("Explain shows the passages two texts share; an items store compares fields: use "
-                                 "Dedup or FindSimilar for a pair's similarity")
+        sketched, read and compared by Dedup's code. An items pair is compared field by field (_explain_items)."""
         self.check_metric(params.metric)
         docs = {"a": a, "b": b}
         sketches = {field: self._inline_sketch(doc, field) for field, doc in docs.items() if doc.inline}
@@ -309,6 +315,8 @@ class Deduplicator:
         sketch_a, sketch_b = sketches["a"], sketches["b"]
         grouping = kernel.unpack(self._dedup([sketch_a, sketch_b], DedupParams(params.threshold, params.metric,
                                                                                 GREEDY)))
+        if self.items is not None:
+            return self._explain_items(sketch_a, sketch_b, grouping.duplicate_of[1] == 0)
         if self.config.kind == SIMHASH:
             similarity = next((score for _, score in kernel.similar_simhash(sketch_a, [sketch_b], 0.0)), 0.0)
         else:
@@ -317,6 +325,27 @@ class Deduplicator:
                               sketch) for doc, sketch in zip((a, b), (sketch_a, sketch_b))]
         explanation = explain.explain(self.config.kind, self.config.k, self.sketcher.stoplist, *sides)
         return ExplainOutcome(similarity, grouping.duplicate_of[1] == 0, explanation)
+
+    def _explain_items(self, sketch_a: bytes, sketch_b: bytes, duplicate: bool) -> ExplainOutcome:
+        """An items pair: its score as Dedup scores it (the fields' weighted similarity, or the trained model's
+        probability) and each field's similarity; no spans (an items store has no texts). A pair sharing no super
+        token is never compared: score 0, no field similarities, and the note says why."""
+        fields = self.items.fields
+        found = item_scoring.pair_features(fields, [sketch_a, sketch_b])
+        if len(found.i):
+            score = float(self.items.scores(found.features)[0])
+            values = found.features[0, item_scoring.similarity_columns(fields)].tolist()
+            note = ""
+        else:
+            score, values = 0.0, [math.nan] * len(fields)
+            note = ("the two share no super token: no rule of the store's (" +
+                    " | ".join("+".join(rule) for rule in self.config.rules) + ") can match them, so Dedup never "
+                    "compares them")
+        empty = explain.SideExplanation(False, 0, 0, 0, 0, [], [], [])
+        comparisons = tuple(FieldComparison(spec.name, spec.kind, spec.weight,
+                                            None if math.isnan(value) else float(value))
+                            for spec, value in zip(fields, values))
+        return ExplainOutcome(score, duplicate, explain.PairExplanation(empty, empty, 0, 0, note), comparisons)
 
     def find_similar(self, query: str | Document, params: SimilarParams, reader: Reader | None = None
                      ) -> SimilarOutcome:
@@ -514,4 +543,5 @@ class Deduplicator:
             "store": self.store.backend,
             "indexed": self.store.indexed,
             "pair_model": self.items.model.kind if self.items is not None and self.items.model else "",
+            "description": self.config.describe(None if self.items is None else self.items.fields),
         }

@@ -67,7 +67,9 @@ def explain_response(outcome: ExplainOutcome, params: DedupParams, ids: tuple[st
         metric=METRIC_VALUES[params.metric],
         a=_explained_document(ids[0], explanation.a), b=_explained_document(ids[1], explanation.b),
         shared_shingles=explanation.shared_shingles, shared_sketch_values=explanation.shared_sketch_values,
-        note=explanation.note)
+        note=explanation.note,
+        fields=[pb.FieldComparison(name=field.name, kind=field.kind, weight=field.weight, similarity=field.similarity)
+                for field in outcome.fields])
 
 
 def _explained_document(doc_id: str, side) -> pb.ExplainedDocument:
