@@ -1,8 +1,12 @@
 """A store's default threshold: learned by `neardup index` when it creates a bottom-K store, set by hand with
 `neardup index --threshold` or `neardup configure --threshold`, shown by `neardup info` with where it came from.
 
-Learning (core/calibration.py has the rule) searches SAMPLE_DOCUMENTS stored articles, spread evenly over the
-article numbers, over the whole store (Deduplicator.nearest_similarities): a fixed cost, whatever the corpus size.
+Learning (core/calibration.py has the rule) searches SAMPLE_DOCUMENTS stored articles, drawn by a hash of their
+ids (calibration.sampled_keys), over the whole store (Deduplicator.nearest_similarities): a fixed cost of searches,
+whatever the corpus size, and one read of every id. What a bottom-K store learns depends on its ids and sketches
+alone, never on the order they were written or numbered in: `neardup index`, `neardup configure --threshold learn`
+on the same store, on a migrated copy, or on a store of the same corpus written in another order learn the same
+threshold (each sampled article's candidates are verified whole at a tie, candidates.candidates' whole_ties).
 Bottom-K and items stores with postings learn: the sample is searched over the store, which needs its postings
 (an item's nearest match is among the items sharing a super token with it, scored by the store's field rules:
 the weighted field similarity, never a trained model's probability). A SimHash store's Hamming threshold keeps its

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import islice
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from .. import __version__
@@ -373,30 +372,26 @@ class Deduplicator:
                 yield doc_id, self._search(snapshot, sketch, params, above=docno, read_articles=articles)
 
     def nearest_similarities(self, count: int) -> list[float]:
-        """The similarity of each of `count` stored articles, spread evenly over the article numbers, to its best
-        match in the store under the default metric (0 when none reaches calibration.SEARCH_FLOOR): what
+        """The similarity of each of `count` stored articles, drawn by their ids (calibration.sampled_keys), to its
+        best match in the store under the default metric (0 when none reaches calibration.SEARCH_FLOOR): what
         calibration.learn_threshold learns from. A bounded sample: `count` searches, whatever the store's size."""
         params = SimilarParams(top_k=1, threshold=calibration.SEARCH_FLOOR, metric=self.defaults.metric)
         return [matches[0].similarity if matches else 0.0
                 for _, matches in self.sampled_matches(count, params, calibration.CANDIDATES)]
 
     def sampled_matches(self, count: int, params: SimilarParams, max_candidates: int) -> list[tuple[str, list[Match]]]:
-        """Each of `count` stored articles, spread evenly over the article numbers, with its best matches in the
-        store under params (the article itself left out), verifying at most `max_candidates` candidates each: the
-        sample a threshold is learned from (nearest_similarities) and `neardup label` proposes text pairs from.
-        One snapshot; `count` searches, whatever the store's size."""
+        """Each of `count` stored articles, drawn by their ids (calibration.sampled_keys: the same articles give
+        the same sample however they are stored), in id order, with its best matches in the store under params
+        (the article itself left out), verifying at most `max_candidates` candidates each: the sample a threshold
+        is learned from (nearest_similarities) and `neardup label` proposes text pairs from. One snapshot; `count`
+        searches and one read of every id, whatever the store's size."""
         self.check_metric(params.metric)
 
         def sample(snapshot: Snapshot) -> list[tuple[str, list[Match]]]:
-            limit = snapshot.docno_limit()
-            starts = sorted({limit * i // count for i in range(count)}) if limit else []
-            found = []
-            for start, stop in zip(starts, starts[1:] + [limit]):
-                # the first article numbered in [start, stop): gaps are deleted articles
-                for docno, doc_id, sketch in islice(snapshot.scan(start, stop), 1):
-                    found.append((doc_id, self._search(snapshot, sketch, params, exclude=docno,
-                                                       max_candidates=max_candidates).matches))
-            return found
+            chosen = [key.decode() for key in calibration.sampled_keys(snapshot.id_keys(), count)]
+            return [(doc_id, self._search(snapshot, sketch, params, exclude=docno, max_candidates=max_candidates,
+                                          whole_ties=True).matches)
+                    for doc_id, (docno, sketch) in zip(chosen, snapshot.sketches(chosen))]
 
         return read_consistently(self.store, sample)
 
@@ -429,11 +424,12 @@ class Deduplicator:
 
     def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
                 above: int = -1, max_candidates: int | None = None,
-                read_articles: Callable[[Sequence[int]], list[tuple[str, bytes]]] | None = None
-                ) -> SimilarOutcome:
+                read_articles: Callable[[Sequence[int]], list[tuple[str, bytes]]] | None = None,
+                whole_ties: bool = False) -> SimilarOutcome:
         """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs); at most
-        max_candidates verified (default: the limit), those sharing the most values first; the candidates' sketches
-        read by `read_articles` (default: snapshot.articles)."""
+        max_candidates verified (default: the limit), those sharing the most values first (`whole_ties`: and all
+        that share as many as the last of them, candidates.candidates); the candidates' sketches read by
+        `read_articles` (default: snapshot.articles)."""
         max_candidates = max_candidates or self.limits.max_candidates
         read_articles = read_articles or snapshot.articles
 
@@ -442,7 +438,7 @@ class Deduplicator:
 
         if self.items is not None:
             found = candidates.item_candidates(snapshot.postings(sketch), read_unread=read_unread, exclude=exclude,
-                                            above=above, max_candidates=max_candidates)
+                                               above=above, max_candidates=max_candidates, whole_ties=whole_ties)
             articles = read_articles(found.docnos.tolist())
             verified = self.items.similar(sketch, [article for _, article in articles], params.threshold)
         elif self.config.kind == SIMHASH:
@@ -457,8 +453,8 @@ class Deduplicator:
             verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
         else:
             found = candidates.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
-                                       params.metric, read_unread=read_unread, exclude=exclude, above=above,
-                                       max_candidates=max_candidates)
+                                          params.metric, read_unread=read_unread, exclude=exclude, above=above,
+                                          max_candidates=max_candidates, whole_ties=whole_ties)
             articles = read_articles(found.docnos.tolist())
             verified = kernel.similar(sketch, [article for _, article in articles], self.config.k,
                                       params.threshold, params.metric)

@@ -278,6 +278,11 @@ class Snapshot(abc.ABC):
     def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
         """(docno, id, sketch) of the articles numbered start ≤ docno < stop, in docno order."""
 
+    def id_keys(self) -> Iterator[bytes]:
+        """The UTF-8 of every stored id, in no particular order (a backend that can reads them without the
+        sketches): what a sample drawn by the ids (core.calibration.sampled_keys) is drawn from."""
+        return (doc_id.encode() for _, doc_id, _ in self.scan())
+
     def fingerprints(self) -> Fingerprints:
         """Every SimHash fingerprint of a simhash store, for the exact scan of a search past what its permutation
         tables guarantee (core.candidates.simhash_scan)."""

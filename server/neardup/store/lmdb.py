@@ -468,6 +468,9 @@ class LmdbSnapshot(BucketSnapshot):
                 return
             yield docno, key.decode(), get(key, db=sketches)
 
+    def id_keys(self) -> Iterator[bytes]:
+        return self._txn.cursor(db=self._store._ids).iternext(keys=False, values=True)
+
     def docno_limit(self) -> int:
         return _read_int(self._txn.get(_NEXT_DOCNO, db=self._store._meta))
 
