@@ -5,11 +5,12 @@ Both edges use it: the gRPC servicer converts messages into these calls and back
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from .. import __version__
-from ..core import calibration, candidates, explain, kernel, vocabulary
+from ..core import calibration, candidates, explain, kernel, language, vocabulary
 from ..core.encoding import check_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
 from ..core.fields import with_weights
@@ -92,6 +93,9 @@ class SimilarOutcome(NamedTuple):
     matches: list[Match]  # best first: similarity descending, then id
     # False when more candidates passed than Limits.max_candidates
     exact: bool
+    # a query text's stemmer language and how it was chosen (core.language.query_language); "" for an id or a sketch
+    lang: str = ""
+    lang_source: str = ""
 
 
 class DedupOutcome(NamedTuple):
@@ -158,6 +162,8 @@ class Deduplicator:
         self.limits = limits
         self.config: SketchConfig = store.config
         self.sketcher = Sketcher(store.config, store.stoplist)
+        if store.config.lang != language.AUTO and store.languages() - {store.config.lang}:
+            language.load_identifier()  # its query texts are identified (query_language): loaded now, not in a call
         #: The threshold, metric and grouping this store is served with unless a request says: by sketch kind,
         #: the threshold the store's own when it holds one (learned from its corpus or set: store.threshold()).
         self.defaults = DedupParams(*vocabulary.for_kind(store.config.kind))
@@ -328,10 +334,14 @@ class Deduplicator:
             raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}", "top_k",
                            self.limits.max_result_set)
         self.check_metric(params.metric)
+        chosen = None
         if isinstance(query, Document):
             if not query.inline:
                 raise InvalidArgument("a document to search with needs text or a sketch (fields, on an items "
                                       "store), or search by its id", "document")
+            if query.text is not None and query.sketch is None and self.items is None:
+                chosen = self.query_language(query)
+                query = replace(query, lang=chosen.lang)
             sketch = self._inline_sketch(query, "document")
         if index is not None:
             if isinstance(query, Document):
@@ -344,7 +354,7 @@ class Deduplicator:
                 stored, found = searched
                 if not stored and not isinstance(query, Document):
                     raise NotFound(f"no article {query!r} is stored")
-                return self._answer(found.matches, found.exact, params, reader)
+                return self._with_language(self._answer(found.matches, found.exact, params, reader), chosen)
 
         def search(snapshot: Snapshot) -> SimilarOutcome:
             if isinstance(query, Document):
@@ -356,7 +366,22 @@ class Deduplicator:
                 raise NotFound(f"no article {query!r} is stored")
             return self._search(snapshot, stored[1], params, exclude=stored[0])
 
-        return read_consistently(self.store, search)
+        return self._with_language(read_consistently(self.store, search), chosen)
+
+    def query_language(self, doc: Document) -> language.QueryLanguage:
+        """The stemmer language a query document's text is sketched in, and how it was chosen: the one rule
+        (core.language.query_language) over the store's language and the languages its texts carried, read now
+        (another worker's Upsert may have added one); an unknown lang of the document is the INVALID_ARGUMENT of
+        its field."""
+        try:
+            held = () if doc.lang or self.config.lang == language.AUTO else self.store.languages()
+            return language.query_language(doc.text, doc.lang, self.config.lang, held)
+        except InvalidArgument as error:
+            raise InvalidArgument(str(error), "document.lang") from None
+
+    @staticmethod
+    def _with_language(outcome: SimilarOutcome, chosen: "language.QueryLanguage | None") -> SimilarOutcome:
+        return outcome if chosen is None else outcome._replace(lang=chosen.lang, lang_source=chosen.source)
 
     def similar_pairs(self, threshold: float, metric: str, start: int = 0, stop: int | None = None
                       ) -> Iterator[tuple[str, SimilarOutcome]]:
@@ -484,7 +509,12 @@ class Deduplicator:
                 raise InvalidArgument(f"document {doc.id!r} has neither text nor sketch (nor fields)",
                                       f"documents[{position}]")
             items.append((doc.id, self._inline_sketch(doc, f"documents[{position}]")))
+        carried = {language.canonical_lang(doc.lang) for doc in documents if doc.lang}  # each lang checked above
         generation = self.store.put_many(items)
+        if carried and self.store.add_languages(carried):  # the languages its texts carried: one is new to it
+            generation = self.store.generation()
+            if self.config.lang != language.AUTO and carried - {self.config.lang}:  # query texts are identified now
+                threading.Thread(target=language.load_identifier, name="load-identifier", daemon=True).start()
         if self.assign_clusters([doc_id for doc_id, _ in items]):
             generation = self.store.generation()
         return len(items), generation
@@ -510,4 +540,5 @@ class Deduplicator:
             "store": self.store.backend,
             "indexed": self.store.indexed,
             "pair_model": self.items.model.kind if self.items is not None and self.items.model else "",
+            "languages": sorted(self.store.languages()),
         }

@@ -19,7 +19,7 @@ import abc
 import hashlib
 import json
 import struct
-from typing import Callable, ClassVar, Iterator, Sequence, TypeVar
+from typing import Callable, ClassVar, Iterable, Iterator, Sequence, TypeVar
 
 from ..core.candidates import Fingerprints, Postings
 from ..core.encoding import check_sketch, encode_sketch
@@ -226,6 +226,17 @@ class SketchStore(abc.ABC):
     def set_threshold(self, setting: dict | None) -> None:
         """Stores the default threshold (None removes it: the fixed default again), atomically. A server reads it
         when it starts."""
+
+    @abc.abstractmethod
+    def languages(self) -> frozenset[str]:
+        """The stemmer languages (core/language.py LANGUAGES names) the store's texts carried as their own lang
+        (a record's lang in `neardup index`, a document's in Upsert), whatever the store's language; empty when
+        none did, and for a store made before it recorded them. A query text without its lang is identified when
+        these hold a language besides the store's (language.query_language)."""
+
+    @abc.abstractmethod
+    def add_languages(self, languages: Iterable[str]) -> bool:
+        """Adds stemmer languages to languages(), atomically; writes (and answers True) only when one is new."""
 
     @abc.abstractmethod
     def snapshot(self) -> "Snapshot":
