@@ -162,8 +162,6 @@ class Deduplicator:
         self.limits = limits
         self.config: SketchConfig = store.config
         self.sketcher = Sketcher(store.config, store.stoplist)
-        if store.config.lang != language.AUTO and store.languages() - {store.config.lang}:
-            language.load_identifier()  # its query texts are identified (query_language): loaded now, not in a call
         #: The threshold, metric and grouping this store is served with unless a request says: by sketch kind,
         #: the threshold the store's own when it holds one (learned from its corpus or set: store.threshold()).
         self.defaults = DedupParams(*vocabulary.for_kind(store.config.kind))
@@ -379,6 +377,11 @@ class Deduplicator:
         except InvalidArgument as error:
             raise InvalidArgument(str(error), "document.lang") from None
 
+    def identifies_queries(self) -> bool:
+        """Whether a query text without its lang is identified (query_language): an auto store, or a store whose
+        texts carried another language than its own. `neardup serve` then loads the identifier before it forks."""
+        return self.config.lang == language.AUTO or bool(self.store.languages() - {self.config.lang})
+
     @staticmethod
     def _with_language(outcome: SimilarOutcome, chosen: "language.QueryLanguage | None") -> SimilarOutcome:
         return outcome if chosen is None else outcome._replace(lang=chosen.lang, lang_source=chosen.source)
@@ -513,8 +516,8 @@ class Deduplicator:
         generation = self.store.put_many(items)
         if carried and self.store.add_languages(carried):  # the languages its texts carried: one is new to it
             generation = self.store.generation()
-            if self.config.lang != language.AUTO and carried - {self.config.lang}:  # query texts are identified now
-                threading.Thread(target=language.load_identifier, name="load-identifier", daemon=True).start()
+            if self.config.lang != language.AUTO and carried - {self.config.lang}:
+                _load_identifier_soon()
         if self.assign_clusters([doc_id for doc_id, _ in items]):
             generation = self.store.generation()
         return len(items), generation
@@ -542,3 +545,11 @@ class Deduplicator:
             "pair_model": self.items.model.kind if self.items is not None and self.items.model else "",
             "languages": sorted(self.store.languages()),
         }
+
+
+def _load_identifier_soon() -> None:
+    """Loads the language identifier (seconds) beside what the serving process does, once an Upsert made its store
+    one whose query texts are identified (Deduplicator.query_language), rather than in the first search that needs
+    it; a search that comes first loads it itself. (A store that was one already had it loaded by `neardup serve`
+    before its workers forked.)"""
+    threading.Thread(target=language.load_identifier, name="load-identifier", daemon=True).start()
