@@ -3,7 +3,7 @@ conversion to and from the contract's messages: the one place that knows both.""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from .enums import GROUPING_NAMES, METRIC_NAMES, grouping_value, metric_value
@@ -105,6 +105,9 @@ class Info:
     #: the store's configuration in the terms of its kind, one line: a store of texts its shingle unit, sketch size
     #: and language; an items store its fields (kind, unit, weight...) and rules ("" from an older server)
     description: str = ""
+    #: the stemmer languages the store's texts carried as their own lang, ascending (none from an older server):
+    #: a find_similar text without its lang is identified when they hold one besides sketch_config["lang"]
+    languages: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -127,9 +130,14 @@ class SimilarResult:
     threshold: float
     metric: str
     top_k: int
+    #: the stemmer language a document's text was sketched in, and how it was chosen: "given" (its lang),
+    #: "identified" (from the text) or "store" (the store's language); "" for an id or a sketch, or from an older
+    #: server
+    lang: str = ""
+    lang_source: str = ""
 
     def to_dict(self) -> dict:
-        return {
+        answer = {
             "matches": [{"id": m.id, "similarity": m.similarity, "cluster": m.cluster}
                         for m in self.matches],
             "exact": self.exact,
@@ -137,6 +145,9 @@ class SimilarResult:
             "metric": self.metric,
             "top_k": self.top_k,
         }
+        if self.lang:
+            answer.update(lang=self.lang, lang_source=self.lang_source)
+        return answer
 
 
 @dataclass(frozen=True)
@@ -258,7 +269,7 @@ def similar_request(id: str | None, document: Document | None, top_k: int | None
 def similar_result(response: pb.FindSimilarResponse) -> SimilarResult:
     return SimilarResult(matches=[Match(m.id, m.similarity, m.cluster) for m in response.matches], exact=response.exact,
                          threshold=response.threshold, metric=METRIC_NAMES.get(response.metric, "unspecified"),
-                         top_k=response.top_k)
+                         top_k=response.top_k, lang=response.lang, lang_source=response.lang_source)
 
 
 def document_message(doc: Document) -> pb.Document:
@@ -326,6 +337,7 @@ def info_result(response: pb.InfoResponse, trailing_metadata=()) -> Info:
         default_grouping=GROUPING_NAMES.get(response.default_grouping, "unspecified"),
         store=response.store, indexed=response.indexed, pair_model=response.pair_model,
         default_threshold_source=response.default_threshold_source, description=response.description,
+        languages=list(response.languages),
         worker=next((int(value) for key, value in trailing_metadata or () if key == WORKER_METADATA), 0))
 
 

@@ -222,7 +222,7 @@ class InfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class InfoResponse(_message.Message):
-    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed", "pair_model", "default_threshold_source", "description")
+    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed", "pair_model", "default_threshold_source", "description", "languages")
     ARTICLES_FIELD_NUMBER: _ClassVar[int]
     SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -238,6 +238,7 @@ class InfoResponse(_message.Message):
     PAIR_MODEL_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_THRESHOLD_SOURCE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
     articles: int
     sketch_config: SketchConfig
     version: str
@@ -253,7 +254,8 @@ class InfoResponse(_message.Message):
     pair_model: str
     default_threshold_source: str
     description: str
-    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ..., pair_model: _Optional[str] = ..., default_threshold_source: _Optional[str] = ..., description: _Optional[str] = ...) -> None: ...
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ..., pair_model: _Optional[str] = ..., default_threshold_source: _Optional[str] = ..., description: _Optional[str] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class FindSimilarRequest(_message.Message):
     __slots__ = ("id", "document", "top_k", "threshold", "metric", "sketch_config")
@@ -282,18 +284,22 @@ class Match(_message.Message):
     def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ..., cluster: _Optional[int] = ...) -> None: ...
 
 class FindSimilarResponse(_message.Message):
-    __slots__ = ("matches", "exact", "threshold", "metric", "top_k")
+    __slots__ = ("matches", "exact", "threshold", "metric", "top_k", "lang", "lang_source")
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     EXACT_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     METRIC_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
+    LANG_FIELD_NUMBER: _ClassVar[int]
+    LANG_SOURCE_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[Match]
     exact: bool
     threshold: float
     metric: Metric
     top_k: int
-    def __init__(self, matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., exact: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., top_k: _Optional[int] = ...) -> None: ...
+    lang: str
+    lang_source: str
+    def __init__(self, matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., exact: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., top_k: _Optional[int] = ..., lang: _Optional[str] = ..., lang_source: _Optional[str] = ...) -> None: ...
 
 class ExplainRequest(_message.Message):
     __slots__ = ("a", "b", "threshold", "metric", "sketch_config")

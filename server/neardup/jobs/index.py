@@ -152,7 +152,7 @@ class LocalEngine:
                     as pool, progress("sketching", unit=collector.unit) as bar:
                 for result in _sketch_lines(records, line_sketcher, pool, workers):
                     bar.update()
-                    collector.add(result.line, result.doc_id, result.error)
+                    collector.add(result.line, result.doc_id, result.error, result.lang)
                     if result.error is None:
                         self._payloads.append(result.payload)
                     else:
@@ -326,6 +326,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                         summary.count(documents, sketch_bytes, bar)
             elif existing is not None:
                 _write_batches(store, batches)
+            store.add_languages(collector.languages)
             summary.threshold = store_threshold.record(store, threshold, created=existing is None)
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started

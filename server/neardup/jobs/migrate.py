@@ -1,11 +1,11 @@
 """`neardup migrate SRC DST`: copies a store to another location, of any backend (LMDB directory ↔ Redis URL),
 and checks the copy by its count and digest (SketchStore.digest) before it says it is done.
 
-The copy holds the source's configuration, stop-list, sketches, cluster ids, pair model and default threshold;
-article numbers and postings are made again by the target as it is written. The digest compares the sketches and
-what they were made with, not the serving settings (clusters, model, threshold), which are copied. Compare
-stores while nothing writes to the source: a write during the copy makes the digests differ, and the command
-fails saying so.
+The copy holds the source's configuration, stop-list, sketches, cluster ids, pair model, default threshold and
+the languages its texts carried; article numbers and postings are made again by the target as it is written. The
+digest compares the sketches and what they were made with, not the serving settings (clusters, model, threshold,
+languages), which are copied. Compare stores while nothing writes to the source: a write during the copy makes the
+digests differ, and the command fails saying so.
 """
 from __future__ import annotations
 
@@ -65,6 +65,7 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
                 dst.set_model(src.model())
             if src.threshold() is not None:
                 dst.set_threshold(src.threshold())
+            dst.add_languages(src.languages())
             expected, copied = src.count(), dst.count()
             if expected != copied or summary.articles != expected:
                 raise JobFailed(f"the copy holds {copied:,} articles, the source {expected:,} (read "

@@ -216,7 +216,8 @@ def similar_response(outcome: SimilarOutcome, params: SimilarParams) -> pb.FindS
     return pb.FindSimilarResponse(
         matches=[pb.Match(id=match.id, similarity=match.similarity, cluster=match.cluster)
                  for match in outcome.matches],
-        exact=outcome.exact, threshold=params.threshold, metric=METRIC_VALUES[params.metric], top_k=params.top_k)
+        exact=outcome.exact, threshold=params.threshold, metric=METRIC_VALUES[params.metric], top_k=params.top_k,
+        lang=outcome.lang, lang_source=outcome.lang_source)
 
 
 def info_response(info: dict) -> pb.InfoResponse:
