@@ -116,3 +116,14 @@ def test_a_store_of_one_language_stems_as_its_own_until_an_upsert_brings_another
     assert neardup("migrate", tmp_path / "store", tmp_path / "copy").returncode == 0
     with open_store(tmp_path / "copy", readonly=True) as copy:
         assert copy.languages() == {"german"}
+
+
+def test_migrate_copies_the_languages_to_either_backend(store, store_location, neardup):
+    done = neardup("migrate", store, store_location)
+    assert done.returncode == 0, done.stderr
+    with open_store(store_location, readonly=True) as copy:
+        assert copy.languages() == {"english", "german", "dutch", "russian"}
+    with open_store(store_location) as copy:  # adding is a union, written once
+        assert copy.add_languages(["german"]) is False
+        assert copy.add_languages(["german", "french"]) is True
+        assert copy.languages() == {"english", "german", "dutch", "russian", "french"}

@@ -67,7 +67,7 @@ class Pass1(NamedTuple):
 
     lines: int                                         # lines read, blank ones included
     records: list[tuple[int, str | None, str | None, str]]  # (line in the partition, id, error, lang) of each
-    payloads: list[bytes]                              # the well-formed records', in order
+    payloads: list[bytes]                                   # the well-formed records', in order
 
 
 def _sketched(numbered: Iterator[tuple[int, bytes | dict]], line_sketcher: LineSketcher, url: str):
@@ -103,7 +103,7 @@ def sketch_row_group(url: str, group: int, line_sketcher: LineSketcher) -> Pass1
     return Pass1(len(rows), *_sketched(enumerate(rows, 1), line_sketcher, url))
 
 
-def _records(pass1: Pass1) -> tuple[int, list[tuple[int, str | None, str | None]]]:
+def _records(pass1: Pass1) -> tuple[int, list[tuple[int, str | None, str | None, str]]]:
     return pass1.lines, pass1.records
 
 
@@ -128,7 +128,7 @@ def _write_partition(pass1: Pass1, kept: np.ndarray | None, sketcher: Sketcher |
                      batch_size: int) -> tuple[int, int]:
     """Pass 2 of one partition written by its worker into the store at location, in atomic batches (put_many):
     (documents, sketch bytes) written. Made again on another worker, it writes the same sketches again."""
-    ids = [doc_id for _, doc_id, error in pass1.records if error is None]  # a payload's id
+    ids = [doc_id for _, doc_id, error, _ in pass1.records if error is None]  # a payload's id
     indices = range(len(ids)) if kept is None else kept.tolist()
     documents = sketch_bytes = 0
     with open_store(location) as store:
