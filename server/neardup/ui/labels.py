@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import ConfigMismatch
-from ..jobs.label import LabelSession, Proposal
+from ..jobs.label import LabelSession, Proposal, read_records
 from ..runtime.deduplicator import ExplainOutcome
 from ..store import SketchStore
 
@@ -58,8 +58,6 @@ class StoreLabels:
         log.info("labels: %s candidate pairs sampled in %.1f s; %s answers in %s", f"{counts['pool']:,}",
                  time.monotonic() - started, f"{counts['answered']:,}", self.pairs)
         if corpus is not None:
-            from ..cli.label import read_records
-
             content = "text" if self.session.texts else "fields"
             self.records = read_records(corpus, set(self.session.pool.a) | set(self.session.pool.b), content)
             log.info("labels: the %s of %s sampled records read from %s", content, f"{len(self.records):,}", corpus)
