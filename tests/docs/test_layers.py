@@ -1,7 +1,10 @@
 """The layer table (docs/layers.py, shown on the Architecture page) holds for the code: every import of every module
-of server/neardup, those inside functions too, is one the table allows; and the checker finds a wrong one."""
+of server/neardup, those inside functions too, is one the table allows; and the checker finds a wrong one. And no
+test module loads an optional back-end (redis, dask, pyarrow) when imported, so `pytest -m fast` collects with the
+test extra alone."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 import textwrap
 from pathlib import Path
@@ -117,3 +120,73 @@ def test_the_architecture_page_shows_the_table_from_its_one_declaration():
         assert f"| `{layer.name}/` | {layer.holds} |" in table
     assert "| `ui/` |" in table and table.split("| `ui/` |")[1].split("\n")[0].endswith(
         "| `jobs/`, `runtime/`, `store/`, `core/`, the client (`neardup_client`, but its command line) |")
+
+
+# --- optional back-ends: `pytest -m fast` with the test extra only --------------------------------------------------
+
+#: The packages of the optional extras (redis; dask, with distributed and fsspec; parquet): a test module imports
+#: them, and the server's modules that import them on load, in the test or fixture that uses them.
+OPTIONAL = {"redis", "hiredis", "dask", "distributed", "fsspec", "pyarrow"}
+
+
+def _top_level_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, module) of each import a module runs when it is loaded (its body, and `if`/`try` blocks there)."""
+    found, pending = [], list(ast.parse(path.read_text(encoding="utf-8")).body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
+        elif isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+            pending += node.body + node.orelse
+        elif isinstance(node, ast.Try):
+            pending += node.body
+    return found
+
+
+def _skipped_without(path: Path) -> set[str]:
+    """What the module skips itself without: `pytest.importorskip("redis", ...)` in its body."""
+    return {node.value.args[0].value for node in ast.parse(path.read_text(encoding="utf-8")).body
+            if isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Call)
+            and getattr(node.value.func, "attr", None) == "importorskip" and node.value.args
+            and isinstance(node.value.args[0], ast.Constant)}
+
+
+def loaded_optional(tests: Path, package: Path) -> list[str]:
+    """Each test module or helper that loads an optional back-end when imported (directly, or through a server
+    module that imports one on load), as PATH:LINE: MODULE; a module that skips itself without it aside."""
+    heavy = {".".join(("neardup", *path.relative_to(package).with_suffix("").parts))
+             for path in package.rglob("*.py")
+             if any(name.split(".")[0] in OPTIONAL for _, name in _top_level_imports(path))}
+    found = []
+    for path in sorted(tests.rglob("*.py")):
+        skipped = _skipped_without(path)
+        for line, name in _top_level_imports(path):
+            root = name.split(".")[0]
+            if (root in OPTIONAL or any(name == module or name.startswith(module + ".") for module in heavy)) \
+                    and not (skipped & OPTIONAL):
+                found.append(f"{path.relative_to(tests.parent)}:{line}: {name}")
+    return found
+
+
+def test_no_test_module_loads_an_optional_back_end_on_import():
+    """So that `pytest -m fast` collects with only the test extra installed."""
+    problems = loaded_optional(ROOT / "tests", PACKAGE)
+    assert not problems, "import these in the test or fixture that uses them (tests/README.md):\n" + \
+        "\n".join(problems)
+
+
+def test_a_top_level_import_of_a_back_end_is_found(tmp_path):
+    package = _tree(tmp_path / "server", {"store/redis.py": "import redis\n", "store/lmdb.py": "import lmdb\n",
+                                          "jobs/dask_engine.py": "def run():\n    import distributed\n"})
+    tests = tmp_path / "tests"
+    (tests / "store").mkdir(parents=True)
+    (tests / "store" / "test_a.py").write_text("import pytest\nfrom neardup.store.redis import RedisStore\n"
+                                               "from neardup.store import lmdb\n")
+    (tests / "store" / "test_b.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                               "    import redis\n\ndef test():\n    import pyarrow\n")
+    (tests / "observe.py").write_text("try:\n    import pyarrow.parquet\nexcept ImportError:\n    pass\n")
+    (tests / "store" / "test_c.py").write_text("import pytest\nredis = pytest.importorskip('redis')\nimport redis\n")
+    assert loaded_optional(tests, package) == ["tests/observe.py:2: pyarrow.parquet",
+                                               "tests/store/test_a.py:2: neardup.store.redis.RedisStore"]
