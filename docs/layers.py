@@ -41,8 +41,9 @@ LAYERS = (
           "clustering, training and its labelling session, migration, threshold setting, progress bars",
           ("runtime", "store", "core", "client")),
     Layer("ui", "`neardup ui`: an HTTP server with a JSON API that calls a running server through the client, the "
-          "page's static files, with `--store` the store's clusters read-only, and with `--labels` the labelling "
-          "session of `neardup label` (jobs/label.py)", ("jobs", "runtime", "store", "core", "client")),
+          "page's static files, (with `--store`) the store's clusters read-only, (with `--corpus`) the corpus's "
+          "titles, texts and records read by id, and (with `--labels`) the labelling session of `neardup label` "
+          "(jobs/label.py)", ("jobs", "runtime", "store", "core", "client")),
     Layer("cli", "`neardup COMMAND`: dispatch and one argument module per command",
           ("ui", "service", "jobs", "runtime", "store", "core", "client", "client command line")),
 )

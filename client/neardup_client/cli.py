@@ -102,11 +102,14 @@ def _add_dedup_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_similar_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Ask a server for the stored articles most similar to a stored one (ID) or to a text "
                           "(--text FILE), over the whole store. Prints JSON: matches (id, similarity) best first, "
-                          "never the query itself; exact; and the threshold, metric and top_k applied.")
+                          "never the query itself; exact; the threshold, metric and top_k applied; and for --text "
+                          "the language it was stemmed in (lang) and how it was chosen (lang_source: given, "
+                          "identified or store).")
     add_connection_arguments(parser)
     parser.add_argument("id", nargs="?", metavar="ID", help="a stored article's id (or --text)")
     parser.add_argument("--text", metavar="FILE", help="search with this file's UTF-8 text, - for stdin; instead of ID")
-    parser.add_argument("--lang", help="stemming language of --text (default: the store's)")
+    parser.add_argument("--lang", help="stemming language of --text (default: the store's; the one identified from "
+                                       "the text in a store of lang auto, or whose texts carry other languages)")
     parser.add_argument("--top-k", type=at_least(1), metavar="N", help="the most matches to print (default: the server's, 10)")
     parser.add_argument("--threshold", type=checked(float, fraction),
                         help="similarity in [0, 1] a match reaches (default: the server's)")
@@ -176,6 +179,12 @@ def connect(args) -> NearDupClient:
     return NearDupClient(args.target, timeout=args.timeout, token=token, credentials=channel_credentials(args))
 
 
+def unreachable(error: NearDupClientError | str, target: str) -> str:
+    """What to say of a server that cannot be reached: the error and the likely cause. The commands and the web
+    page (`neardup ui`: its start and its answers) say it in these words."""
+    return f"{error}; is `neardup serve` running on {target}?"
+
+
 def _call(args, method: Callable[[NearDupClient], object]):
     """One call; a server that cannot be reached is named, with the likely cause."""
     try:
@@ -184,7 +193,7 @@ def _call(args, method: Callable[[NearDupClient], object]):
             return method(client)
     except NearDupClientError as error:
         if error.code == grpc.StatusCode.UNAVAILABLE:
-            raise CommandFailed(f"{error}; is `neardup serve` running on {args.target}?") from None
+            raise CommandFailed(unreachable(error, args.target)) from None
         raise
 
 

@@ -3,7 +3,7 @@ conversion to and from the contract's messages: the one place that knows both.""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from .enums import GROUPING_NAMES, METRIC_NAMES, grouping_value, metric_value
@@ -102,6 +102,12 @@ class Info:
     default_threshold_source: str = ""
     #: the process id of the server worker that answered (0 from an older server)
     worker: int = 0
+    #: the store's configuration in the terms of its kind, one line: a store of texts its shingle unit, sketch size
+    #: and language; an items store its fields (kind, unit, weight...) and rules ("" from an older server)
+    description: str = ""
+    #: the stemmer languages the store's texts carried as their own lang, ascending (none from an older server):
+    #: a find_similar text without its lang is identified when they hold one besides sketch_config["lang"]
+    languages: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -124,9 +130,14 @@ class SimilarResult:
     threshold: float
     metric: str
     top_k: int
+    #: the stemmer language a document's text was sketched in, and how it was chosen: "given" (its lang),
+    #: "identified" (from the text) or "store" (the store's language); "" for an id or a sketch, or from an older
+    #: server
+    lang: str = ""
+    lang_source: str = ""
 
     def to_dict(self) -> dict:
-        return {
+        answer = {
             "matches": [{"id": m.id, "similarity": m.similarity, "cluster": m.cluster}
                         for m in self.matches],
             "exact": self.exact,
@@ -134,6 +145,9 @@ class SimilarResult:
             "metric": self.metric,
             "top_k": self.top_k,
         }
+        if self.lang:
+            answer.update(lang=self.lang, lang_source=self.lang_source)
+        return answer
 
 
 @dataclass(frozen=True)
@@ -157,6 +171,16 @@ class ExplainedDocument:
 
 
 @dataclass(frozen=True)
+class FieldComparison:
+    """One field of an explained items pair: its similarity (None when either item lacks the field) and weight."""
+
+    name: str
+    kind: str                   # "text", "exact" or "location"
+    weight: float
+    similarity: float | None
+
+
+@dataclass(frozen=True)
 class ExplainResult:
     """The answer of explain: the pair's similarity, Dedup's decision for it, and what each document shares."""
 
@@ -169,12 +193,15 @@ class ExplainResult:
     shared_shingles: int        # distinct shingles outside the stop-list both texts have (0 without both texts)
     shared_sketch_values: int   # values both bottom-K sketches hold
     note: str                   # what could not be answered and why ("" when everything was)
+    #: an items pair, field by field (the schema's fields in order); empty for texts
+    fields: list[FieldComparison] = dataclasses.field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"similarity": self.similarity, "duplicate": self.duplicate, "threshold": self.threshold,
                 "metric": self.metric, "shared_shingles": self.shared_shingles,
                 "shared_sketch_values": self.shared_sketch_values, "note": self.note,
-                "a": self.a.to_dict(), "b": self.b.to_dict()}
+                "a": self.a.to_dict(), "b": self.b.to_dict(),
+                "fields": [dataclasses.asdict(field) for field in self.fields]}
 
 
 def explain_request(a: str | Document, b: str | Document, threshold: float | None,
@@ -201,7 +228,10 @@ def explain_result(response: pb.ExplainResponse) -> ExplainResult:
     return ExplainResult(similarity=response.similarity, duplicate=response.duplicate, threshold=response.threshold,
                          metric=METRIC_NAMES.get(response.metric, "unspecified"), a=explained(response.a),
                          b=explained(response.b), shared_shingles=response.shared_shingles,
-                         shared_sketch_values=response.shared_sketch_values, note=response.note)
+                         shared_sketch_values=response.shared_sketch_values, note=response.note,
+                         fields=[FieldComparison(field.name, field.kind, field.weight,
+                                                 field.similarity if field.HasField("similarity") else None)
+                                 for field in response.fields])
 
 
 def dedup_request(results: Sequence[str | Document], threshold: float | None, metric: str | None,
@@ -239,7 +269,7 @@ def similar_request(id: str | None, document: Document | None, top_k: int | None
 def similar_result(response: pb.FindSimilarResponse) -> SimilarResult:
     return SimilarResult(matches=[Match(m.id, m.similarity, m.cluster) for m in response.matches], exact=response.exact,
                          threshold=response.threshold, metric=METRIC_NAMES.get(response.metric, "unspecified"),
-                         top_k=response.top_k)
+                         top_k=response.top_k, lang=response.lang, lang_source=response.lang_source)
 
 
 def document_message(doc: Document) -> pb.Document:
@@ -306,7 +336,8 @@ def info_result(response: pb.InfoResponse, trailing_metadata=()) -> Info:
         default_metric=METRIC_NAMES.get(response.default_metric, "unspecified"),
         default_grouping=GROUPING_NAMES.get(response.default_grouping, "unspecified"),
         store=response.store, indexed=response.indexed, pair_model=response.pair_model,
-        default_threshold_source=response.default_threshold_source,
+        default_threshold_source=response.default_threshold_source, description=response.description,
+        languages=list(response.languages),
         worker=next((int(value) for key, value in trailing_metadata or () if key == WORKER_METADATA), 0))
 
 

@@ -195,10 +195,11 @@ def exits_partial(server, tmp_path):
 
 def exits_interrupted(server, tmp_path):
     """Ctrl-C while `neardup index -` waits for its corpus on stdin: nothing is written."""
-    process = subprocess.Popen([*NEARDUP, "index", "-", "--store", str(tmp_path / "store")], stdin=subprocess.PIPE,
+    process = subprocess.Popen([*NEARDUP, "index", "-", "--store", str(tmp_path / "store"), "--progress"],
+                               stdin=subprocess.PIPE,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     progress = ""
-    while "docs/s" not in progress:  # reading the corpus has begun
+    while "lines/s" not in progress:  # reading the corpus has begun (--progress: its bar is drawn)
         progress += process.stderr.read(1)
         assert process.poll() is None, progress
     process.send_signal(signal.SIGINT)

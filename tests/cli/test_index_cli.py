@@ -62,7 +62,8 @@ def test_index_writes_every_document_and_prints_progress_and_a_summary(tmp_path)
                                       "text": "Министр представил бюджет. Депутаты спорили."}]
     done = run_index(write_jsonl(tmp_path / "corpus.jsonl", records), tmp_path / "store")
     assert done.returncode == 0, done.stderr
-    assert "docs/s" in done.stderr and "sketching" in done.stderr and "writing" in done.stderr
+    assert "\r" not in done.stderr  # stderr is no terminal: no bar, one summary line (tests/cli/test_progress.py)
+    assert done.stderr.startswith("neardup index: sketching 121 lines (121 sketched); writing 121 of 121 docs; ")
     summary = done.stdout
     for line in ("documents:            121", "skipped lines:        0", "duplicate ids:        0",
                  "stop-listed shingles: 0", "bytes per article:", "elapsed:"):
@@ -102,7 +103,9 @@ def test_malformed_lines_are_reported_with_their_line_number_and_skipped(tmp_pat
     for number, reason in problems.items():
         assert any(line.startswith(f"neardup: line {number}: ") and reason in line and line.endswith("; skipped")
                    for line in done.stderr.split("\n")), (number, done.stderr)
-    assert "\r" not in done.stderr  # stderr is no terminal here: progress comes as whole lines
+    assert "\r" not in done.stderr  # stderr is no terminal here: no bar, one summary line at the end
+    assert done.stderr.splitlines()[-1].startswith(f"neardup index: sketching {len(problems) + 6} lines (6 sketched, "
+                                                   f"{len(problems)} skipped: malformed); writing 6 of 6 docs; ")
     assert "line 7:" not in done.stderr  # a blank line is no record
     assert "at at" not in done.stderr
     assert f"skipped lines:        {len(problems)}" in done.stdout
@@ -318,12 +321,12 @@ def test_ctrl_c_exits_130_and_writes_nothing(tmp_path, big_corpus):
     corpus_path, _, _ = big_corpus
     lines = corpus_path.read_text(encoding="utf-8").splitlines(keepends=True)
     process = subprocess.Popen([*NEARDUP, "index", "-", "--store", str(tmp_path / "store"), *BIG_ARGS,
-                                "--workers", "2"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                "--workers", "2", "--progress"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     process.stdin.write("".join(lines[:len(lines) // 2]))
     process.stdin.flush()
     progress = ""
-    while "docs/s" not in progress:  # sketching has started, with both workers
+    while "lines/s" not in progress:  # sketching has started, with both workers (--progress: its bar is drawn)
         progress += process.stderr.read(1)
         assert process.poll() is None, progress
     os.killpg(process.pid, signal.SIGINT)  # a terminal sends Ctrl-C to the whole process group

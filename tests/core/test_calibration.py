@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from neardup.core import candidates
 from neardup.core.calibration import (DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS, MIN_NEAR_DUPLICATES, MIN_SAMPLE, learn_field_weights,
-                                     learn_threshold)
+                                     learn_threshold, sampled_keys)
 
 
 def sample(seed: int, *modes: tuple[int, float, float]) -> list[float]:
@@ -117,3 +118,43 @@ def test_items_cut_next_to_the_chance_mode_where_texts_cut_in_the_middle():
     assert 0.25 <= learn_threshold(values, lowest_valley=True) <= 0.32
     noise = values + [0.0, 0.0, 0.01]  # a few values below the chance mode make no valley worth cutting at
     assert 0.25 <= learn_threshold(noise, lowest_valley=True) <= 0.32
+
+
+def test_the_sample_is_drawn_by_the_ids_whatever_their_order():
+    """The articles a threshold is learned from: the same ids in any order give the same sample, in id order; it
+    spreads over the ids (not their first ones), and a store of fewer ids than asked gives every one."""
+    keys = [f"story-{n}".encode() for n in range(5000)]
+    chosen = sampled_keys(keys, 500)
+    assert len(chosen) == 500 and chosen == sorted(chosen)
+    shuffled = keys[:]
+    random.Random(3).shuffle(shuffled)
+    assert sampled_keys(iter(shuffled), 500) == chosen  # an iterator read once, as a store's cursor
+    numbers = sorted(int(key.split(b"-")[1]) for key in chosen)
+    assert numbers[0] < 100 and numbers[-1] > 4900 and not set(numbers) <= set(range(500))
+    assert sampled_keys(keys[:40], 500) == sorted(keys[:40])
+    assert sampled_keys(keys[:40] + keys[4000:], 500) == sampled_keys(keys[4000:] + keys[:40], 500)
+
+
+def test_whole_ties_verify_the_same_articles_however_they_are_numbered():
+    """Past max_candidates, the articles sharing as many values as the last one kept are all verified: which
+    articles are, then depends on what they share, never on their article numbers (ties are cut by number
+    otherwise)."""
+    shared = {10: 5, 11: 3, 12: 3, 13: 3, 14: 9, 15: 1}  # article → values it shares with the query
+    query = 9
+
+    def postings(numbering: dict[int, int]) -> candidates.Postings:
+        entries = [(value, numbering[article]) for article, count in shared.items() for value in range(count)]
+        entries.sort(key=lambda entry: entry[1])
+        return candidates.Postings(np.array([value for value, _ in entries], np.intp),
+                                   np.array([docno for _, docno in entries], np.uint32),
+                                   np.zeros(len(entries), np.uint8))
+
+    def verified(numbering: dict[int, int], whole_ties: bool) -> set[int]:
+        found = candidates.candidates(query, postings(numbering), 0.0, "containment", max_candidates=3,
+                                      whole_ties=whole_ties)
+        article = {docno: article for article, docno in numbering.items()}
+        return {article[docno] for docno in found.docnos.tolist()}
+
+    reversed_numbers = {article: 100 - article for article in shared}
+    assert verified(dict(zip(shared, shared)), True) == verified(reversed_numbers, True) == {14, 10, 11, 12, 13}
+    assert verified(dict(zip(shared, shared)), False) != verified(reversed_numbers, False)  # what ties cut

@@ -263,3 +263,30 @@ def test_every_backend_keeps_items_and_the_pair_model(store_location):
         assert grouping.duplicate_of == [-1, -1, 0]
         assert [m.id for m in engine.find_similar("ad-1", SimilarParams(threshold=0.5, metric="fields")).matches] \
             == ["ad-1-repost"]
+
+
+# --- the store described in its own terms ---------------------------------------------------------------------------
+
+def test_an_items_store_is_described_by_its_fields_and_rules():
+    """Not as a store of texts (no shingle unit, K or language of its own): each field with what applies to its kind
+    and its weight, then the rules."""
+    assert config().describe() == (
+        "items: 5 fields (title: text word:1 k=16 jaccard, weight 2; body: text word:3 k=64 containment, weight 1; "
+        "phone: exact (digits), weight 1; url: exact (url), weight 4; location: location (geohash precision 5), "
+        "weight 4); rules: title+body | title+location | url")
+    assert SketchConfig().describe() == "bottomk: unit=word:3 k=128 lang=english min_word_len=1"
+    assert SketchConfig(kind="simhash", unit="sentence").describe() == \
+        "simhash: unit=sentence sketch=simhash lang=english min_word_len=1"
+
+
+@pytest.mark.slow
+def test_index_and_info_describe_an_items_store_in_its_own_terms(tmp_path, schema_path, server):
+    corpus = write_jsonl(tmp_path / "items.jsonl", [{"id": doc_id, "fields": fields}
+                                                    for doc_id, fields in ITEMS.items()])
+    done = run_neardup("index", str(corpus), "--store", str(tmp_path / "store"), "--fields", str(schema_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"indexed into {tmp_path / 'store'} ({config().describe()})"
+    assert "stop-listed" not in done.stdout and "unit=" not in done.stdout and "lang=" not in done.stdout
+    done = run_neardup("info", "--target", server.target)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["description"] == config().describe()

@@ -172,3 +172,21 @@ def test_a_bad_lang_is_one_line(neardup, tmp_path):
     assert done.returncode == EXIT_USAGE
     assert done.stderr.count("\n") == 1 and "unknown language 'automatic'" in done.stderr
     assert not (tmp_path / "s").exists()
+
+
+def test_a_query_text_is_identified_only_where_the_store_holds_other_languages():
+    """language.query_language, the one rule FindSimilar applies: a lang given wins; an auto store identifies; a
+    store of one language identifies only when its texts carried others, and then keeps a language it holds no
+    text of (or a text too short to tell) in its own; a store of one language alone never identifies."""
+    rule = language.query_language
+    assert rule(TEXTS["german"], "de", "english", {"german"}) == ("german", language.GIVEN)
+    assert rule(TEXTS["german"], "en", "english", {"german"}) == ("english", language.GIVEN)
+    assert rule(TEXTS["german"], None, "auto", ()) == ("german", language.IDENTIFIED)
+    assert rule(TEXTS["german"], None, "english", ()) == ("english", language.STORE)
+    assert rule(TEXTS["german"], None, "english", {"english"}) == ("english", language.STORE)
+    assert rule(TEXTS["german"], None, "english", {"german"}) == ("german", language.IDENTIFIED)
+    assert rule(TEXTS["english"], None, "english", {"german"}) == ("english", language.IDENTIFIED)
+    assert rule(TEXTS["dutch"], None, "english", {"german"}) == ("english", language.STORE)
+    assert rule("Guten Tag", None, "english", {"german"}) == ("english", language.STORE)  # "none": too short
+    with pytest.raises(InvalidArgument, match="unknown language 'tlh'"):
+        rule(TEXTS["german"], "tlh", "english", ())

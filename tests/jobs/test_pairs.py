@@ -137,11 +137,14 @@ def test_a_real_process_with_workers_finds_the_pairs_of_indexed_texts(text_store
 
 @pytest.mark.slow
 def test_progress_shows_a_bar_on_stderr(text_store):
+    """--progress draws the bar where stderr is no terminal too, counting the workers' articles (its frames: text
+    mode reads each "\r" as a line end; tests/cli/test_progress.py reads the bytes)."""
     done = run_neardup("pairs", "--store", str(text_store), "--workers", "2", "--progress")
     assert done.returncode == EXIT_OK, done.stderr
     articles = len(stored_in_docno_order(text_store))
-    assert f"{articles}/{articles}" in done.stderr and "articles/s" in done.stderr
-    assert "\r" not in done.stderr  # not a terminal: whole lines
+    assert f"| 0/{articles} [" in done.stderr and f"| {articles}/{articles} [" in done.stderr
+    assert "articles/s" in done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"pairs: {articles:,} articles, ")
 
 
 @pytest.mark.slow

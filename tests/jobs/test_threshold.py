@@ -7,7 +7,11 @@ import random
 
 import pytest
 
+from benchmarks import sample as sample_command
+from neardup.core import calibration
 from neardup.core.calibration import FIXED, LEARNED, SET
+from neardup.jobs.threshold import SAMPLE_DOCUMENTS
+from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.core.vocabulary import DEFAULT_THRESHOLD
 from neardup.store import open_store
 from neardup_client import NearDupClient
@@ -224,3 +228,40 @@ def test_an_items_store_learns_which_fields_single_a_record_out(tmp_path, neardu
     done = neardup("index", corpus, "--store", tmp_path / "by-hand", "--fields", tmp_path / "by-hand.json")
     assert done.returncode == 0, done.stderr
     assert "field_weights" not in (stored_threshold(tmp_path / "by-hand") or {})
+
+
+def nearest_matches(location) -> list:
+    """Each sampled article of a store with its best matches, as learning searches them (at the chance level)."""
+    with open_store(location, readonly=True) as store:
+        engine = Deduplicator(store)
+        params = SimilarParams(top_k=3, threshold=calibration.SEARCH_FLOOR, metric=engine.defaults.metric)
+        return engine.sampled_matches(500, params, calibration.CANDIDATES)
+
+
+def test_the_same_articles_learn_the_same_threshold_however_they_are_stored(tmp_path, neardup, store_location):
+    """Issue 39: `neardup index` of the sample learned 0.5375 and `configure --threshold learn` on a migrated copy
+    0.5625, three times out of three: the sample (then 500) was spread over the article numbers, which a copy gives
+    in id order. Now it is drawn by the ids, and each sampled article's candidates are cut at a tie whole: the
+    original, its migrated copy (either backend) and a store of the same corpus written in reverse order learn
+    the same threshold from the same best matches."""
+    corpus = tmp_path / "sample.jsonl"
+    assert sample_command.main(["--out", str(corpus)]) == 0
+    done = neardup("index", corpus, "--store", tmp_path / "original")
+    assert done.returncode == 0, done.stderr
+    learned = stored_threshold(tmp_path / "original")
+    assert learned["source"] == LEARNED and learned["sampled"] == SAMPLE_DOCUMENTS
+    assert neardup("migrate", tmp_path / "original", store_location).returncode == 0
+    lines = corpus.read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "reversed.jsonl").write_text("".join(reversed(lines)), encoding="utf-8")
+    done = neardup("index", tmp_path / "reversed.jsonl", "--store", tmp_path / "reversed")
+    assert done.returncode == 0, done.stderr
+    assert stored_threshold(tmp_path / "reversed") == learned
+    for store in (store_location, tmp_path / "original"):
+        done = neardup("configure", "--store", store, "--threshold", "learn")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith(f"default threshold of {store}: {learned['threshold']:g} (learned from "
+                                      f"{SAMPLE_DOCUMENTS:,}")
+        assert stored_threshold(store) == learned
+    matches = nearest_matches(tmp_path / "original")
+    assert len(matches) == 500 and sum(bool(found) for _, found in matches) > 250
+    assert nearest_matches(store_location) == nearest_matches(tmp_path / "reversed") == matches

@@ -3,7 +3,9 @@ Python clients (sync and asyncio), `neardup explain`, and the RPC's limits, toke
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import subprocess
 import math
 import urllib.request
 
@@ -22,8 +24,8 @@ from neardup.service.servicer import UNARY_METHODS
 from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupClientError
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
-from benchmarks.lib.server_process import Server, free_port, serving, sketch_store, write_jsonl
-from textgen import article, text
+from benchmarks.lib.server_process import NEARDUP, Server, free_port, serving, sketch_store, write_jsonl
+from textgen import RECORD_SCHEMA, article, records_with_typos, text
 
 FOOTER = "Subscribe to our newsletter for more stories like this one, every single morning."
 STORY = article(21)
@@ -196,14 +198,48 @@ def test_a_simhash_store_answers_the_hamming_similarity_and_shared_shingles(inde
         assert by_ids.similarity == answer.similarity
 
 
-def test_an_items_store_refuses_explain(tmp_path):
-    config = SketchConfig(kind=ITEMS, fields=(FieldSpec("title"),), rules=(("title",),))
-    store = sketch_store(tmp_path / "items", {}, config)
-    with serving(store) as running, NearDupClient(running.target, timeout=10) as client:
-        with pytest.raises(NearDupClientError) as refused:
-            client.explain("a", "b")
-        assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
-        assert "items store compares fields" in refused.value.details
+def test_an_items_pair_is_explained_field_by_field(tmp_path):
+    """An items store compares fields: Explain answers the pair's score as Dedup scores it, each field's similarity
+    and weight (None where a record lacks the field), and no spans; a pair no rule can match says so."""
+    from neardup.cli.main import main
+
+    records, _ = records_with_typos()
+    (tmp_path / "schema.json").write_text(json.dumps(RECORD_SCHEMA))
+    corpus = write_jsonl(tmp_path / "records.jsonl", records)
+    assert main(["index", str(corpus), "--store", str(tmp_path / "store"), "--fields",
+                 str(tmp_path / "schema.json")]) == 0
+    fields = {record["id"]: record["fields"] for record in records}
+    (missing,) = [n for n in range(120) if "postcode" not in fields[f"p{n}-again"]][:1]
+    with serving(tmp_path / "store") as running, NearDupClient(running.target, timeout=10) as client:
+        for a, b in (("p0", "p0-again"), (f"p{missing}", f"p{missing}-again")):
+            answer = client.explain(a, b)
+            dedup = client.dedup([a, b], threshold=0.0)
+            assert answer.metric == "fields" and math.isclose(answer.similarity, dedup.similarity[1])
+            assert answer.duplicate == (answer.similarity >= answer.threshold) and answer.note == ""
+            assert [(f.name, f.kind) for f in answer.fields] == [("name", "text"), ("address", "text"),
+                                                                  ("postcode", "exact")]
+            # no trained model: the pair's score is the mean of its fields' similarities under the weights answered
+            # (those the store learned), over the fields both records have
+            present = [f for f in answer.fields if f.similarity is not None]
+            assert math.isclose(answer.similarity, sum(f.weight * f.similarity for f in present) /
+                                sum(f.weight for f in present))
+            shown = {f.name: f.similarity for f in answer.fields}
+            assert shown["name"] is not None and 0 < shown["name"] <= 1
+            assert shown["postcode"] == (None if b == f"p{missing}-again" else 1.0)
+            assert not answer.a.has_text and answer.a.shared == [] and answer.a.id == a
+        # a pair no rule matches (no word of a name or an address in common, other postcodes): never compared
+        words = {doc_id: {value for name in ("name", "address") for value in record.get(name, "").lower().split()}
+                 | {record.get("postcode")} for doc_id, record in fields.items()}
+        other = next(f"p{n}" for n in range(1, 150) if not words["p0"] & words[f"p{n}"])
+        unrelated = client.explain("p0", other)
+        assert unrelated.similarity == 0 and not unrelated.duplicate
+        assert "share no super token" in unrelated.note and [f.similarity for f in unrelated.fields] == [None] * 3
+        assert client.dedup(["p0", other], threshold=0.0).duplicates == []  # Dedup does not compare them either
+        done = subprocess.run([*NEARDUP, "explain", "p0", "p0-again", "--target", running.target],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == EXIT_OK, done.stderr
+        assert json.loads(done.stdout)["fields"] == [dataclasses.asdict(f) for f in client.explain("p0", "p0-again")
+                                                     .fields]
 
 
 # --- token and metrics --------------------------------------------------------------------------------------------

@@ -359,7 +359,7 @@ def indexed(tmp_path_factory):
 @pytest.mark.slow
 def test_index_sketch_simhash_through_the_real_command(indexed):
     root, done = indexed
-    assert "(unit=word:3 sketch=simhash lang=english min_word_len=1)" in done.stdout
+    assert "(simhash: unit=word:3 sketch=simhash lang=english min_word_len=1)" in done.stdout
     assert "bytes per article:    8 (sketch)" in done.stdout
     with open_store(root / "store", readonly=True) as store:
         assert store.config.kind == SIMHASH and store.count() == 60
@@ -431,7 +431,7 @@ def test_cluster_a_simhash_store(indexed, neardup):
 
 def test_a_bottom_k_store_is_indexed_as_before(tmp_path, neardup):
     done = neardup("index", corpus(tmp_path / "corpus.jsonl", 8), "--store", tmp_path / "store")
-    assert done.returncode == 0 and "(unit=word:3 k=128 lang=english min_word_len=1)" in done.stdout
+    assert done.returncode == 0 and "(bottomk: unit=word:3 k=128 lang=english min_word_len=1)" in done.stdout
     with open_store(tmp_path / "store", readonly=True) as store:
         assert store.config == SketchConfig(stoplist_digest=store.config.stoplist_digest)
         assert len(store.get_many(["a0"])[0]) > 8

@@ -260,7 +260,7 @@ def test_the_pair_of_pasted_documents_highlights_explains_spans(page, ui, client
     assert page.get_attribute("#pair", "data-state") == "ready"
     wire, blog = (Document(doc["id"], text=doc["text"]) for doc in PASTED[:2])
     answer = client.explain(wire, blog)
-    for selector, doc, explained in (("#pair-a .text", wire, answer.a), ("#pair-b .text", blog, answer.b)):
+    for selector, doc, explained in (("#pair-comparison article.side-a .text", wire, answer.a), ("#pair-comparison article.side-b .text", blog, answer.b)):
         shown, spans = _highlighted(page, selector)
         assert shown == doc.text
         assert spans == {name: getattr(explained, name) for name in ("shared", "sketch_shared", "boilerplate")}
@@ -281,13 +281,13 @@ def test_any_two_results_can_be_compared(page, ui, client):
     _wait_ready(page, "#pair")
     answer = client.explain(Document("wire", text=PASTED[0]["text"]), Document("unrelated", text=PASTED[3]["text"]))
     assert not answer.duplicate and "not near-duplicates" in page.text_content("#pair-summary")
-    shown, spans = _highlighted(page, "#pair-b .text")
+    shown, spans = _highlighted(page, "#pair-comparison article.side-b .text")
     assert shown == PASTED[3]["text"] and spans["boilerplate"] == answer.b.boilerplate != []
     # a pasted line with only an id is read from the store: its text is not there to show
     page.check("li[data-id=wire] input.pick")
     page.click("li[data-id=story] input.pick")
     _wait_ready(page, "#pair")
-    assert page.text_content("#pair-b .text") == "text not stored"
+    assert page.text_content("#pair-comparison article.side-b .text") == "text not stored"
 
 
 def test_a_pair_of_stored_ids_shows_the_similarity_and_says_texts_are_not_stored(page, ui, client):
@@ -654,7 +654,7 @@ def _scratch_session(records_store, answers: Path) -> LabelSession:
         return LabelSession(store, answers)
 
 
-_LABEL_ROWS = """() => Array.from(document.querySelectorAll('#label-fields tbody tr')).map(row =>
+_LABEL_ROWS = """() => Array.from(document.querySelectorAll('#label-comparison table.fields tbody tr')).map(row =>
   Array.from(row.children).map(cell => cell.textContent))"""
 
 
@@ -745,7 +745,7 @@ def test_the_label_keys_answer_and_undo(page, records_server, records_store, tmp
         page.goto(f"{url}#label")
         _wait_label(page, 0)
         assert "--corpus" in page.text_content("#label-note")
-        assert page.text_content("#label-fields tbody tr[data-field=name] td.value") == "—"
+        assert page.text_content("#label-comparison table.fields tbody tr[data-field=name] td.value") == "—"
         written = []
         for key, duplicate in (("y", True), ("n", False), ("u", None), ("y", True)):
             proposal = scratch.next()
@@ -856,12 +856,12 @@ def test_a_text_pair_is_shown_side_by_side_with_explains_highlights_and_answered
         assert page.get_attribute("#labelling", "data-kind") == "pair"
         assert (page.get_attribute("#labelling", "data-a"), page.get_attribute("#labelling", "data-b")) == \
                (proposal.a, proposal.b)
-        assert page.is_hidden("#label-fields") and page.is_visible("#label-texts")
+        assert page.is_hidden("#label-comparison table.fields") and page.is_visible("#label-comparison .texts")
         assert page.text_content("#label-why").startswith(
             f"pair 1 · containment similarity {as_shown(proposal.score)} · {proposal.reason}: ")
         for side, doc_id, spans in (("a", proposal.a, explained.a), ("b", proposal.b, explained.b)):
-            assert page.text_content(f"#label-text-{side} h3") == doc_id
-            shown, highlighted = _highlighted(page, f"#label-text-{side} .text")
+            assert page.text_content(f"#label-comparison article.side-{side} h3") == doc_id
+            shown, highlighted = _highlighted(page, f"#label-comparison article.side-{side} .text")
             assert shown == TEXTS[doc_id]
             assert highlighted == {name: [tuple(span) for span in getattr(spans, name)]
                                    for name in ("shared", "sketch_shared", "boilerplate")}
@@ -924,3 +924,292 @@ def test_sigterm_while_requests_arrive_stops_the_page_cleanly(server, store, tmp
         for asker in askers:
             asker.join()
     assert time.monotonic() - started < 10
+
+
+# --- each kind of store in its own terms, at desktop and phone widths (issue 39) ------------------------------------
+
+PHONE, DESKTOP = 390, 1280
+WIDTHS = pytest.mark.parametrize("width", [DESKTOP, PHONE], ids=["desktop", "phone"])
+
+
+@pytest.fixture
+def sized(browser):
+    """sized(width): a page of that width (the phone's: 390 px), checked for script errors as `page` is."""
+    contexts, errors = [], []
+
+    def make(width: int):
+        context = browser.new_context(viewport={"width": width, "height": 844 if width == PHONE else 900})
+        contexts.append(context)
+        opened = context.new_page()
+        opened.on("pageerror", lambda error: errors.append(str(error)))
+        return opened
+
+    yield make
+    for context in contexts:
+        context.close()
+    assert errors == [], errors
+
+
+@pytest.fixture(scope="module")
+def corpus_ui(server, store, tmp_path_factory):
+    """`neardup ui --store --corpus` on the module's store of texts: titles, texts of stored ids."""
+    yield from _running_ui(server.target, tmp_path_factory.mktemp("ui") / "ui.log", "--store", str(store),
+                           "--corpus", str(store.parent / "corpus.jsonl"))
+
+
+@pytest.fixture(scope="module")
+def records_ui(records_server, records_store, tmp_path_factory):
+    """`neardup ui --store --corpus` on the items store of re-entered records."""
+    yield from _running_ui(records_server.target, tmp_path_factory.mktemp("ui") / "ui.log", "--store",
+                           str(records_store / "store"), "--corpus", str(records_store / "records.jsonl"))
+
+
+def _title(value: str) -> str:
+    """A title as the page shows it (ui/corpus.py): white space collapsed, at most 120 characters."""
+    shown = " ".join(value.split())
+    return shown if len(shown) <= 120 else shown[:119] + "…"
+
+
+def _titles(page, selector: str) -> dict[str, str]:
+    page.wait_for_selector(f"{selector}[data-titles=ready]", state="attached", timeout=20_000)
+    return dict(page.evaluate("(selector) => Array.from(document.querySelectorAll(selector + ' .doc')).map(doc => "
+                              "[doc.querySelector('a.id').textContent, doc.querySelector('.title').textContent])",
+                              selector))
+
+
+@WIDTHS
+def test_an_items_store_is_described_by_its_fields_in_the_header_and_the_store_view(sized, records_ui,
+                                                                                   records_server, width):
+    page = sized(width)
+    with NearDupClientFor(records_server) as client:
+        info = client.info()
+    page.goto(f"{records_ui}#store")
+    page.wait_for_selector("#info tr")
+    header = page.text_content("#server-line")
+    assert info.description.startswith("items: 3 fields (name: text word:1 k=16 jaccard, weight ")
+    assert f" · {info.description} · " in header and "word:3" not in header
+    rows = dict(page.evaluate("() => Array.from(document.querySelectorAll('#info tr')).map(row => "
+                              "[row.cells[0].textContent, row.cells[1].textContent])"))
+    assert rows["Configuration"] == info.description and rows["Rules (a pair must match on all fields of one)"] == \
+        "name · address · postcode"
+    assert rows["Field name"] == "text, word:1 shingles, k=16, jaccard"
+    assert rows["Field postcode"] == "exact, normalised as text"
+    # the weights said are those the server weighs by (learned by `neardup index`), not the schema's 1
+    assert "postcode: exact (text), weight 1.4158)" in info.description
+    for text_only in ("Shingle unit", "K (sketch values kept)", "Language", "Stop-list (boilerplate shingles)"):
+        assert text_only not in rows
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    if width == DESKTOP:
+        _screenshot(page, "store-items")
+
+
+def test_a_store_of_texts_keeps_its_terms_in_the_header(page, ui, client):
+    page.goto(ui)
+    page.wait_for_function("() => document.getElementById('server-line').textContent.includes('threshold')")
+    assert "bottomk: unit=word:3 k=128 lang=english min_word_len=1" in page.text_content("#server-line")
+    assert client.info().description == "bottomk: unit=word:3 k=128 lang=english min_word_len=1"
+
+
+@contextlib.contextmanager
+def NearDupClientFor(running):
+    from neardup_client import NearDupClient
+
+    with NearDupClient(running.target, timeout=10) as client:
+        yield client
+
+
+def _field_rows(page, selector: str) -> list[list[str]]:
+    return page.evaluate("(selector) => Array.from(document.querySelectorAll(selector + ' table.fields tbody tr'))"
+                         ".map(row => Array.from(row.children).map(cell => cell.textContent))", selector)
+
+
+@WIDTHS
+def test_compare_on_an_items_store_shows_the_pair_field_by_field(sized, records_ui, records_server, width):
+    """The compare button of a duplicate on an items store: the pair's score and each field's values (--corpus),
+    similarity and weight, as Explain answers them; in the same piece the Label pairs view shows a pair in."""
+    page = sized(width)
+    ids = ["p3", "p3-again", "p7", "p7-again", "p40"]
+    page.goto(f"{records_ui}?ids={','.join(ids)}")
+    _wait_ready(page, "#results")
+    with NearDupClientFor(records_server) as client:
+        dedup = client.dedup(ids)
+        (position,) = [q for q, of in enumerate(dedup.duplicate_of) if of >= 0 and ids[q] == "p3-again"]
+        explained = client.explain(ids[dedup.duplicate_of[position]], "p3-again")
+    page.click("li.duplicate[data-id=p3-again] button.explain")
+    _wait_ready(page, "#pair")
+    assert page.get_attribute("#pair", "data-state") == "ready" and page.is_hidden("#pair-error")
+    assert page.text_content("#pair-summary") == (f"similarity {as_shown(explained.similarity)} (fields): "
+                                                  f"near-duplicates at threshold {as_shown(explained.threshold)}")
+    a, b = FIELDS_OF["p3"], FIELDS_OF["p3-again"]
+    assert _field_rows(page, "#pair-comparison") == [
+        [field.name, a.get(field.name, "—"), b.get(field.name, "—"),
+         "—" if field.similarity is None else as_shown(field.similarity), as_shown(field.weight)]
+        for field in explained.fields]
+    assert page.is_visible("#pair-comparison table.fields") and page.is_hidden("#pair-comparison .texts")
+    # the one piece of both views: the label view's pair is built from the same template
+    assert page.evaluate("() => document.getElementById('comparison-template').content.querySelector('table.fields')"
+                         " !== null && document.querySelectorAll('#view-label .comparison, #pair .comparison')"
+                         ".length === 2")
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    _screenshot(page, "pair-items" if width == DESKTOP else "phone-pair-items")
+
+
+@WIDTHS
+def test_compare_in_find_similar_opens_the_pair_under_the_search(sized, corpus_ui, client, width):
+    page = sized(width)
+    page.goto(f"{corpus_ui}#similar")
+    page.fill("#similar-id", "story")
+    page.fill("#similar-threshold", "0.3")
+    page.click("#similar-run")
+    _wait_ready(page, "#matches")
+    page.click("#matches li[data-id=story-copy] button.explain")
+    _wait_ready(page, "#pair")
+    assert page.evaluate("location.hash") == "#similar"  # no jump to the Result set view
+    assert page.is_visible("#view-similar") and page.is_hidden("#view-results")
+    assert page.evaluate("document.getElementById('pair').parentElement.id") == "view-similar"
+    assert page.is_visible("#pair") and page.is_visible("#matches li[data-id=story-copy]")
+    answer = client.explain(Document("story", text=TEXTS["story"]), Document("story-copy", text=TEXTS["story-copy"]))
+    assert page.text_content("#pair-summary").startswith(f"similarity {as_shown(answer.similarity)} ")
+    # the stored ids' texts are read from --corpus: the passages they share are highlighted
+    shown, spans = _highlighted(page, "#pair-comparison article.side-b .text")
+    assert shown == TEXTS["story-copy"] and spans["shared"] == answer.b.shared != []
+    page.click("#nav-results")
+    assert page.is_hidden("#pair")  # it belongs to the search
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+def test_results_show_titles_from_the_corpus_and_link_to_find_similar(page, corpus_ui, client):
+    page.goto(f"{corpus_ui}?ids={','.join(IDS)}")
+    _wait_ready(page, "#results")
+    assert _titles(page, "#results") == {doc_id: _title(TEXTS[doc_id]) for doc_id in IDS if doc_id in TEXTS} | \
+        {"nowhere": ""}
+    page.click("li[data-id=story-copy] > .row a.id")
+    _wait_ready(page, "#matches")
+    assert page.evaluate("location.hash") == "#similar?id=story-copy" and page.input_value("#similar-id") == \
+        "story-copy"
+    shown = page.evaluate("() => Array.from(document.querySelectorAll('#matches > li')).map(li => li.dataset.id)")
+    assert shown == [match.id for match in client.find_similar("story-copy").matches] and shown
+    assert _titles(page, "#matches") == {doc_id: _title(TEXTS[doc_id]) for doc_id in shown}
+
+
+def test_cluster_members_show_titles_and_compare_with_the_first(page, sized, clustered_server, clustered_store,
+                                                                tmp_path):
+    with _ui_process(clustered_server.target, tmp_path / "ui.log", "--store", str(clustered_store), "--corpus",
+                     str(clustered_store.parent / "corpus.jsonl")) as url:
+        _open_store_view(page, url)
+        titles = _titles(page, "#clusters")
+        assert titles["story-1"] == _title(CLUSTER_TEXTS["story-1"]) and len(titles) > 50
+        page.click("li.member[data-id=story-2] button.explain")
+        _wait_ready(page, "#pair")
+        assert page.evaluate("location.hash") == "#store"
+        assert page.text_content("#pair-comparison article.side-a h3") == "story-0"
+        assert page.text_content("#pair-comparison article.side-b h3") == "story-2"
+        assert _highlighted(page, "#pair-comparison article.side-b .text")[0] == CLUSTER_TEXTS["story-2"]
+        phone = sized(PHONE)  # 53 members with titles and their compare buttons, a pair under them: on a phone
+        _open_store_view(phone, url)
+        _titles(phone, "#clusters")
+        phone.click("li.member[data-id=wire-03] button.explain")
+        _wait_ready(phone, "#pair")
+        _fits(phone, PHONE, "clusters and a pair")
+
+
+def test_an_items_records_title_is_its_name(page, records_ui):
+    page.goto(f"{records_ui}?ids=p3,p3-again,p40")
+    _wait_ready(page, "#results")
+    assert _titles(page, "#results") == {doc_id: FIELDS_OF[doc_id]["name"] for doc_id in ("p3", "p3-again", "p40")}
+
+
+def test_the_titles_api_answers_what_the_corpus_has(corpus_ui, ui):
+    json_type = {"Content-Type": "application/json"}
+    status, answer = _call(corpus_ui + "api/titles", json.dumps({"ids": ["story", "nowhere"]}).encode(), json_type)
+    assert status == 200 and answer["titles"] == {"story": _title(TEXTS["story"])}
+    status, answer = _call(ui + "api/titles", json.dumps({"ids": ["story"]}).encode(), json_type)
+    assert status == 200 and answer == {"corpus": None, "titles": {}}
+    status, answer = _call(corpus_ui + "api/titles", b'{"ids": "story"}', json_type)
+    assert (status, answer["error"]["code"]) == (400, "BAD_REQUEST")
+
+
+_OVERFLOW = """(width) => {
+  const wide = [];
+  for (const element of document.querySelectorAll('button, input, select, textarea, a, .doc, table, .legend mark')) {
+    const box = element.getBoundingClientRect();
+    if (box.width && (box.right > width + 0.5 || box.left < -0.5)) wide.push(element.id || element.className ||
+                                                                               element.tagName);
+  }
+  const broken = Array.from(document.querySelectorAll('.doc a.id, h3.id, th.id'))
+    .filter(id => id.getClientRects().length > 1 || id.getBoundingClientRect().height > 1.6 *
+            parseFloat(getComputedStyle(id).lineHeight || getComputedStyle(id).fontSize))
+    .map(id => id.textContent);
+  return {scroll: document.documentElement.scrollWidth, wide, broken};
+}"""
+
+_PLACEHOLDER_FITS = """() => {
+  const input = document.getElementById('similar-threshold');
+  const style = getComputedStyle(input);
+  const context = document.createElement('canvas').getContext('2d');
+  context.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return context.measureText(input.placeholder).width <= room;
+}"""
+
+
+def _fits(page, width: int, where: str) -> None:
+    found = page.evaluate(_OVERFLOW, width)
+    assert found["scroll"] <= width and found["wide"] == [] and found["broken"] == [], (where, found)
+
+
+@pytest.mark.parametrize("kind", ["texts", "items"])
+def test_every_view_fits_a_phone(sized, corpus_ui, records_ui, kind):
+    """At 390 px: no sideways scroll in any view, with results, a pair, matches and clusters shown; no button or
+    field past the edge; no id cut across lines; the threshold's placeholder whole."""
+    page = sized(PHONE)
+    url, ids, pair = (corpus_ui, IDS, "li.duplicate button.explain") if kind == "texts" else \
+        (records_ui, ["p3", "p3-again", "p7", "p7-again", "p40"], "li.duplicate button.explain")
+    long_id = "an-identifier-of-a-result-far-longer-than-a-phone-is-wide-2026-11-29"
+    page.goto(f"{url}?ids={','.join(ids + [long_id])}")
+    _wait_ready(page, "#results")
+    _fits(page, PHONE, "results")
+    page.click(pair)
+    _wait_ready(page, "#pair")
+    _fits(page, PHONE, "results and pair")
+    page.goto(f"{url}#similar?id={ids[0]}")
+    _wait_ready(page, "#matches")
+    assert page.evaluate(_PLACEHOLDER_FITS)
+    page.click("#matches li button.explain")
+    _wait_ready(page, "#pair")
+    _fits(page, PHONE, "similar and pair")
+    _open_store_view(page, url)
+    _fits(page, PHONE, "store")
+    page.goto(f"{url}#label")
+    _wait_label(page)
+    _fits(page, PHONE, "label")
+
+
+def test_the_label_view_fits_a_phone(sized, records_server, records_store, tmp_path):
+    page = sized(PHONE)
+    with _label_ui(records_server, records_store, tmp_path / "answers.jsonl", "--corpus", "records.jsonl") as url:
+        page.goto(f"{url}#label")
+        _wait_label(page, 0)
+        assert page.get_attribute("#labelling", "data-kind") == "pair"
+        _fits(page, PHONE, "label")
+
+
+# --- a server that does not answer (issue 39) -----------------------------------------------------------------------
+
+def test_an_unreachable_target_is_said_at_start_and_on_the_page_as_the_cli_says_it(page, tmp_path):
+    target = "127.0.0.1:1"
+    hint = f"is `neardup serve` running on {target}?"
+    log = tmp_path / "ui.log"
+    with _ui_process(target, log, "--connect-timeout", "1") as url:
+        page.goto(f"{url}?ids=a,b")
+        _wait_ready(page, "#results")
+        assert page.get_attribute("#results", "data-state") == "error"
+        said = page.text_content("#results-error")
+        assert said.startswith("UNAVAILABLE: ") and said.endswith(hint)
+        assert _call(url)[0] == 200  # the page keeps serving
+    warning = [line for line in log.read_text().splitlines() if "warning" in line]
+    assert len(warning) == 1 and warning[0].startswith("neardup ui: warning: UNAVAILABLE: ") and \
+        warning[0].endswith(hint)
+    done = subprocess.run([*NEARDUP, "dedup", "a", "b", "--target", target, "--connect-timeout", "1"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.strip().endswith(hint)

@@ -222,7 +222,7 @@ class InfoRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class InfoResponse(_message.Message):
-    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed", "pair_model", "default_threshold_source")
+    __slots__ = ("articles", "sketch_config", "version", "format_version", "generation", "stoplist_size", "max_result_set", "default_threshold", "default_metric", "default_grouping", "store", "indexed", "pair_model", "default_threshold_source", "description", "languages")
     ARTICLES_FIELD_NUMBER: _ClassVar[int]
     SKETCH_CONFIG_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -237,6 +237,8 @@ class InfoResponse(_message.Message):
     INDEXED_FIELD_NUMBER: _ClassVar[int]
     PAIR_MODEL_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_THRESHOLD_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    LANGUAGES_FIELD_NUMBER: _ClassVar[int]
     articles: int
     sketch_config: SketchConfig
     version: str
@@ -251,7 +253,9 @@ class InfoResponse(_message.Message):
     indexed: bool
     pair_model: str
     default_threshold_source: str
-    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ..., pair_model: _Optional[str] = ..., default_threshold_source: _Optional[str] = ...) -> None: ...
+    description: str
+    languages: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, articles: _Optional[int] = ..., sketch_config: _Optional[_Union[SketchConfig, _Mapping]] = ..., version: _Optional[str] = ..., format_version: _Optional[int] = ..., generation: _Optional[int] = ..., stoplist_size: _Optional[int] = ..., max_result_set: _Optional[int] = ..., default_threshold: _Optional[float] = ..., default_metric: _Optional[_Union[Metric, str]] = ..., default_grouping: _Optional[_Union[Grouping, str]] = ..., store: _Optional[str] = ..., indexed: _Optional[bool] = ..., pair_model: _Optional[str] = ..., default_threshold_source: _Optional[str] = ..., description: _Optional[str] = ..., languages: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class FindSimilarRequest(_message.Message):
     __slots__ = ("id", "document", "top_k", "threshold", "metric", "sketch_config")
@@ -280,18 +284,22 @@ class Match(_message.Message):
     def __init__(self, id: _Optional[str] = ..., similarity: _Optional[float] = ..., cluster: _Optional[int] = ...) -> None: ...
 
 class FindSimilarResponse(_message.Message):
-    __slots__ = ("matches", "exact", "threshold", "metric", "top_k")
+    __slots__ = ("matches", "exact", "threshold", "metric", "top_k", "lang", "lang_source")
     MATCHES_FIELD_NUMBER: _ClassVar[int]
     EXACT_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     METRIC_FIELD_NUMBER: _ClassVar[int]
     TOP_K_FIELD_NUMBER: _ClassVar[int]
+    LANG_FIELD_NUMBER: _ClassVar[int]
+    LANG_SOURCE_FIELD_NUMBER: _ClassVar[int]
     matches: _containers.RepeatedCompositeFieldContainer[Match]
     exact: bool
     threshold: float
     metric: Metric
     top_k: int
-    def __init__(self, matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., exact: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., top_k: _Optional[int] = ...) -> None: ...
+    lang: str
+    lang_source: str
+    def __init__(self, matches: _Optional[_Iterable[_Union[Match, _Mapping]]] = ..., exact: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., top_k: _Optional[int] = ..., lang: _Optional[str] = ..., lang_source: _Optional[str] = ...) -> None: ...
 
 class ExplainRequest(_message.Message):
     __slots__ = ("a", "b", "threshold", "metric", "sketch_config")
@@ -338,7 +346,7 @@ class ExplainedDocument(_message.Message):
     def __init__(self, id: _Optional[str] = ..., has_text: _Optional[bool] = ..., shingles: _Optional[int] = ..., stoplisted_shingles: _Optional[int] = ..., sketch_values: _Optional[int] = ..., compared_values: _Optional[int] = ..., shared: _Optional[_Iterable[_Union[Span, _Mapping]]] = ..., sketch_shared: _Optional[_Iterable[_Union[Span, _Mapping]]] = ..., boilerplate: _Optional[_Iterable[_Union[Span, _Mapping]]] = ...) -> None: ...
 
 class ExplainResponse(_message.Message):
-    __slots__ = ("similarity", "duplicate", "threshold", "metric", "a", "b", "shared_shingles", "shared_sketch_values", "note")
+    __slots__ = ("similarity", "duplicate", "threshold", "metric", "a", "b", "shared_shingles", "shared_sketch_values", "note", "fields")
     SIMILARITY_FIELD_NUMBER: _ClassVar[int]
     DUPLICATE_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
@@ -348,6 +356,7 @@ class ExplainResponse(_message.Message):
     SHARED_SHINGLES_FIELD_NUMBER: _ClassVar[int]
     SHARED_SKETCH_VALUES_FIELD_NUMBER: _ClassVar[int]
     NOTE_FIELD_NUMBER: _ClassVar[int]
+    FIELDS_FIELD_NUMBER: _ClassVar[int]
     similarity: float
     duplicate: bool
     threshold: float
@@ -357,4 +366,17 @@ class ExplainResponse(_message.Message):
     shared_shingles: int
     shared_sketch_values: int
     note: str
-    def __init__(self, similarity: _Optional[float] = ..., duplicate: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., a: _Optional[_Union[ExplainedDocument, _Mapping]] = ..., b: _Optional[_Union[ExplainedDocument, _Mapping]] = ..., shared_shingles: _Optional[int] = ..., shared_sketch_values: _Optional[int] = ..., note: _Optional[str] = ...) -> None: ...
+    fields: _containers.RepeatedCompositeFieldContainer[FieldComparison]
+    def __init__(self, similarity: _Optional[float] = ..., duplicate: _Optional[bool] = ..., threshold: _Optional[float] = ..., metric: _Optional[_Union[Metric, str]] = ..., a: _Optional[_Union[ExplainedDocument, _Mapping]] = ..., b: _Optional[_Union[ExplainedDocument, _Mapping]] = ..., shared_shingles: _Optional[int] = ..., shared_sketch_values: _Optional[int] = ..., note: _Optional[str] = ..., fields: _Optional[_Iterable[_Union[FieldComparison, _Mapping]]] = ...) -> None: ...
+
+class FieldComparison(_message.Message):
+    __slots__ = ("name", "kind", "weight", "similarity")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    WEIGHT_FIELD_NUMBER: _ClassVar[int]
+    SIMILARITY_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    kind: str
+    weight: float
+    similarity: float
+    def __init__(self, name: _Optional[str] = ..., kind: _Optional[str] = ..., weight: _Optional[float] = ..., similarity: _Optional[float] = ...) -> None: ...

@@ -137,7 +137,7 @@ class NearDupServicer:
         whether Dedup makes the second a duplicate of the first, and the passages of each text that the other shares:
         for a reader, not for the request path. Each document is a stored article (only its id; NOT_FOUND when it is
         not stored) or inline (text; or a sketch). The store keeps sketches, not texts: the spans need the texts
-        (ExplainResponse.note says what is missing). An items store is FAILED_PRECONDITION (it compares fields).
+        (ExplainResponse.note says what is missing). An items pair is compared field by field (ExplainResponse.fields).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -14,7 +14,7 @@ from ..core.reference import max_distance
 from ..core.vocabulary import CLUSTER_METHODS, DEFAULT_THRESHOLD, METRICS, SIMHASH_THRESHOLD
 from ..jobs.cluster import DEFAULT_METHOD, cluster_store, export_clusters
 from ..store import STORE_HELP, default_store_path
-from .options import add_search_index_arguments, checked
+from .options import add_progress_argument, add_search_index_arguments, checked, reporting
 
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,8 +39,7 @@ def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
                         help="the most candidates verified per article when finding the pairs; past it the pairs "
                              "of that article may be incomplete: counted on stderr, exit code 3")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal")
+    add_progress_argument(parser)
     add_search_index_arguments(parser)
     parser.set_defaults(func=_run_cluster)
 
@@ -49,10 +48,10 @@ def _run_cluster(args: argparse.Namespace) -> int:
     for module in ("scipy", "igraph"):
         if importlib.util.find_spec(module) is None:
             raise CommandFailed(f"neardup cluster needs {module}: {install_line('cluster')}")
-    summary = cluster_store(args.store, method=args.method, threshold=args.threshold, metric=args.metric,
-                            workers=args.workers, pairs_file=args.pairs, max_candidates=args.max_candidates,
-                            show_progress=args.progress or sys.stderr.isatty(),
-                            search_file=args.search_index_file, search_index=args.search_index)
+    with reporting(args, "cluster", summary=False):
+        summary = cluster_store(args.store, method=args.method, threshold=args.threshold, metric=args.metric,
+                                workers=args.workers, pairs_file=args.pairs, max_candidates=args.max_candidates,
+                                search_file=args.search_index_file, search_index=args.search_index)
     print(summary.format(), file=sys.stderr)
     if summary.inexact:
         print(summary.inexact, file=sys.stderr)
@@ -65,18 +64,18 @@ def add_clusters_arguments(parser: argparse.ArgumentParser) -> None:
                           "(-1: not clustered yet), for a search engine to collapse results by.")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--export", metavar="FILE", default="-", help="where to write them; - for stdout")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal")
+    add_progress_argument(parser)
     parser.set_defaults(func=_run_clusters)
 
 
 def _run_clusters(args: argparse.Namespace) -> int:
     if args.export == "-":
-        export_clusters(args.store, sys.stdout.buffer, args.progress)
+        with reporting(args, "clusters"):
+            export_clusters(args.store, sys.stdout.buffer)
         return EXIT_OK
     try:
-        with open(args.export, "wb") as out:
-            export_clusters(args.store, out, args.progress or sys.stderr.isatty())
+        with open(args.export, "wb") as out, reporting(args, "clusters"):
+            export_clusters(args.store, out)
     except OSError as error:
         raise CommandFailed(f"cannot write --export {args.export}: {error.strerror}") from None
     return EXIT_OK

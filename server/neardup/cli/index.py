@@ -13,7 +13,7 @@ from ..jobs.index import (DASK, DEFAULT_BATCH_SIZE, DEFAULT_CONNECT_TIMEOUT, ENG
                           MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER, index_corpus, load_schema)
 from ..store import STORE_HELP, default_store_path, open_store
 from .configure import add_threshold_argument
-from .options import checked
+from .options import add_progress_argument, checked, reporting
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,6 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--search-index-file", metavar="PATH",
                         help="where --search-index writes it (default: search-index in an LMDB store's directory; "
                              "a Redis store needs one)")
+    add_progress_argument(parser)
     parser.set_defaults(func=_run)
 
 
@@ -108,12 +109,13 @@ def _run(args: argparse.Namespace) -> int:
         raise UsageError("--scheduler is for --engine dask")
     if args.search_index_file and not args.search_index:
         raise UsageError("--search-index-file is where --search-index writes the file: give both")
-    summary = index_corpus(
-        args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
-        sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
-        stop_fraction=args.stop_fraction, stop_own_share=args.stop_own_share, learn=args.learn,
-        batch_size=args.batch_size, postings=args.postings,
-        engine=engine, schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
+    with reporting(args, "index"):
+        summary = index_corpus(
+            args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
+            sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
+            stop_fraction=args.stop_fraction, stop_own_share=args.stop_own_share, learn=args.learn,
+            batch_size=args.batch_size, postings=args.postings,
+            engine=engine, schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
     print(summary.format())
     if args.search_index:
         from ..runtime import index_file

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from neardup_client.cli_framework import EXIT_OK, UsageError, at_least
 
 from ..jobs.migrate import DEFAULT_BATCH_SIZE, migrate
 from ..store import LOCATION_HELP
+from .options import add_progress_argument, reporting
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,15 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "becomes a copy (default: DST must be empty)")
     parser.add_argument("--batch-size", type=at_least(1), default=DEFAULT_BATCH_SIZE,
                         help="articles per atomic write batch (default: %(default)s)")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal")
+    add_progress_argument(parser)
     parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
     if args.source == args.target:
         raise UsageError("SRC and DST are the same store")
-    summary = migrate(args.source, args.target, replace=args.replace, batch_size=args.batch_size,
-                      show_progress=args.progress or sys.stderr.isatty())
+    with reporting(args, "migrate"):
+        summary = migrate(args.source, args.target, replace=args.replace, batch_size=args.batch_size)
     print(summary.format())
     return EXIT_OK

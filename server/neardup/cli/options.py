@@ -23,3 +23,19 @@ def add_search_index_arguments(parser: argparse.ArgumentParser) -> None:
                              "there is one (default: %(default)s)")
     parser.add_argument("--search-index-file", metavar="PATH",
                         help="the search index file (default: search-index in an LMDB store's directory)")
+
+
+def add_progress_argument(parser: argparse.ArgumentParser) -> None:
+    """--progress / --no-progress, as every command that shows progress takes it (jobs/progress.py: the rule)."""
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help="progress on stderr: --progress draws bars, redrawn in place; --no-progress draws "
+                             "none, and one summary line at the end says what was done (default: bars where stderr "
+                             "is a terminal, else the summary line)")
+
+
+def reporting(args: argparse.Namespace, command: str, summary: bool = True):
+    """The progress of this run of `command` as its --progress flag says (jobs/progress.reporting; summary=False:
+    the command writes its own summary line on stderr)."""
+    from ..jobs.progress import reporting as report
+
+    return report(f"neardup {command}", args.progress, summary)

@@ -16,7 +16,7 @@ from ..core.reference import max_distance
 from ..core.vocabulary import DEFAULT_THRESHOLD, METRICS, SIMHASH_THRESHOLD
 from ..jobs.pairs import find_pairs
 from ..store import STORE_HELP, default_store_path
-from .options import add_search_index_arguments, checked
+from .options import add_progress_argument, add_search_index_arguments, checked, reporting
 
 
 def _open_output(path: str | None) -> tuple[BinaryIO, Path | None]:
@@ -51,9 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output", metavar="FILE",
                         help="write the pairs to FILE instead of stdout: whole or not at all (a temporary file "
                              "beside it is renamed into place at the end)")
-    parser.add_argument("--progress", action="store_true",
-                        help="show the progress bar also where stderr is no terminal (a line every 10 s); on a "
-                             "terminal it is always shown")
+    add_progress_argument(parser)
     parser.add_argument("--max-candidates", type=at_least(1), default=DEFAULT_MAX_CANDIDATES,
                         help="the most candidates verified per article; past it the search of that article is "
                              "inexact, counted on stderr, and the exit code is 3")
@@ -64,10 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     out, partial = _open_output(args.output)
     try:
-        summary = find_pairs(args.store, out, threshold=args.threshold, metric=args.metric, workers=args.workers,
-                             max_candidates=args.max_candidates,
-                             show_progress=args.progress or sys.stderr.isatty(),
-                             search_file=args.search_index_file, search_index=args.search_index)
+        with reporting(args, "pairs", summary=False):
+            summary = find_pairs(args.store, out, threshold=args.threshold, metric=args.metric,
+                                 workers=args.workers, max_candidates=args.max_candidates,
+                                 search_file=args.search_index_file, search_index=args.search_index)
         if partial is not None:
             out.close()
             os.replace(partial, args.output)

@@ -37,7 +37,9 @@ Pure and deterministic: the same values give the same threshold and weights.
 """
 from __future__ import annotations
 
-from typing import Sequence
+import hashlib
+import heapq
+from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -50,6 +52,9 @@ BIN_WIDTH = 0.025
 DIP = 0.5
 #: A sampled document's best match is looked for among the articles sharing the most values with it: this many.
 CANDIDATES = 16
+#: The key of the hash that picks the sampled articles by their ids (sampled_keys); changing it changes every
+#: store's sample, and so may change the threshold it learns.
+SAMPLE_HASH = b"neardup-sample-1"
 #: Fewer sampled documents than this say too little about the corpus.
 MIN_SAMPLE = 100
 #: The upper mode must hold at least this many documents: a few similar pairs are no population of copies.
@@ -75,6 +80,21 @@ NEAR_BEST = 0.9
 LEARNED, SET, FIXED, PAIR_MODEL, TRAINED = "learned", "set", "fixed", "pair_model", "trained"
 #: The key of an items store's learned field weights ({field name: weight}) in its threshold setting.
 FIELD_WEIGHTS = "field_weights"
+
+
+def sampled_keys(keys: Iterable[bytes], count: int) -> list[bytes]:
+    """The sample of stored articles a threshold is learned from (and `neardup label` proposes text pairs from):
+    of the articles' ids (`keys`: their UTF-8, in any order), the `count` whose SAMPLE_HASH is smallest, every one
+    when there are fewer; returned in the order of the ids' UTF-8 bytes. A rule of the ids alone: the same articles
+    give the same sample whatever order they were written in, numbered in or stored in (a migrated copy, another
+    backend), and a sample spread over the corpus as a random one is."""
+    chosen = heapq.nsmallest(count, ((_sample_rank(key), key) for key in keys)) if count > 0 else []
+    return sorted(key for _, key in chosen)
+
+
+def _sample_rank(key: bytes) -> bytes:
+    """SAMPLE_HASH of an id's UTF-8: a keyed BLAKE2b of 8 bytes, compared as bytes."""
+    return hashlib.blake2b(key, digest_size=8, person=SAMPLE_HASH).digest()
 
 
 def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> float | None:

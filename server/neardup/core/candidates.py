@@ -81,10 +81,10 @@ class Candidates(NamedTuple):
 
 def candidates(query_length: int, postings: Postings, threshold: float, metric: str, *,
                read_unread: ReadUnread | None = None, exclude: int = -1, above: int = -1,
-               max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
+               max_candidates: int = DEFAULT_MAX_CANDIDATES, whole_ties: bool = False) -> Candidates:
     """The articles that may reach the threshold with a query of query_length values, given its postings
     (read_unread fetches what they left out). `exclude` is the query's own docno; with `above`, only articles
-    of a larger docno are considered."""
+    of a larger docno are considered; `whole_ties`: see _best_sharing."""
     if query_length == 0:
         return Candidates(np.empty(0, np.uint32), True, 0)
     code = metric_code(metric)
@@ -103,9 +103,20 @@ def candidates(query_length: int, postings: Postings, threshold: float, metric: 
     possible = np.empty(len(docnos), bool)
     _search.may_reach(shared.astype(np.int64), length, possible, skipped, query_length, threshold, code)
     docnos, shared = docnos[possible], shared[possible]
+    return _best_sharing(docnos, shared, max_candidates, whole_ties, skipped)
+
+
+def _best_sharing(docnos: np.ndarray, shared: np.ndarray, max_candidates: int, whole_ties: bool,
+                  skipped: int = 0) -> Candidates:
+    """The max_candidates articles sharing the most values, ties in article-number order; `whole_ties`: and every
+    article sharing as many as the last of them, so which articles are verified depends on what they share, never
+    on how they are numbered (a learned threshold's sample: the same articles learn the same threshold however
+    they are stored)."""
     order = np.argsort(-shared, kind="stable")
-    exact = len(order) <= max_candidates
-    return Candidates(docnos[order[:max_candidates]], exact, skipped)
+    cut = max_candidates
+    if whole_ties and len(order) > max_candidates:
+        cut = int(np.count_nonzero(shared >= shared[order[max_candidates - 1]]))
+    return Candidates(docnos[order[:cut]], len(order) <= cut, skipped)
 
 
 def _read(read_unread: ReadUnread | None, value_indices: np.ndarray) -> Postings:
@@ -216,10 +227,10 @@ def simhash_scan(fingerprints: Fingerprints, query: bytes, threshold: float, *, 
 
 
 def item_candidates(postings: Postings, *, read_unread: ReadUnread | None = None, exclude: int = -1,
-                    above: int = -1, max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Candidates:
+                    above: int = -1, max_candidates: int = DEFAULT_MAX_CANDIDATES,
+                    whole_ties: bool = False) -> Candidates:
     """The items that share a super token with the query (core/fields.py): no other can satisfy a rule. Every
     posting is read (a hot one too), the most shared tokens first; exact unless more than max_candidates pass;
-    `exclude` and `above` as for candidates."""
+    `exclude`, `above` and `whole_ties` as for candidates."""
     docnos, shared = np.unique(_every_docno(postings, read_unread, exclude, above), return_counts=True)
-    order = np.argsort(-shared, kind="stable")
-    return Candidates(docnos[order[:max_candidates]], len(order) <= max_candidates, 0)
+    return _best_sharing(docnos, shared, max_candidates, whole_ties)

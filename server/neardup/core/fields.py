@@ -146,6 +146,17 @@ class FieldSpec:
         return cls(**{**values, "drop_words": tuple(values.get("drop_words", ())),
                       "synonyms": values.get("synonyms", ())})
 
+    def describe(self) -> str:
+        """The field in its own terms: its kind and what of its settings applies to that kind, and its weight
+        ("title: text word:3 k=64 containment, weight 2"); SketchConfig.describe lists these."""
+        if self.kind == TEXT:
+            how = f"text {self.unit} k={self.k} {self.metric}"
+        elif self.kind == EXACT:
+            how = f"exact ({self.normalize})"
+        else:
+            how = f"location (geohash precision {self.precision})"
+        return f"{self.name}: {how}, weight {self.weight:g}"
+
     @property
     def columns(self) -> tuple[str, ...]:
         """Its feature columns (core/_items.c): containment and jaccard of a text field, one of any other."""

@@ -8,6 +8,10 @@ benchmarks/bench_langid.py (benchmarks/out/langid.md). A text is stemmed "none" 
    text of such a language given explicitly; or
  * it has fewer than MIN_LETTERS letters: the identifier's guess on a few words is close to chance, and "none" is
    what every short text gets, so a short text and its copy are always stemmed alike.
+A store of one language whose texts carry their own (a record's or document's lang: `neardup index`, Upsert)
+records the languages they carried (SketchStore.languages). A query text sent without its lang to such a store is
+stemmed in its identified language when the store holds texts of that language, else in the store's
+(query_language): a German page sent without lang to an English store holding German pages finds them.
 The identifier is part of what a sketch is made with: an "auto" store records IDENTIFIER (SketchConfig
 .lang_identifier), and a sketcher of another identifier refuses it rather than stem its texts differently.
 """
@@ -16,6 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from importlib import metadata
+from typing import Collection, NamedTuple
 
 from .errors import InvalidArgument
 
@@ -105,3 +110,29 @@ def identify(text: str) -> str:
     if not _ENOUGH_LETTERS.match(head):
         return NONE
     return stemmer_language(_classify()(head)[0])
+
+
+#: How a query text's stemmer language was chosen (FindSimilarResponse.lang_source): the document's own lang,
+#: identified from the text, or the store's language.
+GIVEN, IDENTIFIED, STORE = "given", "identified", "store"
+
+
+class QueryLanguage(NamedTuple):
+    lang: str    # a LANGUAGES name
+    source: str  # GIVEN, IDENTIFIED or STORE
+
+
+def query_language(text: str, lang: str | None, store_lang: str, held: Collection[str]) -> QueryLanguage:
+    """The stemmer language a query text is sketched in, and how it was chosen: its own `lang` when given; in an
+    auto store the identified one; in a store of one language whose texts carried others (`held`, the store's
+    languages), the identified one when the store holds texts of it, else the store's; else the store's. A store
+    of one language alone never identifies: its texts and queries are stemmed alike, however short."""
+    if lang:
+        return QueryLanguage(canonical_lang(lang), GIVEN)
+    if store_lang == AUTO:
+        return QueryLanguage(identify(text), IDENTIFIED)
+    if set(held) - {store_lang}:
+        found = identify(text)
+        if found in held or found == store_lang:
+            return QueryLanguage(found, IDENTIFIED)
+    return QueryLanguage(store_lang, STORE)

@@ -107,6 +107,21 @@ class SketchConfig:
         a version this code does not sketch by."""
         return SIMHASH_WEIGHTING.get(self.sketcher_version) if self.kind == SIMHASH else None
 
+    def describe(self, fields: Iterable[FieldSpec] | None = None) -> str:
+        """The store's configuration in the terms of its kind, one line: what `neardup index` prints, Info's
+        description (`neardup info`) and the page's header show. A store of texts: its shingle unit, sketch size,
+        language and shortest word kept ("bottomk: unit=word:3 k=128 lang=english min_word_len=1"); an items store:
+        its fields (each with its unit, weight...: FieldSpec.describe) and the rules a pair must match on. `fields`:
+        an items store's fields as weighed when served (its learned weights: fields.with_weights), if not as the
+        schema weighs them."""
+        if self.kind == ITEMS:
+            fields = self.fields if fields is None else tuple(fields)
+            rules = " | ".join("+".join(rule) for rule in self.rules) or "one per field"
+            return (f"items: {len(fields)} field{'' if len(fields) == 1 else 's'} ("
+                    + "; ".join(spec.describe() for spec in fields) + f"); rules: {rules}")
+        size = "sketch=simhash" if self.kind == SIMHASH else f"k={self.k}"
+        return f"{self.kind}: unit={self.unit} {size} lang={self.lang} min_word_len={self.min_word_len}"
+
     @property
     def word_ngram(self) -> int | None:
         """N for the `word:N` unit, None for the sentence units."""

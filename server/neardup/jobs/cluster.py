@@ -50,7 +50,7 @@ class ClusterSummary:
 
 def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: float | None = None,
                   metric: str | None = None, workers: int = 1, pairs_file: str | None = None,
-                  max_candidates: int = DEFAULT_MAX_CANDIDATES, show_progress: bool = False,
+                  max_candidates: int = DEFAULT_MAX_CANDIDATES,
                   search_file: str | None = None, search_index: str = "auto") -> ClusterSummary:
     """Clusters every stored article and stores the ids (one atomic batch); threshold and metric default to the
     store's (by its sketch kind)."""
@@ -66,7 +66,7 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
     with tempfile.TemporaryFile() as found:
         if pairs_file is None:
             searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
-                                  max_candidates=max_candidates, show_progress=show_progress,
+                                  max_candidates=max_candidates,
                                   search_file=search_file, search_index=search_index)
             summary.inexact = searched.inexact_warning() if searched.inexact else ""
             found.seek(0)
@@ -120,12 +120,12 @@ def _pairs(lines: Iterable[bytes], number: dict[str, int], threshold: float):
     return linkage.Pairs(np.array(a, np.int64), np.array(b, np.int64), np.array(similarity, float))
 
 
-def export_clusters(store_path: str, out: BinaryIO, show_progress: bool = False) -> int:
+def export_clusters(store_path: str, out: BinaryIO) -> int:
     """Writes {"id": ..., "cluster": ...} per stored article (cluster -1: none yet); returns how many."""
     written = 0
     with open_store(store_path, readonly=True) as store:
         ids = stored_ids(store)
-        with progress("clusters", total=len(ids), unit=" articles", disable=not show_progress) as bar:
+        with progress("exporting", total=len(ids), unit=" articles") as bar:
             for start in range(0, len(ids), 10_000):
                 batch = ids[start:start + 10_000]
                 written += _write_clusters(out, batch, store.clusters(batch))

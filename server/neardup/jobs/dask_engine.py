@@ -4,7 +4,7 @@ The corpus is cut into partitions, one task each: a JSON Lines file into byte ra
 a partition holding the lines that start in its range, so every line is read by exactly one worker; a Parquet file
 by row group (parquet.py). Each worker opens the corpus itself (a local path every worker can read, or any URL
 fsspec opens: s3://, gs://, http://... with the matching fsspec package on the workers), runs
-records.LineSketcher over its partition and keeps the payloads; only (line, id, error) of each record comes back,
+records.LineSketcher over its partition and keeps the payloads; only (line, id, error, lang) of each record comes back,
 to the RecordCollector, in partition order. The stop-list is a distributed reduction: each partition counts the
 document frequencies of its kept records (records.partition_frequencies), split into one shard per worker by
 value; one task per shard sums its parts and keeps the values at or over the cut (core.stoplist), so only the
@@ -66,7 +66,7 @@ class Pass1(NamedTuple):
     """Pass 1 of one partition, kept by the worker that made it."""
 
     lines: int                                         # lines read, blank ones included
-    records: list[tuple[int, str | None, str | None]]  # (line in the partition, id, error) of each record
+    records: list[tuple[int, str | None, str | None, str]]  # (line in the partition, id, error, lang) of each
     payloads: list[bytes]                              # the well-formed records', in order
 
 
@@ -75,7 +75,7 @@ def _sketched(numbered: Iterator[tuple[int, bytes | dict]], line_sketcher: LineS
     records, payloads = [], []
     try:
         for result in map(line_sketcher, numbered):
-            records.append((result.line, result.doc_id, result.error))
+            records.append((result.line, result.doc_id, result.error, result.lang))
             if result.error is None:
                 payloads.append(result.payload)
     except OSError as error:
@@ -223,7 +223,7 @@ class DaskEngine:
         self._partitions = len(self._pass1)
         records = [client.submit(_records, pass1, pure=False) for pass1 in self._pass1]
         first_line = 0
-        with progress("sketching") as bar:
+        with progress("sketching", unit=collector.unit) as bar:
             for partition in range(len(records)):
                 lines, partition_records = self._result(records[partition])
                 records[partition] = None
@@ -232,6 +232,7 @@ class DaskEngine:
                     collector.add(*record)
                 first_line += lines
                 bar.update(len(partition_records))
+                bar.set_note(collector.described())
 
     def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
         client = self._client

@@ -32,15 +32,16 @@ from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
+from ..core.calibration import FIELD_WEIGHTS
 from ..core.errors import ConfigMismatch, InvalidArgument
-from ..core.fields import FieldSpec
+from ..core.fields import FieldSpec, with_weights
 from ..core.language import canonical_store_lang, lang_identifier
 from ..core.nltk_text import load_nltk
 from ..core.sketch_config import SketchConfig, stoplist_digest
 from ..core.sketcher import Sketcher
 from ..core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE, Frequencies, Sample, boilerplate,
                              frequent, stoplist_cut)
-from ..core.vocabulary import ITEMS, SIMHASH
+from ..core.vocabulary import ITEMS
 from ..runtime.deduplicator import Deduplicator
 from ..store import SketchStore, create_store, open_store, store_backend, store_exists
 from . import parquet, threshold as store_threshold
@@ -148,12 +149,15 @@ class LocalEngine:
             # a Parquet file's columns are checked before the progress starts
             records = numbered_rows(corpus, parquet.row_groups(corpus)) if stream is None else numbered_lines(stream)
             with (multiprocessing.Pool(workers, _start_worker, (line_sketcher,)) if workers > 1 else nullcontext()) \
-                    as pool, progress("sketching") as bar:
+                    as pool, progress("sketching", unit=collector.unit) as bar:
                 for result in _sketch_lines(records, line_sketcher, pool, workers):
                     bar.update()
-                    collector.add(result.line, result.doc_id, result.error)
+                    collector.add(result.line, result.doc_id, result.error, result.lang)
                     if result.error is None:
                         self._payloads.append(result.payload)
+                    else:
+                        bar.set_note(collector.described())
+                bar.set_note(collector.described())
 
     def frequent(self, kept: list[np.ndarray | None], kind: str, cut: float) -> Frequencies:
         return frequent(partition_frequencies(self._payloads, kept[0], kind), cut)
@@ -195,6 +199,11 @@ class IndexSummary:
         self.sketch_bytes += sketch_bytes
         bar.update(documents)
 
+    def _weighed(self) -> tuple | None:
+        """An items store's fields as its server weighs them (the weights learned with its threshold), else None."""
+        weights = (self.threshold.setting or {}).get(FIELD_WEIGHTS) if self.threshold is not None else None
+        return with_weights(self.config.fields, weights) if weights else None
+
     def format(self) -> str:
         per_article = self.sketch_bytes / self.documents if self.documents else 0
         rate = (self.documents + self.duplicate_ids + self.skipped) / self.elapsed if self.elapsed else 0
@@ -203,14 +212,13 @@ class IndexSummary:
                     if self.stoplist_learned else f"{self.stoplist_size:,} (the store's)")
         config = self.config
         learning = self.threshold.seconds if self.threshold and self.threshold.learned else 0.0
-        size = "sketch=simhash" if config.kind == SIMHASH else f"k={config.k}"
         return "\n".join([
-            f"indexed into {self.store} (unit={config.unit} {size} lang={config.lang} "
-            f"min_word_len={config.min_word_len})",
+            f"indexed into {self.store} ({config.describe(self._weighed())})",
             f"  documents:            {self.documents:,}",
             f"  skipped lines:        {self.skipped:,}",
             f"  duplicate ids:        {self.duplicate_ids:,} (the last record of an id wins)",
-            f"  stop-listed shingles: {stoplist}",
+            # an items store compares fields: it has no shingles to stop-list
+            *([] if config.kind == ITEMS else [f"  stop-listed shingles: {stoplist}"]),
             f"  bytes per article:    {per_article:.0f} (sketch)",
             "  postings:             " + ("kept (corpus search: FindSimilar, neardup pairs)" if self.postings else
                                           "none (FindSimilar and neardup pairs refuse this store)"),
@@ -318,6 +326,7 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                         summary.count(documents, sketch_bytes, bar)
             elif existing is not None:
                 _write_batches(store, batches)
+            store.add_languages(collector.languages)
             summary.threshold = store_threshold.record(store, threshold, created=existing is None)
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started

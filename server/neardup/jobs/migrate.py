@@ -1,11 +1,11 @@
 """`neardup migrate SRC DST`: copies a store to another location, of any backend (LMDB directory ↔ Redis URL),
 and checks the copy by its count and digest (SketchStore.digest) before it says it is done.
 
-The copy holds the source's configuration, stop-list, sketches, cluster ids, pair model and default threshold;
-article numbers and postings are made again by the target as it is written. The digest compares the sketches and
-what they were made with, not the serving settings (clusters, model, threshold), which are copied. Compare
-stores while nothing writes to the source: a write during the copy makes the digests differ, and the command
-fails saying so.
+The copy holds the source's configuration, stop-list, sketches, cluster ids, pair model, default threshold and
+the languages its texts carried; article numbers and postings are made again by the target as it is written. The
+digest compares the sketches and what they were made with, not the serving settings (clusters, model, threshold,
+languages), which are copied. Compare stores while nothing writes to the source: a write during the copy makes the
+digests differ, and the command fails saying so.
 """
 from __future__ import annotations
 
@@ -37,8 +37,7 @@ class MigrateSummary:
                 f"{self.elapsed:.2f} s; counts and digest equal ({self.digest[:16]})")
 
 
-def migrate(source: str, target: str, *, replace: bool = False, batch_size: int = DEFAULT_BATCH_SIZE,
-            show_progress: bool = False) -> MigrateSummary:
+def migrate(source: str, target: str, *, replace: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> MigrateSummary:
     """Copies the store at source into target (created when there is none), in atomic batches. An existing target
     must have the source's configuration and stop-list, and hold nothing unless `replace` (then its articles the
     source does not hold are deleted). JobFailed when the copy's count or digest differs from the source's."""
@@ -48,7 +47,7 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
     summary = MigrateSummary(str(source), str(target))
     with open_store(source, readonly=True) as src:
         with _target(src, target, replace) as dst:
-            with progress("migrating", total=src.count(), disable=not show_progress) as bar:
+            with progress("migrating", total=src.count()) as bar:
                 ids = set()
                 items = src.items()
                 while batch := list(islice(items, batch_size)):
@@ -66,6 +65,7 @@ def migrate(source: str, target: str, *, replace: bool = False, batch_size: int 
                 dst.set_model(src.model())
             if src.threshold() is not None:
                 dst.set_threshold(src.threshold())
+            dst.add_languages(src.languages())
             expected, copied = src.count(), dst.count()
             if expected != copied or summary.articles != expected:
                 raise JobFailed(f"the copy holds {copied:,} articles, the source {expected:,} (read "

@@ -16,7 +16,7 @@ sample holds few of them, and few of the pairs near a threshold, where labels an
 The population (candidate_population) is both strata: the uniform sample below NEAR_SHARE of the rules'
 threshold, the near pairs above it, each pair with how many of the store's candidate pairs it stands for.
 
-A store of texts (text_candidate_pairs): up to TEXT_ARTICLES stored articles spread over the store, each searched
+A store of texts (text_candidate_pairs): up to TEXT_ARTICLES stored articles drawn by their ids, each searched
 over the store as a learned threshold's sample is (Deduplicator.sampled_matches: pairs sharing sketch values,
 from the postings), with its TEXT_MATCHES best matches from the chance level (calibration.SEARCH_FLOOR) up, under
 the store's default metric: the pairs near its threshold and those in every band below and above it.

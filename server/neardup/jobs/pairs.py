@@ -166,7 +166,7 @@ def _ranges(limit: int, workers: int) -> list[tuple[int, int | None]]:
 
 def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float | None = None,
                metric: str | None = None, workers: int = 1, max_candidates: int = DEFAULT_MAX_CANDIDATES,
-               show_progress: bool = False, search_file: str | None = None,
+               search_file: str | None = None,
                search_index: str = "auto") -> PairsSummary:
     """Writes every near-duplicate pair of the store to `out` as JSON Lines; threshold and metric default to the
     store's (by its sketch kind). A store without postings, or a metric of another sketch kind, raises
@@ -188,21 +188,20 @@ def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float
         total = store.count()
         summary.workers = max(1, min(workers, limit))
         if summary.workers == 1:
-            with progress("pairs", total=total, unit=" articles", disable=not show_progress) as bar:
+            with progress("pairs", total=total, unit=" articles") as bar:
                 for batch in _batches(store, threshold, metric, max_candidates, 0, None, search_file):
                     out.write(batch.lines)
                     summary.add(batch)
                     bar.update(batch.articles)
     if summary.workers > 1:
-        _run_workers(str(store_path), out, summary, _ranges(limit, summary.workers), total, show_progress,
-                     search_file)
+        _run_workers(str(store_path), out, summary, _ranges(limit, summary.workers), total, search_file)
     out.flush()
     summary.elapsed = time.monotonic() - started
     return summary
 
 
 def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: list[tuple[int, int | None]],
-                 total: int, show_progress: bool, search_file: str | None = None) -> None:
+                 total: int, search_file: str | None = None) -> None:
     context = multiprocessing.get_context()
     processes: list[multiprocessing.Process] = []
     readers: dict[Connection, int] = {}
@@ -223,7 +222,7 @@ def _run_workers(store_path: str, out: BinaryIO, summary: PairsSummary, ranges: 
             readers[reader] = len(processes)
             processes.append(process)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        with progress("pairs", total=total, unit=" articles", disable=not show_progress) as bar:
+        with progress("pairs", total=total, unit=" articles") as bar:
             while readers:
                 for reader in wait(list(readers)):
                     index = readers[reader]

@@ -1,47 +1,114 @@
-"""Progress of a long job on stderr: a bar redrawn in place on a terminal, elsewhere a line every few seconds;
-warnings written between its redraws."""
+"""Progress of a long command on stderr, one rule for every command that shows it (index, pairs, cluster, clusters,
+migrate; the flag is cli/options.add_progress_argument): bars redrawn in place where stderr is a terminal,
+elsewhere (a log file, a pipe) no bar at all but one summary line when the command has done its work, each step's
+final count in it; `--progress` draws the bars anyway, `--no-progress` writes the summary line on a terminal too.
+Warnings are written between a bar's redraws.
+
+A command runs its work inside reporting(); a step of the work is a Stage (progress()). Outside reporting() (the
+jobs called from Python) a Stage draws its bar on a terminal and is silent elsewhere."""
 from __future__ import annotations
 
 import sys
-
-from tqdm import tqdm
-
-# tqdm's monitor thread (it only retunes a bar's redraw interval) outlives the bars; a worker forked while it
-# holds tqdm's lock would wait on that lock for ever. Without it, a job that forks workers forks one thread.
-tqdm.monitor_interval = 0
-
-_LOG_INTERVAL = 10.0  # seconds between progress lines where stderr is no terminal
+import time
+from contextlib import contextmanager
+from typing import Iterator
 
 
-class _LogLines:
-    """stderr where it is no terminal (a log file, a pipe): each of tqdm's redraws of its bar ("\r" + bar) becomes
-    a line of its own and its erasures (blanks) are dropped, so that no warning is written into a bar's line."""
+def _tqdm():
+    """tqdm, imported when a bar is drawn (`neardup --help`, `dedup` and `info` never import it)."""
+    from tqdm import tqdm
 
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text: str) -> None:
-        line = text.strip("\r\n ")
-        if line:
-            self._stream.write(line + "\n")
-
-    def flush(self) -> None:
-        self._stream.flush()
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
+    # tqdm's monitor thread (it only retunes a bar's redraw interval) outlives the bars; a worker forked while it
+    # holds tqdm's lock would wait on that lock for ever. Without it, a job that forks workers forks one thread.
+    tqdm.monitor_interval = 0
+    return tqdm
 
 
-def progress(desc: str, total: int | None = None, unit: str = " docs", disable: bool = False) -> tqdm:
-    """A progress bar on stderr: redrawn in place on a terminal, elsewhere a line every _LOG_INTERVAL seconds."""
-    if sys.stderr.isatty():
-        return tqdm(desc=desc, total=total, unit=unit, file=sys.stderr, mininterval=0.5, smoothing=0.1,
-                    disable=disable)
-    return tqdm(desc=desc, total=total, unit=unit, file=_LogLines(sys.stderr), mininterval=_LOG_INTERVAL,
-                ascii=True, smoothing=0.1, disable=disable)
+class _Run:
+    """One command's progress: whether bars are drawn, and its steps for the summary line."""
+
+    def __init__(self, command: str | None, bars: bool):
+        self.command, self.bars = command, bars
+        self.stages: list[Stage] = []
+        self.started = time.monotonic()
+
+    def summary(self) -> str:
+        """`neardup index: sketching 6 lines (5 sketched, 1 skipped: malformed); writing 5 of 5 docs; ... in 0.1 s`"""
+        steps = "; ".join(stage.describe() for stage in self.stages)
+        return f"{self.command}: {steps} in {time.monotonic() - self.started:.1f} s"
+
+
+_current: _Run | None = None
+
+
+def _run() -> _Run:
+    return _current if _current is not None else _Run(None, sys.stderr.isatty())
+
+
+@contextmanager
+def reporting(command: str, bars: bool | None = None, summary: bool = True) -> Iterator[None]:
+    """The progress of one run of `command` ("neardup index"): bars when `bars` is True, the summary line when it is
+    False, and by whether stderr is a terminal when it is None (the default of every command). The summary line is
+    written only when the work is done: a failed or interrupted run says why in its error line instead. A command
+    that writes a summary line of its own on stderr (pairs, cluster) passes summary=False: that line is the one."""
+    global _current
+    previous = _current
+    _current = run = _Run(command, sys.stderr.isatty() if bars is None else bars)
+    try:
+        yield
+    finally:
+        _current = previous
+    if summary and not run.bars and run.stages:
+        print(run.summary(), file=sys.stderr, flush=True)
+
+
+class Stage:
+    """One step of a command's work, counted: a bar on stderr where bars are drawn, else its final count goes into
+    the command's summary line. `note` says what the count holds (`5 sketched, 1 skipped: malformed`)."""
+
+    def __init__(self, desc: str, total: int | None, unit: str, run: _Run):
+        self.desc, self.total, self.unit, self.n, self.note = desc, total, unit, 0, ""
+        self._bar = None
+        if run.bars:
+            self._bar = _tqdm()(desc=desc, total=total, unit=unit, file=sys.stderr, mininterval=0.5,
+                                smoothing=0.1)
+        else:
+            run.stages.append(self)
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def set_note(self, note: str) -> None:
+        self.note = note
+        if self._bar is not None:
+            self._bar.set_postfix_str(note, refresh=False)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+
+    def describe(self) -> str:
+        counted = f"{self.n:,}" + (f" of {self.total:,}" if self.total is not None else "")
+        return f"{self.desc} {counted} {self.unit.strip()}" + (f" ({self.note})" if self.note else "")
+
+    def __enter__(self) -> "Stage":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def progress(desc: str, total: int | None = None, unit: str = " docs") -> Stage:
+    """A step of the current command's work (see the module docstring for where it shows)."""
+    return Stage(desc, total, unit, _run())
 
 
 def warn(message: str) -> None:
     """A line on stderr while a bar may be showing: on a terminal tqdm erases the bar, writes the line and draws the
-    bar again below it; elsewhere the bar's last line is already whole (_LogLines)."""
-    tqdm.write(message, file=sys.stderr)
+    bar again below it; where no bar is drawn, the line alone."""
+    if _run().bars:
+        _tqdm().write(message, file=sys.stderr)
+    else:
+        print(message, file=sys.stderr, flush=True)

@@ -62,6 +62,8 @@ class Sketched(NamedTuple):
     # store: with its count, _pack_counts)
     payload: bytes | None
     error: str | None
+    #: the stemmer language the record carried as its own lang (canonical), "" when none
+    lang: str = ""
 
 
 def _pack_counts(counts: ShingleCounts) -> bytes:
@@ -122,7 +124,7 @@ class LineSketcher:
                 payload = encode_sketch(sketcher.hashes(text, lang))
         except InvalidArgument as error:
             return Sketched(number, None, None, str(error))
-        return Sketched(number, doc_id, payload, None)
+        return Sketched(number, doc_id, payload, None, canonical_lang(lang) if lang else "")
 
 
 def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes]]:
@@ -162,6 +164,8 @@ class RecordCollector:
         self.duplicate_ids = 0            # records whose id came again later (the last one is kept)
         self._strict, self._noun = strict, noun  # noun: "line", or "row" of a Parquet file
         self._payloads: list[int] = []    # well-formed records per partition so far
+        #: the stemmer languages well-formed records carried as their own lang (SketchStore.languages)
+        self.languages: set[str] = set()
         self._first_line = 0
 
     def partition(self, first_line: int) -> None:
@@ -169,8 +173,9 @@ class RecordCollector:
         self._payloads.append(0)
         self._first_line = first_line
 
-    def add(self, line: int, doc_id: str | None, error: str | None) -> None:
-        """One record of the current partition (`line`: its number there), in order."""
+    def add(self, line: int, doc_id: str | None, error: str | None, lang: str = "") -> None:
+        """One record of the current partition (`line`: its number there), in order; `lang`: the stemmer language
+        it carried as its own, "" when none."""
         if error is not None:
             number = self._first_line + line
             if self._strict:
@@ -178,9 +183,25 @@ class RecordCollector:
             self.skipped += 1
             warn(f"neardup: {self._noun} {number}: {error}; skipped")
             return
+        if lang:
+            self.languages.add(lang)
         self.duplicate_ids += doc_id in self.chosen
         self.chosen[doc_id] = (len(self._payloads) - 1) << 32 | self._payloads[-1]
         self._payloads[-1] += 1
+
+    @property
+    def unit(self) -> str:
+        """What a record is, for a progress count: " lines", or " rows" of a Parquet file."""
+        return f" {self._noun}s"
+
+    def described(self) -> str:
+        """What became of the records counted so far: `5 sketched, 1 skipped: malformed`, and the records an id
+        came again after (`1 record replaced by a later line of the same id`)."""
+        noun = "record" if self.duplicate_ids == 1 else "records"
+        return ", ".join([f"{sum(self._payloads):,} sketched",
+                          *([f"{self.skipped:,} skipped: malformed"] if self.skipped else []),
+                          *([f"{self.duplicate_ids:,} {noun} replaced by a later {self._noun} of the same id"]
+                            if self.duplicate_ids else [])])
 
     def kept(self) -> list[np.ndarray | None]:
         """Per partition, the payload indices written (ascending), None where all of them are: the records an id

@@ -5,12 +5,12 @@ Both edges use it: the gRPC servicer converts messages into these calls and back
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from itertools import islice
+import threading
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterator, Mapping, NamedTuple, Protocol, Sequence
 
 from .. import __version__
-from ..core import calibration, candidates, explain, kernel, vocabulary
+from ..core import calibration, candidates, explain, item_scoring, kernel, language, vocabulary
 from ..core.encoding import check_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, NotFound, TooLarge
 from ..core.fields import with_weights
@@ -93,6 +93,9 @@ class SimilarOutcome(NamedTuple):
     matches: list[Match]  # best first: similarity descending, then id
     # False when more candidates passed than Limits.max_candidates
     exact: bool
+    # a query text's stemmer language and how it was chosen (core.language.query_language); "" for an id or a sketch
+    lang: str = ""
+    lang_source: str = ""
 
 
 class DedupOutcome(NamedTuple):
@@ -102,10 +105,19 @@ class DedupOutcome(NamedTuple):
     clusters: list[int] | None = None  # per position, once the store is clustered (-1: none)
 
 
+class FieldComparison(NamedTuple):
+    """One field of an explained items pair."""
+    name: str
+    kind: str
+    weight: float
+    similarity: float | None   # None when either item lacks the field
+
+
 class ExplainOutcome(NamedTuple):
     similarity: float   # under the metric applied
     duplicate: bool     # what Dedup decides for the pair: the second document duplicates the first
     explanation: "explain.PairExplanation"
+    fields: tuple[FieldComparison, ...] = ()   # an items pair, field by field; () for texts
 
 
 class SearchIndex(Protocol):
@@ -290,10 +302,7 @@ class Deduplicator:
         """How similar two documents are under params (threshold and metric), whether Dedup makes the second a
         duplicate of the first, and what they share (core/explain.py). Each is a stored article (only an id: its
         stored sketch, NotFound when there is none) or inline (text, or a sketch: spans need the text); both are
-        sketched, read and compared by Dedup's code. ConfigMismatch on an items store: its documents are fields."""
-        if self.items is not None:
-            raise ConfigMismatch("Explain shows the passages two texts share; an items store compares fields: use "
-                                 "Dedup or FindSimilar for a pair's similarity")
+        sketched, read and compared by Dedup's code. An items pair is compared field by field (_explain_items)."""
         self.check_metric(params.metric)
         docs = {"a": a, "b": b}
         sketches = {field: self._inline_sketch(doc, field) for field, doc in docs.items() if doc.inline}
@@ -309,6 +318,8 @@ class Deduplicator:
         sketch_a, sketch_b = sketches["a"], sketches["b"]
         grouping = kernel.unpack(self._dedup([sketch_a, sketch_b], DedupParams(params.threshold, params.metric,
                                                                                 GREEDY)))
+        if self.items is not None:
+            return self._explain_items(sketch_a, sketch_b, grouping.duplicate_of[1] == 0)
         if self.config.kind == SIMHASH:
             similarity = next((score for _, score in kernel.similar_simhash(sketch_a, [sketch_b], 0.0)), 0.0)
         else:
@@ -317,6 +328,27 @@ class Deduplicator:
                               sketch) for doc, sketch in zip((a, b), (sketch_a, sketch_b))]
         explanation = explain.explain(self.config.kind, self.config.k, self.sketcher.stoplist, *sides)
         return ExplainOutcome(similarity, grouping.duplicate_of[1] == 0, explanation)
+
+    def _explain_items(self, sketch_a: bytes, sketch_b: bytes, duplicate: bool) -> ExplainOutcome:
+        """An items pair: its score as Dedup scores it (the fields' weighted similarity, or the trained model's
+        probability) and each field's similarity; no spans (an items store has no texts). A pair sharing no super
+        token is never compared: score 0, no field similarities, and the note says why."""
+        fields = self.items.fields
+        found = item_scoring.pair_features(fields, [sketch_a, sketch_b])
+        if len(found.i):
+            score = float(self.items.scores(found.features)[0])
+            values = found.features[0, item_scoring.similarity_columns(fields)].tolist()
+            note = ""
+        else:
+            score, values = 0.0, [math.nan] * len(fields)
+            note = ("the two share no super token: no rule of the store's (" +
+                    " | ".join("+".join(rule) for rule in self.config.rules) + ") can match them, so Dedup never "
+                    "compares them")
+        empty = explain.SideExplanation(False, 0, 0, 0, 0, [], [], [])
+        comparisons = tuple(FieldComparison(spec.name, spec.kind, spec.weight,
+                                            None if math.isnan(value) else float(value))
+                            for spec, value in zip(fields, values))
+        return ExplainOutcome(score, duplicate, explain.PairExplanation(empty, empty, 0, 0, note), comparisons)
 
     def find_similar(self, query: str | Document, params: SimilarParams, reader: Reader | None = None
                      ) -> SimilarOutcome:
@@ -329,10 +361,14 @@ class Deduplicator:
             raise TooLarge(f"top_k {params.top_k} exceeds the limit of {self.limits.max_result_set}", "top_k",
                            self.limits.max_result_set)
         self.check_metric(params.metric)
+        chosen = None
         if isinstance(query, Document):
             if not query.inline:
                 raise InvalidArgument("a document to search with needs text or a sketch (fields, on an items "
                                       "store), or search by its id", "document")
+            if query.text is not None and query.sketch is None and self.items is None:
+                chosen = self.query_language(query)
+                query = replace(query, lang=chosen.lang)
             sketch = self._inline_sketch(query, "document")
         if index is not None:
             if isinstance(query, Document):
@@ -345,7 +381,7 @@ class Deduplicator:
                 stored, found = searched
                 if not stored and not isinstance(query, Document):
                     raise NotFound(f"no article {query!r} is stored")
-                return self._answer(found.matches, found.exact, params, reader)
+                return self._with_language(self._answer(found.matches, found.exact, params, reader), chosen)
 
         def search(snapshot: Snapshot) -> SimilarOutcome:
             if isinstance(query, Document):
@@ -357,7 +393,27 @@ class Deduplicator:
                 raise NotFound(f"no article {query!r} is stored")
             return self._search(snapshot, stored[1], params, exclude=stored[0])
 
-        return read_consistently(self.store, search)
+        return self._with_language(read_consistently(self.store, search), chosen)
+
+    def query_language(self, doc: Document) -> language.QueryLanguage:
+        """The stemmer language a query document's text is sketched in, and how it was chosen: the one rule
+        (core.language.query_language) over the store's language and the languages its texts carried, read now
+        (another worker's Upsert may have added one); an unknown lang of the document is the INVALID_ARGUMENT of
+        its field."""
+        try:
+            held = () if doc.lang or self.config.lang == language.AUTO else self.store.languages()
+            return language.query_language(doc.text, doc.lang, self.config.lang, held)
+        except InvalidArgument as error:
+            raise InvalidArgument(str(error), "document.lang") from None
+
+    def identifies_queries(self) -> bool:
+        """Whether a query text without its lang is identified (query_language): an auto store, or a store whose
+        texts carried another language than its own. `neardup serve` then loads the identifier before it forks."""
+        return self.config.lang == language.AUTO or bool(self.store.languages() - {self.config.lang})
+
+    @staticmethod
+    def _with_language(outcome: SimilarOutcome, chosen: "language.QueryLanguage | None") -> SimilarOutcome:
+        return outcome if chosen is None else outcome._replace(lang=chosen.lang, lang_source=chosen.source)
 
     def similar_pairs(self, threshold: float, metric: str, start: int = 0, stop: int | None = None
                       ) -> Iterator[tuple[str, SimilarOutcome]]:
@@ -373,30 +429,26 @@ class Deduplicator:
                 yield doc_id, self._search(snapshot, sketch, params, above=docno, read_articles=articles)
 
     def nearest_similarities(self, count: int) -> list[float]:
-        """The similarity of each of `count` stored articles, spread evenly over the article numbers, to its best
-        match in the store under the default metric (0 when none reaches calibration.SEARCH_FLOOR): what
+        """The similarity of each of `count` stored articles, drawn by their ids (calibration.sampled_keys), to its
+        best match in the store under the default metric (0 when none reaches calibration.SEARCH_FLOOR): what
         calibration.learn_threshold learns from. A bounded sample: `count` searches, whatever the store's size."""
         params = SimilarParams(top_k=1, threshold=calibration.SEARCH_FLOOR, metric=self.defaults.metric)
         return [matches[0].similarity if matches else 0.0
                 for _, matches in self.sampled_matches(count, params, calibration.CANDIDATES)]
 
     def sampled_matches(self, count: int, params: SimilarParams, max_candidates: int) -> list[tuple[str, list[Match]]]:
-        """Each of `count` stored articles, spread evenly over the article numbers, with its best matches in the
-        store under params (the article itself left out), verifying at most `max_candidates` candidates each: the
-        sample a threshold is learned from (nearest_similarities) and `neardup label` proposes text pairs from.
-        One snapshot; `count` searches, whatever the store's size."""
+        """Each of `count` stored articles, drawn by their ids (calibration.sampled_keys: the same articles give
+        the same sample however they are stored), in id order, with its best matches in the store under params
+        (the article itself left out), verifying at most `max_candidates` candidates each: the sample a threshold
+        is learned from (nearest_similarities) and `neardup label` proposes text pairs from. One snapshot; `count`
+        searches and one read of every id, whatever the store's size."""
         self.check_metric(params.metric)
 
         def sample(snapshot: Snapshot) -> list[tuple[str, list[Match]]]:
-            limit = snapshot.docno_limit()
-            starts = sorted({limit * i // count for i in range(count)}) if limit else []
-            found = []
-            for start, stop in zip(starts, starts[1:] + [limit]):
-                # the first article numbered in [start, stop): gaps are deleted articles
-                for docno, doc_id, sketch in islice(snapshot.scan(start, stop), 1):
-                    found.append((doc_id, self._search(snapshot, sketch, params, exclude=docno,
-                                                       max_candidates=max_candidates).matches))
-            return found
+            chosen = [key.decode() for key in calibration.sampled_keys(snapshot.id_keys(), count)]
+            return [(doc_id, self._search(snapshot, sketch, params, exclude=docno, max_candidates=max_candidates,
+                                          whole_ties=True).matches)
+                    for doc_id, (docno, sketch) in zip(chosen, snapshot.sketches(chosen))]
 
         return read_consistently(self.store, sample)
 
@@ -429,11 +481,12 @@ class Deduplicator:
 
     def _search(self, snapshot: Snapshot, sketch: bytes, params: SimilarParams, exclude: int = -1,
                 above: int = -1, max_candidates: int | None = None,
-                read_articles: Callable[[Sequence[int]], list[tuple[str, bytes]]] | None = None
-                ) -> SimilarOutcome:
+                read_articles: Callable[[Sequence[int]], list[tuple[str, bytes]]] | None = None,
+                whole_ties: bool = False) -> SimilarOutcome:
         """Candidates from the postings, verified by the kernel; top_k of them unless `above` (all pairs); at most
-        max_candidates verified (default: the limit), those sharing the most values first; the candidates' sketches
-        read by `read_articles` (default: snapshot.articles)."""
+        max_candidates verified (default: the limit), those sharing the most values first (`whole_ties`: and all
+        that share as many as the last of them, candidates.candidates); the candidates' sketches read by
+        `read_articles` (default: snapshot.articles)."""
         max_candidates = max_candidates or self.limits.max_candidates
         read_articles = read_articles or snapshot.articles
 
@@ -442,7 +495,7 @@ class Deduplicator:
 
         if self.items is not None:
             found = candidates.item_candidates(snapshot.postings(sketch), read_unread=read_unread, exclude=exclude,
-                                            above=above, max_candidates=max_candidates)
+                                               above=above, max_candidates=max_candidates, whole_ties=whole_ties)
             articles = read_articles(found.docnos.tolist())
             verified = self.items.similar(sketch, [article for _, article in articles], params.threshold)
         elif self.config.kind == SIMHASH:
@@ -457,8 +510,8 @@ class Deduplicator:
             verified = kernel.similar_simhash(sketch, [article for _, article in articles], params.threshold)
         else:
             found = candidates.candidates(len(sketch) // 4, snapshot.postings(sketch), params.threshold,
-                                       params.metric, read_unread=read_unread, exclude=exclude, above=above,
-                                       max_candidates=max_candidates)
+                                          params.metric, read_unread=read_unread, exclude=exclude, above=above,
+                                          max_candidates=max_candidates, whole_ties=whole_ties)
             articles = read_articles(found.docnos.tolist())
             verified = kernel.similar(sketch, [article for _, article in articles], self.config.k,
                                       params.threshold, params.metric)
@@ -488,7 +541,12 @@ class Deduplicator:
                 raise InvalidArgument(f"document {doc.id!r} has neither text nor sketch (nor fields)",
                                       f"documents[{position}]")
             items.append((doc.id, self._inline_sketch(doc, f"documents[{position}]")))
+        carried = {language.canonical_lang(doc.lang) for doc in documents if doc.lang}  # each lang checked above
         generation = self.store.put_many(items)
+        if carried and self.store.add_languages(carried):  # the languages its texts carried: one is new to it
+            generation = self.store.generation()
+            if self.config.lang != language.AUTO and carried - {self.config.lang}:
+                _load_identifier_soon()
         if self.assign_clusters([doc_id for doc_id, _ in items]):
             generation = self.store.generation()
         return len(items), generation
@@ -514,4 +572,14 @@ class Deduplicator:
             "store": self.store.backend,
             "indexed": self.store.indexed,
             "pair_model": self.items.model.kind if self.items is not None and self.items.model else "",
+            "description": self.config.describe(None if self.items is None else self.items.fields),
+            "languages": sorted(self.store.languages()),
         }
+
+
+def _load_identifier_soon() -> None:
+    """Loads the language identifier (seconds) beside what the serving process does, once an Upsert made its store
+    one whose query texts are identified (Deduplicator.query_language), rather than in the first search that needs
+    it; a search that comes first loads it itself. (A store that was one already had it loaded by `neardup serve`
+    before its workers forked.)"""
+    threading.Thread(target=language.load_identifier, name="load-identifier", daemon=True).start()

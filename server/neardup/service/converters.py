@@ -67,7 +67,9 @@ def explain_response(outcome: ExplainOutcome, params: DedupParams, ids: tuple[st
         metric=METRIC_VALUES[params.metric],
         a=_explained_document(ids[0], explanation.a), b=_explained_document(ids[1], explanation.b),
         shared_shingles=explanation.shared_shingles, shared_sketch_values=explanation.shared_sketch_values,
-        note=explanation.note)
+        note=explanation.note,
+        fields=[pb.FieldComparison(name=field.name, kind=field.kind, weight=field.weight, similarity=field.similarity)
+                for field in outcome.fields])
 
 
 def _explained_document(doc_id: str, side) -> pb.ExplainedDocument:
@@ -214,7 +216,8 @@ def similar_response(outcome: SimilarOutcome, params: SimilarParams) -> pb.FindS
     return pb.FindSimilarResponse(
         matches=[pb.Match(id=match.id, similarity=match.similarity, cluster=match.cluster)
                  for match in outcome.matches],
-        exact=outcome.exact, threshold=params.threshold, metric=METRIC_VALUES[params.metric], top_k=params.top_k)
+        exact=outcome.exact, threshold=params.threshold, metric=METRIC_VALUES[params.metric], top_k=params.top_k,
+        lang=outcome.lang, lang_source=outcome.lang_source)
 
 
 def info_response(info: dict) -> pb.InfoResponse:

@@ -28,6 +28,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from ..core.errors import InvalidArgument, NearDupError
+from ..core.language import load_identifier
 from ..core.nltk_text import load_nltk
 from ..runtime import index_file, live_index
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
@@ -318,7 +319,8 @@ def serve(options: ServeOptions) -> int:
     """Checks the store (an items store's pair model too, and whether --search-index memory can serve it) and the
     address once (a clear error now rather than a crash loop), then runs the worker(s)."""
     with open_store(options.store, readonly=True) as store:
-        Deduplicator(store)  # refuses a damaged pair model, or one trained for another configuration
+        # refuses a damaged pair model, or one trained for another configuration
+        identifies = Deduplicator(store).identifies_queries()
         if options.search_index == "memory":
             live_index.check_store(store)
         if options.search_index == "shared":
@@ -335,6 +337,8 @@ def serve(options: ServeOptions) -> int:
     log.info("neardup serve: pid %d starting (store %s)", os.getpid(), options.store)
     try:
         load_nltk()  # before the workers fork, rather than in each at the first text a request sends
+        if identifies:  # likewise the language identifier, where query texts are identified
+            load_identifier()
         if options.workers == 1:
             return run_worker(options)
         return _supervise(options, exporter)

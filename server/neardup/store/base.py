@@ -19,7 +19,7 @@ import abc
 import hashlib
 import json
 import struct
-from typing import Callable, ClassVar, Iterator, Sequence, TypeVar
+from typing import Callable, ClassVar, Iterable, Iterator, Sequence, TypeVar
 
 from ..core.candidates import Fingerprints, Postings
 from ..core.encoding import check_sketch, encode_sketch
@@ -228,6 +228,17 @@ class SketchStore(abc.ABC):
         when it starts."""
 
     @abc.abstractmethod
+    def languages(self) -> frozenset[str]:
+        """The stemmer languages (core/language.py LANGUAGES names) the store's texts carried as their own lang
+        (a record's lang in `neardup index`, a document's in Upsert), whatever the store's language; empty when
+        none did, and for a store made before it recorded them. A query text without its lang is identified when
+        these hold a language besides the store's (language.query_language)."""
+
+    @abc.abstractmethod
+    def add_languages(self, languages: Iterable[str]) -> bool:
+        """Adds stemmer languages to languages(), atomically; writes (and answers True) only when one is new."""
+
+    @abc.abstractmethod
     def snapshot(self) -> "Snapshot":
         """A read of one committed state of sketches and postings, for a corpus search (a store that keeps no
         postings raises ConfigMismatch, saying how to make one that does). What it sees while others write is
@@ -277,6 +288,11 @@ class Snapshot(abc.ABC):
     @abc.abstractmethod
     def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
         """(docno, id, sketch) of the articles numbered start ≤ docno < stop, in docno order."""
+
+    def id_keys(self) -> Iterator[bytes]:
+        """The UTF-8 of every stored id, in no particular order (a backend that can reads them without the
+        sketches): what a sample drawn by the ids (core.calibration.sampled_keys) is drawn from."""
+        return (doc_id.encode() for _, doc_id, _ in self.scan())
 
     def fingerprints(self) -> Fingerprints:
         """Every SimHash fingerprint of a simhash store, for the exact scan of a search past what its permutation

@@ -6,7 +6,7 @@ killed at any moment leaves the last committed state), and opening is O(1) whate
 
 Sub-databases: `sketches` (id → sketch bytes), `meta` (format version, configuration, stop-list, created-at,
 generation, the change log's floor and size, whether postings are kept, the next article number, an items
-store's trained pair model, the default threshold when learned or set) and
+store's trained pair model, the default threshold when learned or set, the languages its texts carried) and
 `changes` (generation → ids it wrote or deleted). An indexed store (the default) also keeps, written in the same
 transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`, and
 `clusters` (id → cluster id, written by `neardup cluster` and for each new article once the store is clustered).
@@ -45,7 +45,7 @@ _MAX_READERS = 1024  # reader slots across all processes: server workers × thre
 _FORMAT_VERSION, _CONFIG, _STOPLIST, _CREATED_AT = b"format_version", b"config", b"stoplist", b"created_at"
 _GENERATION, _LOG_FLOOR, _LOG_IDS = b"generation", b"log_floor", b"log_ids"
 _INDEXED, _NEXT_DOCNO, _CLUSTERING, _MODEL = b"indexed", b"next_docno", b"clustering", b"pair_model"
-_THRESHOLD = b"threshold"
+_THRESHOLD, _LANGUAGES = b"threshold", b"languages"
 
 
 def _int(value: int) -> bytes:
@@ -258,6 +258,24 @@ class LmdbStore(SketchStore):
 
         self._write(change, [])
 
+    def languages(self) -> frozenset[str]:
+        with self._env.begin(db=self._meta) as txn:
+            found = txn.get(_LANGUAGES)
+        return frozenset(json.loads(found)) if found else frozenset()
+
+    def add_languages(self, languages: Iterable[str]) -> bool:
+        languages = frozenset(languages)
+        if languages <= self.languages():
+            return False
+
+        def change(txn):
+            found = txn.get(_LANGUAGES, db=self._meta)
+            held = frozenset(json.loads(found)) if found else frozenset()
+            txn.put(_LANGUAGES, json.dumps(sorted(held | languages)).encode(), db=self._meta)
+
+        self._write(change, [])
+        return True
+
     def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
         self.require_postings()
         keys = [(encode_id(doc_id), cluster) for doc_id, cluster in assignments]
@@ -467,6 +485,9 @@ class LmdbSnapshot(BucketSnapshot):
             if stop is not None and docno >= stop:
                 return
             yield docno, key.decode(), get(key, db=sketches)
+
+    def id_keys(self) -> Iterator[bytes]:
+        return self._txn.cursor(db=self._store._ids).iternext(keys=False, values=True)
 
     def docno_limit(self) -> int:
         return _read_int(self._txn.get(_NEXT_DOCNO, db=self._store._meta))

@@ -10,7 +10,8 @@ throughput is one Redis process's; shard by running several stores under differe
 
   {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno (the next article
                   number to reserve, HINCRBY: numbers a batch reserved and did not commit stay unused), clustering,
-                  pair_model (an items store's, `neardup train`), threshold (the default, when learned or set)
+                  pair_model (an items store's, `neardup train`), threshold (the default, when learned or set),
+                  languages (JSON: those its texts carried, SketchStore.languages)
   {P}:generation  string: bumped by every committed batch; every writer WATCHes it
   {P}:log         stream: one entry per generation (id 0-GENERATION): the ids it wrote or deleted (field ids,
                   JSON), or field all when there were more than LOG_ENTRY_IDS; the last LOG_ENTRIES kept
@@ -333,6 +334,24 @@ class RedisStore(SketchStore):
             return None, [lambda pipe: pipe.hset(self._keys.meta, "threshold", json.dumps(setting, sort_keys=True))]
 
         self._write(change, [])
+
+    @redis_errors
+    def languages(self) -> frozenset[str]:
+        found = self._client.hget(self._keys.meta, "languages")
+        return frozenset(json.loads(found)) if found else frozenset()
+
+    def add_languages(self, languages: Iterable[str]) -> bool:
+        languages = frozenset(languages)
+        if languages <= self.languages():
+            return False
+
+        def change(read):
+            found, = read(lambda pipe: pipe.hget(self._keys.meta, "languages"))
+            held = frozenset(json.loads(found)) if found else frozenset()
+            return None, [lambda pipe: pipe.hset(self._keys.meta, "languages", json.dumps(sorted(held | languages)))]
+
+        self._write(change, [])
+        return True
 
     @redis_errors
     def snapshot(self) -> "RedisSnapshot":

@@ -2,13 +2,19 @@
 
 Routes (JSON bodies and answers, UTF-8):
   GET  /                 the page (static/index.html); /static/NAME its script and style sheet
-  GET  /api/info         Info: {articles, sketch_config, default_threshold, default_threshold_source, ...}, and the
-                         metrics of the store's sketch kind and the groupings (for the page's choices)
+  GET  /api/info         Info: {articles, sketch_config, description (the store in its kind's terms), default_threshold,
+                         default_threshold_source, ...}, the metrics of the store's sketch kind and the groupings (for
+                         the page's choices), and corpus: the --corpus path (null without)
   POST /api/dedup        {ids: [...]} or {documents: [{id, text?, lang?}]}, optional threshold, metric, grouping:
                          the answer per position (ids, duplicate_of, similarity, group, missing_positions) and the
                          client's summary (keep, duplicates, groups, missing, cached, threshold, metric, grouping)
   POST /api/explain      {a: DOC, b: DOC, threshold?, metric?}, each DOC {id} (stored) or {id?, text, lang?}:
-                         ExplainResult.to_dict() (spans in code points of the texts)
+                         ExplainResult.to_dict() (spans in code points of the texts), with texts: {a, b}, the texts
+                         explained (sent, or a stored id's read from --corpus; null where none); on an items store
+                         fields: [{name, compared, similarity (null: not compared), weight, a, b (the records' values
+                         from --corpus, null when unknown)}] and found: {a, b} (records found in --corpus)
+  POST /api/titles       {ids: [...]}: {corpus, titles: {id: a title (a text's first line, an item's title field)}}
+                         for each id --corpus has (`neardup ui --corpus JSONL`); {corpus: null, titles: {}} without
   POST /api/similar      {id} or {text, lang?}, optional top_k, threshold, metric: SimilarResult.to_dict()
   GET  /api/clusters     ?top=20&members=50: the largest clusters of the store given to `neardup ui --store` (read
                          from the store: the gRPC API lists none), each {cluster, size, members, more}; ?id=X: the
@@ -58,12 +64,15 @@ from urllib.parse import parse_qs, urlsplit
 
 import grpc
 from neardup_client import Document, NearDupClient, NearDupClientError
+from neardup_client.cli import unreachable
 from neardup_client.enums import GROUPINGS
 from neardup_client.json_lines import parse_line
 
 from ..core.errors import InvalidArgument, NearDupError
+from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import KIND_METRICS
 from .clusters import DEFAULT_MEMBERS, StoreClusters
+from .corpus import Corpus, field_rows
 from .labels import LabelsUnavailable, NotWritten, Stale, StoreLabels
 
 log = logging.getLogger("neardup.ui")
@@ -84,6 +93,8 @@ HTTP_STATUS = {
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 #: The clusters listed when a request does not say, and the most a request may ask for.
 DEFAULT_TOP, MAX_TOP, MAX_MEMBERS = 20, 1000, 10_000
+#: The most titles one request asks for (a result set's ids, a cluster's members).
+MAX_TITLES = 10_000
 
 
 class BadRequest(Exception):
@@ -137,16 +148,32 @@ class Api:
     """The JSON API's operations on one client; each takes the parsed body and returns what to answer."""
 
     def __init__(self, client: NearDupClient, clusters: StoreClusters | None = None,
-                 labels: StoreLabels | None = None):
+                 labels: StoreLabels | None = None, corpus: Corpus | None = None):
         self.client = client
         self.clusters = clusters
         self.labels = labels
+        self.corpus = corpus
 
     def info(self, _body: dict) -> dict:
-        """Info, with the metrics the store's sketch kind answers and the groupings, for the page's choices."""
+        """Info, with the metrics the store's sketch kind answers and the groupings, for the page's choices, and
+        the --corpus the page reads titles, texts and fields from (null without)."""
         info = dataclasses.asdict(self.client.info())
+        if not info["description"]:  # a server made before descriptions: the same words, from its configuration
+            info["description"] = _described(info["sketch_config"])
         return {**info, "metrics": list(KIND_METRICS.get(info["sketch_config"]["kind"], ())),
-                "groupings": list(GROUPINGS)}
+                "groupings": list(GROUPINGS), "corpus": None if self.corpus is None else self.corpus.path}
+
+    def titles(self, body: dict) -> dict:
+        """{ids}: a title for each id --corpus has a record of ({id: title}; none without --corpus)."""
+        ids = body.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(doc_id, str) for doc_id in ids):
+            raise BadRequest("ids must be a list of strings")
+        if len(ids) > MAX_TITLES:
+            raise BadRequest(f"ask for at most {MAX_TITLES} titles at once, got {len(ids)}")
+        if self.corpus is None:
+            return {"corpus": None, "titles": {}}
+        titles = {doc_id: self.corpus.title(doc_id) for doc_id in dict.fromkeys(ids)}
+        return {"corpus": self.corpus.path, "titles": {key: value for key, value in titles.items() if value}}
 
     def json_line(self, body: dict) -> dict:
         """What is wrong with one line of JSON Lines, in the command line's words (neardup_client.json_lines)."""
@@ -178,12 +205,30 @@ class Api:
                 "missing_positions": list(answer.missing_positions), **answer.to_dict()}
 
     def explain(self, body: dict) -> dict:
+        """Explain's answer, with the texts it was asked with ({a, b}: sent by the page, or a stored id's read from
+        --corpus; null where none) for the page to highlight; an items pair's fields with the records' values from
+        --corpus (corpus.field_rows, as the label view shows a pair)."""
         for name in ("a", "b"):
             if name not in body:
                 raise BadRequest(f"give documents a and b: {name} is missing")
-        answer = self.client.explain(_document(body["a"], "a"), _document(body["b"], "b"),
-                                     **_parameters(body, "threshold", "metric"))
-        return answer.to_dict()
+        docs = [self._with_text(_document(body[name], name)) for name in ("a", "b")]
+        answer = self.client.explain(*docs, **_parameters(body, "threshold", "metric"))
+        shown = answer.to_dict()
+        shown["texts"] = {name: doc.text if isinstance(doc, Document) else None for name, doc in zip("ab", docs)}
+        if answer.fields:
+            values = [self.corpus.fields(answer_side.id) if self.corpus is not None else None
+                      for answer_side in (answer.a, answer.b)]
+            shown["fields"] = field_rows({field.name: field.similarity for field in answer.fields}, *values,
+                                         weights={field.name: field.weight for field in answer.fields})
+            shown["found"] = {name: value is not None for name, value in zip("ab", values)}
+        return shown
+
+    def _with_text(self, doc: str | Document) -> str | Document:
+        """A stored id with its text from --corpus, when it has one (so the page shows the passages)."""
+        if isinstance(doc, Document) or self.corpus is None:
+            return doc
+        record = self.corpus.text(doc)
+        return doc if record is None else Document(doc, text=record["text"], lang=record.get("lang"))
 
     def similar(self, body: dict) -> dict:
         doc_id, text = _string(body, "id"), _string(body, "text")
@@ -231,6 +276,15 @@ class Api:
         return self._labels().undo()
 
 
+def _described(sketch_config: dict) -> str:
+    """SketchConfig.describe of Info's sketch_config (a server that sends no description), or its kind when this
+    code cannot read it."""
+    try:
+        return SketchConfig.from_dict(sketch_config).describe()
+    except (NearDupError, TypeError, ValueError):
+        return sketch_config.get("kind", "")
+
+
 def _whole(query: dict, name: str, default: int, largest: int) -> int:
     value = query.get(name)
     if value is None:
@@ -243,7 +297,8 @@ def _whole(query: dict, name: str, default: int, largest: int) -> int:
 ROUTES = {("GET", "/api/info"): "info", ("POST", "/api/dedup"): "dedup", ("POST", "/api/explain"): "explain",
           ("POST", "/api/similar"): "similar", ("GET", "/api/clusters"): "clusters_view",
           ("GET", "/api/label"): "label_view", ("POST", "/api/label"): "label_answer",
-          ("POST", "/api/label/undo"): "label_undo", ("POST", "/api/json-line"): "json_line"}
+          ("POST", "/api/label/undo"): "label_undo", ("POST", "/api/json-line"): "json_line",
+          ("POST", "/api/titles"): "titles"}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -289,8 +344,10 @@ class Handler(BaseHTTPRequestHandler):
             self._error(HTTPStatus.CONFLICT, "ABORTED", str(error))
         except NotWritten as error:
             self._error(HTTPStatus.SERVICE_UNAVAILABLE, "UNAVAILABLE", str(error))
-        except NearDupClientError as error:
-            self._error(HTTP_STATUS.get(error.code, HTTPStatus.BAD_GATEWAY), error.code.name, error.details)
+        except NearDupClientError as error:  # an unreachable server with the likely cause, as the commands say it
+            self._error(HTTP_STATUS.get(error.code, HTTPStatus.BAD_GATEWAY), error.code.name,
+                        unreachable(error.details, self.server.api.client.target)
+                        if error.code == grpc.StatusCode.UNAVAILABLE else error.details)
         except InvalidArgument as error:  # the --store store's check of an id (an overlong one)
             self._error(HTTPStatus.BAD_REQUEST, "INVALID_ARGUMENT", str(error))
         except NearDupError as error:  # the --store store cannot be read now (a Redis server down)
@@ -347,10 +404,10 @@ class UiServer(ThreadingHTTPServer):
     allow_reuse_address = True
 
     def __init__(self, host: str, port: int, client: NearDupClient, clusters: StoreClusters | None = None,
-                 labels: StoreLabels | None = None):
+                 labels: StoreLabels | None = None, corpus: Corpus | None = None):
         self.address_family = _family(host)
         super().__init__((host, port), Handler)
-        self.api = Api(client, clusters, labels)
+        self.api = Api(client, clusters, labels, corpus)
         self.loopback_only = _is_loopback(host)
 
     def host_allowed(self, host_header: str) -> bool:

@@ -1,10 +1,11 @@
 """The page's Label pairs view (`neardup ui --store S --labels PAIRS [--corpus JSONL]`): the session of `neardup
 label` (jobs/label.py) behind the JSON API, one per page process, on a store of texts or an items store.
 
-The session is read once when the page starts (its sample of candidate pairs, the answers already in PAIRS, and with
---corpus the texts or the fields of the sampled records). A text pair comes with both texts and the spans Explain
-answers for them (core/explain.py), which the page highlights as it does Explain's. The page's server answers in threads, so every use of the session
-holds one lock: an answer is appended to PAIRS, and the next proposal chosen, before another request sees the
+The session is read once when the page starts (its sample of candidate pairs, the answers already in PAIRS); with
+--corpus the proposed pair's texts or fields are read from it (ui/corpus.py) when shown. A text pair comes with both
+texts and the spans Explain answers for them (core/explain.py), which the page highlights as it does Explain's; an
+items pair comes field by field (corpus.field_rows), as the pair view shows one. The page's server answers in
+threads, so every use of the session holds one lock: an answer is appended to PAIRS, and the next proposal chosen, before another request sees the
 session. An answer names the pair it answers; one that is not the pair proposed now (answered meanwhile in another
 window) is refused (Stale) and nothing is written.
 """
@@ -18,9 +19,10 @@ import time
 from pathlib import Path
 
 from ..core.errors import ConfigMismatch
-from ..jobs.label import LabelSession, Proposal, read_records
+from ..jobs.label import LabelSession, Proposal
 from ..runtime.deduplicator import ExplainOutcome
 from ..store import SketchStore
+from .corpus import Corpus, field_rows
 
 log = logging.getLogger("neardup.ui")
 
@@ -40,12 +42,11 @@ class NotWritten(Exception):
 class StoreLabels:
     """`neardup label`'s session on one store and answers file, for the page; thread-safe."""
 
-    def __init__(self, store: SketchStore, pairs: str | os.PathLike, corpus: str | None = None):
+    def __init__(self, store: SketchStore, pairs: str | os.PathLike, corpus: Corpus | None = None):
         self.pairs, self.store_location, self.corpus = str(pairs), store.location, corpus
         self._lock = threading.Lock()
         self.session: LabelSession | None = None
         self.refused: str | None = None
-        self.records: dict[str, dict] = {}
         started = time.monotonic()
         log.info("labels: sampling the candidate pairs of %s", store.location)
         try:
@@ -57,10 +58,6 @@ class StoreLabels:
         counts = self.session.counts()
         log.info("labels: %s candidate pairs sampled in %.1f s; %s answers in %s", f"{counts['pool']:,}",
                  time.monotonic() - started, f"{counts['answered']:,}", self.pairs)
-        if corpus is not None:
-            content = "text" if self.session.texts else "fields"
-            self.records = read_records(corpus, set(self.session.pool.a) | set(self.session.pool.b), content)
-            log.info("labels: the %s of %s sampled records read from %s", content, f"{len(self.records):,}", corpus)
         self._proposal = self.session.next()
 
     def _require(self) -> LabelSession:
@@ -103,29 +100,33 @@ class StoreLabels:
             return {**self._described(session), "undone": None if undone is None else _answer(undone)}
 
     def _described(self, session: LabelSession) -> dict:
-        return {"store": self.store_location, "pairs": self.pairs, "corpus": self.corpus,
+        return {"store": self.store_location, "pairs": self.pairs,
+                "corpus": None if self.corpus is None else self.corpus.path,
                 "counts": session.counts(),
                 "last": _answer(session.answers[-1]) if session.answers else None,
                 "proposal": None if self._proposal is None else self._shown(self._proposal)}
 
     def _shown(self, proposal: Proposal) -> dict:
-        """The pair: an items pair field by field (the schema's fields with their similarities, then the records'
-        other fields); a text pair's texts (null where --corpus lacks one) and, with both, what Explain answers
+        """The pair: an items pair field by field (corpus.field_rows, as the pair view shows one); a text pair's texts (null where --corpus lacks one) and, with both, what Explain answers
         for them (its spans in code points)."""
-        a, b = self.records.get(proposal.a), self.records.get(proposal.b)
-        texts = explained = None
+        texts = explained = rows = None
         if self.session.texts:
-            texts = {"a": None if a is None else a["text"], "b": None if b is None else b["text"]}
-            explained = self.session.explain(proposal, self.records)
-        fields_a, fields_b = (a or {}).get("fields") or {}, (b or {}).get("fields") or {}
-        names = list(proposal.similarities)
-        others = sorted((fields_a.keys() | fields_b.keys()) - set(names))
-        rows = [{"name": name, "compared": name in proposal.similarities,
-                 "similarity": _finite(proposal.similarities.get(name)),
-                 "a": fields_a.get(name), "b": fields_b.get(name)} for name in names + others]
+            records = {doc_id: self.corpus.text(doc_id) if self.corpus is not None else None
+                       for doc_id in (proposal.a, proposal.b)}
+            texts = {side: None if records[doc_id] is None else records[doc_id]["text"]
+                     for side, doc_id in (("a", proposal.a), ("b", proposal.b))}
+            explained = self.session.explain(proposal, {k: v for k, v in records.items() if v is not None})
+            found = {side: texts[side] is not None for side in texts}
+            rows = []
+        else:
+            values = {side: self.corpus.fields(doc_id) if self.corpus is not None else None
+                      for side, doc_id in (("a", proposal.a), ("b", proposal.b))}
+            found = {side: value is not None for side, value in values.items()}
+            rows = field_rows({name: _finite(value) for name, value in proposal.similarities.items()},
+                              values["a"], values["b"])
         return {"a": proposal.a, "b": proposal.b, "score": _finite(proposal.score),
                 "certainty": _finite(proposal.certainty), "reason": proposal.reason, "metric": self.session.metric,
-                "found": {"a": a is not None, "b": b is not None}, "fields": rows, "texts": texts,
+                "found": found, "fields": rows, "texts": texts,
                 "explain": None if explained is None else _explained(proposal, explained, self.session)}
 
 

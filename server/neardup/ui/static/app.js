@@ -21,6 +21,8 @@ const state = {
   inFlight: false,
   again: false,
   picked: [],             // positions picked for a pair
+  titles: new Map(),      // id -> its title from --corpus ("" when it has none)
+  infoLoaded: null,       // the first Info answer (a promise; null when it failed)
 };
 
 // ---- the API ----
@@ -77,18 +79,65 @@ const count = (number, noun, plural = `${noun}s`) => `${number} ${number === 1 ?
 
 // ---- views ----
 
+// A view is named by the URL's hash: #results, #store, #similar, #label; #similar?id=ID searches with a stored id.
 function showView() {
-  const view = (location.hash || "#results").slice(1);
+  const [view, query] = (location.hash || "#results").slice(1).split("?");
   for (const name of ["results", "store", "similar", "label"]) {
     $(`view-${name}`).hidden = name !== view;
     $(`nav-${name}`).classList.toggle("current", name === view);
   }
-  if (view !== "results") $("pair").hidden = true;
+  // the pair is shown in the view that opened it, under what it was opened from
+  if ($("pair").parentElement !== $(`view-${view}`)) $("pair").hidden = true;
   if (view === "store") {
     loadInfo().catch(() => {});
     loadClusters();
   }
   if (view === "label") loadLabel();
+  const id = new URLSearchParams(query || "").get("id");
+  if (view === "similar" && id !== null) {
+    $("similar-id").value = id;
+    $("similar-text").value = "";
+    findSimilar();
+  }
+}
+
+// ---- ids: each with its title (--corpus) and a link to its Find similar ----
+
+function docRef(id) {
+  const ref = element("span", "doc");
+  const link = element("a", "id", id);
+  link.href = `#similar?id=${encodeURIComponent(id)}`;
+  link.title = `${id}: find the articles similar to it`;
+  const title = element("span", "title", state.titles.get(id) || "");
+  title.dataset.titleOf = id;
+  ref.append(link, title);
+  return ref;
+}
+
+// Fills the titles of the ids under root from --corpus (asked once per id); root.dataset.titles is "ready" after.
+async function fillTitles(root) {
+  const info = await state.infoLoaded;
+  if (info && info.corpus) {
+    const shown = [...root.querySelectorAll("[data-title-of]")];
+    const wanted = [...new Set(shown.map((title) => title.dataset.titleOf))].filter((id) => !state.titles.has(id));
+    try {
+      if (wanted.length) {
+        const answer = await api("POST", "/api/titles", { ids: wanted });
+        for (const id of wanted) state.titles.set(id, answer.titles[id] || "");
+      }
+    } catch (error) {
+      // the ids are shown without titles; the views say what failed of their own calls
+    }
+    for (const title of shown) title.textContent = state.titles.get(title.dataset.titleOf) || "";
+  }
+  root.dataset.titles = "ready";
+}
+
+function compareButton(open) {
+  const compare = element("button", "explain", "compare");
+  compare.type = "button";
+  compare.addEventListener("click", open);
+  return compare;
 }
 
 async function loadInfo() {
@@ -105,25 +154,35 @@ async function loadInfo() {
   }
 }
 
+// The store as its server describes it (Info's description: a store of texts by its shingle unit, K and language;
+// an items store by its fields and rules), in the header and the Store view alike.
 function renderInfo(info) {
   const config = info.sketch_config;
   const source = info.default_threshold_source;
+  const items = config.kind === "items";
   $("server-line").textContent =
-    `${info.articles} articles · ${config.kind} ${config.unit} · default threshold ${fixed(info.default_threshold)}` +
+    `${info.articles} articles · ${info.description} · default threshold ${fixed(info.default_threshold)}` +
     (source ? ` (${source})` : "");
   const rows = [
     ["Articles", info.articles],
     ["Store", info.store],
     ["Generation", info.generation],
+    ["Configuration", info.description],
     ["Sketch kind", config.kind],
-    ["Shingle unit", config.unit],
-    ["K (sketch values kept)", config.kind === "bottomk" ? config.k : "–"],
-    ["Shortest word kept", config.min_word_len],
-    ["Language", config.lang + (config.lang_identifier ? ` (${config.lang_identifier})` : "")],
-    ["Shingle hash", config.hash],
+    ...(items ? [
+      ...config.fields.map((field) => [`Field ${field.name}`, fieldSettings(field)]),
+      ["Rules (a pair must match on all fields of one)", config.rules.map((rule) => rule.join(" + ")).join(" · ")],
+    ] : [
+      ["Shingle unit", config.unit],
+      ["K (sketch values kept)", config.kind === "bottomk" ? config.k : "–"],
+      ["Shortest word kept", config.min_word_len],
+      ["Language", config.lang + (config.lang_identifier ? ` (${config.lang_identifier})` : "")],
+      ["Shingle hash", config.hash],
+      ["Stop-list (boilerplate shingles)", `${info.stoplist_size}` +
+        (config.stoplist_digest ? ` · digest ${config.stoplist_digest}` : "")],
+    ]),
     ["Sketcher version", config.sketcher_version],
-    ["Stop-list (boilerplate shingles)", `${info.stoplist_size}` +
-      (config.stoplist_digest ? ` · digest ${config.stoplist_digest}` : "")],
+    ["Texts and records (--corpus)", info.corpus || "none: ids and similarities only (neardup ui --corpus JSONL)"],
     ["Default threshold", `${fixed(info.default_threshold)}` +
       (source ? ` — ${THRESHOLD_SOURCES[source] || source}` : "")],
     ["Default metric", info.default_metric],
@@ -140,9 +199,17 @@ function renderInfo(info) {
     row.append(element("th", "", name), element("td", "", String(value)));
     table.append(row);
   }
+  table.dataset.kind = config.kind;
   fillSelect($("metric"), info.metrics, info.default_metric);
   fillSelect($("grouping"), info.groupings, info.default_grouping);
   if (state.threshold === null) setSlider(info.default_threshold);
+}
+
+// An items field's settings, each as its kind uses it. Its weight is the description's (as the server weighs it:
+// learned weights replace the schema's, which sketch_config holds).
+function fieldSettings(field) {
+  return field.kind === "text" ? `text, ${field.unit} shingles, k=${field.k}, ${field.metric}` :
+    field.kind === "exact" ? `exact, normalised as ${field.normalize}` : `location, geohash precision ${field.precision}`;
 }
 
 function fillSelect(select, names, fallback) {
@@ -281,18 +348,14 @@ function renderResults(answer) {
     pick.type = "checkbox";
     pick.title = "pick two results to compare them";
     pick.addEventListener("change", () => picked(position, pick.checked));
-    row.append(pick, element("span", "rank", `${position + 1}.`), element("span", "id", id));
+    row.append(pick, element("span", "rank", `${position + 1}.`), docRef(id));
     if (missing.has(position)) row.append(element("span", "badge missing", "not stored"));
     if (of >= 0) {
       duplicates += 1;
       item.dataset.duplicateOf = String(of);
       item.dataset.similarity = String(answer.similarity[position]);
       row.append(element("span", "similarity", `≈ ${fixed(answer.similarity[position])}`),
-        element("span", "of", `duplicates ${answer.ids[of]}`));
-      const compare = element("button", "explain", "compare");
-      compare.type = "button";
-      compare.addEventListener("click", () => openPair(of, position));
-      row.append(compare);
+        element("span", "of", `duplicates ${answer.ids[of]}`), compareButton(() => openPair(of, position)));
     }
     item.append(row);
     items[position] = item;
@@ -312,6 +375,7 @@ function renderResults(answer) {
     ` · threshold ${fixed(answer.threshold)}, ${answer.metric}, ${answer.grouping}` +
     (answer.cached ? " · from the session cache" : "");
   state.picked = [];
+  fillTitles(list);
 }
 
 function updateShareLink() {
@@ -348,11 +412,13 @@ function documentAt(position) {
 }
 
 async function openPair(first, second) {
-  await explain(documentAt(first), documentAt(second));
+  await explain(documentAt(first), documentAt(second), "results");
 }
 
-async function explain(a, b) {
+// Explains a and b in the pair view, shown at the end of the view it was opened from.
+async function explain(a, b, view) {
   const pair = $("pair");
+  $(`view-${view}`).append(pair);
   pair.hidden = false;
   pair.dataset.state = "loading";
   try {
@@ -364,10 +430,7 @@ async function explain(a, b) {
     showError("pair-error", error);
     for (const id of ["pair-summary", "pair-note"]) $(id).textContent = "";
     $("pair-counts").replaceChildren();
-    for (const side of ["pair-a", "pair-b"]) {
-      $(side).querySelector("h3").textContent = "";
-      $(side).querySelector(".text").replaceChildren();
-    }
+    $("pair-comparison").replaceChildren();
     pair.dataset.state = "error";
   }
   pair.scrollIntoView({ block: "start" });
@@ -378,6 +441,39 @@ function renderPair(answer, a, b) {
   $("pair-summary").textContent =
     `similarity ${fixed(answer.similarity)} (${answer.metric}): ${verdict} at threshold ${fixed(answer.threshold)}`;
   $("pair-summary").className = answer.duplicate ? "duplicate" : "distinct";
+  const table = $("pair-counts");
+  table.replaceChildren();
+  const corpus = state.info && state.info.corpus;
+  // the server says what it could not answer (a missing text too); the page adds only what to do about it
+  const notes = [];
+  if (answer.note) notes.push(`Server: ${answer.note}.`);
+  const items = answer.metric === "fields";
+  $("pair").dataset.kind = items ? "fields" : "texts";
+  if (items) {  // an items pair: its fields side by side, as the Label pairs view shows one
+    showFields("pair-comparison", a.id, b.id, answer.fields);
+    if (!corpus) {
+      notes.push("Start the page with --corpus JSONL (the records indexed into the store) to see their values.");
+    } else {
+      const missing = ["a", "b"].filter((side) => !answer.found[side]).map((side) => answer[side].id);
+      if (missing.length) notes.push(`Not in ${corpus}: ${missing.join(", ")}.`);
+    }
+  } else {
+    renderCounts(table, answer, a, b);
+    const texts = answer.texts || {};
+    if (texts.a == null || texts.b == null) {
+      notes.push("Paste JSON Lines documents with their texts to see the shared passages" +
+        (corpus ? "." : ", or start the page with --corpus JSONL (the texts indexed into the store)."));
+    }
+    showTexts("pair-comparison", {
+      a: { id: a.id || "(no id)", text: texts.a ?? null, explained: answer.a, missing: "text not stored" },
+      b: { id: b.id || "(no id)", text: texts.b ?? null, explained: answer.b, missing: "text not stored" },
+    });
+  }
+  $("pair-note").textContent = notes.join(" ");
+  $("pair-note").hidden = !notes.length;
+}
+
+function renderCounts(table, answer, a, b) {
   const counts = [
     ["", a.id || "a", b.id || "b"],
     ["shingles", answer.a.has_text ? answer.a.shingles : "–", answer.b.has_text ? answer.b.shingles : "–"],
@@ -386,8 +482,6 @@ function renderPair(answer, a, b) {
     ["sketch values", answer.a.sketch_values, answer.b.sketch_values],
     ["compared", answer.a.compared_values, answer.b.compared_values],
   ];
-  const table = $("pair-counts");
-  table.replaceChildren();
   for (const [index, cells] of counts.entries()) {
     const row = element("tr");
     cells.forEach((cell, column) => row.append(element(index === 0 || column === 0 ? "th" : "td", "", String(cell))));
@@ -400,21 +494,60 @@ function renderPair(answer, a, b) {
     `${sharedShingles} shingles · ${answer.shared_sketch_values} sketch values`));
   shared.lastChild.colSpan = 2;
   table.append(shared);
-  // the server says what it could not answer (a missing text too); the page adds only what to do about it
-  const notes = [];
-  if (answer.note) notes.push(`Server: ${answer.note}.`);
-  if (!answer.a.has_text || !answer.b.has_text) {
-    notes.push("Paste JSON Lines documents with their texts to see the shared passages.");
+}
+
+// ---- a pair side by side: one piece (index.html's comparison-template) for the pair view and the label view ----
+
+function comparison(id) {
+  const box = $(id);
+  if (!box.firstElementChild) box.append($("comparison-template").content.cloneNode(true));
+  return box;
+}
+
+// An items pair field by field: rows [{name, compared, similarity (null: not compared), weight?, a, b (values)}].
+function showFields(id, a, b, rows) {
+  const box = comparison(id);
+  box.dataset.kind = "fields";
+  box.querySelector(".texts").hidden = true;
+  const table = box.querySelector("table.fields");
+  table.hidden = false;
+  table.querySelector("th.side-a").textContent = a;
+  table.querySelector("th.side-b").textContent = b;
+  const weighed = rows.some((field) => field.weight !== null && field.weight !== undefined);
+  table.querySelector("th.weight").hidden = !weighed;
+  const body = table.tBodies[0];
+  body.replaceChildren();
+  for (const field of rows) {
+    const row = element("tr", field.compared ? "compared" : "not-compared");
+    row.dataset.field = field.name;
+    row.append(element("th", "", field.name), element("td", "value", shownValue(field.a)),
+      element("td", "value", shownValue(field.b)),
+      element("td", "similarity", field.similarity === null ? "—" : fixed(field.similarity)));
+    if (weighed) row.append(element("td", "weight", field.weight === null ? "—" : fixed(field.weight)));
+    if (!field.compared) row.title = "not a field of the store's schema: not compared";
+    else if (field.similarity === null) row.title = "not compared: a record lacks the field, or no rule matched";
+    body.append(row);
   }
-  $("pair-note").textContent = notes.join(" ");
-  $("pair-note").hidden = !notes.length;
-  for (const [side, doc, explained] of [["pair-a", a, answer.a], ["pair-b", b, answer.b]]) {
-    $(side).querySelector("h3").textContent = doc.id || "(no id)";
-    const container = $(side).querySelector(".text");
-    if (explained.has_text && typeof doc.text === "string") {
-      highlight(container, doc.text, explained);
+}
+
+// A text pair: per side {id, text (null: not there), explained (Explain's spans) or null, missing (what to say)}.
+function showTexts(id, sides) {
+  const box = comparison(id);
+  box.dataset.kind = "texts";
+  box.querySelector("table.fields").hidden = true;
+  box.querySelector(".texts").hidden = false;
+  for (const side of ["a", "b"]) {
+    const column = box.querySelector(`article.side-${side}`);
+    const { id: docId, text, explained, missing } = sides[side];
+    column.querySelector("h3").textContent = docId;
+    column.querySelector("h3").title = docId;
+    const container = column.querySelector(".text");
+    if (text === null || text === undefined) {
+      container.replaceChildren(element("p", "note", missing));
+    } else if (explained && explained.has_text !== false) {
+      highlight(container, text, explained);
     } else {
-      container.replaceChildren(element("p", "note", "text not stored"));
+      container.replaceChildren(document.createTextNode(text));
     }
   }
 }
@@ -469,9 +602,13 @@ function clusterItem(cluster) {
   head.append(element("span", "badge", `cluster ${cluster.cluster}`), element("span", "size",
     count(cluster.size, "article")));
   const members = element("ul", "members");
+  const [first] = cluster.members;
   for (const id of cluster.members) {
-    const member = element("li", "member id", id);
+    const member = element("li", "member");
     member.dataset.id = id;
+    member.append(docRef(id));
+    // compared with the cluster's first member listed
+    if (id !== first) member.append(compareButton(() => explain({ id: first }, { id }, "store")));
     members.append(member);
   }
   if (cluster.more) members.append(element("li", "more", `… and ${cluster.more} more`));
@@ -505,6 +642,7 @@ async function loadClusters() {
         ` · the largest ${Math.min(TOP_CLUSTERS, answer.clusters)}, largest first:`;
       for (const cluster of answer.largest) list.append(clusterItem(cluster));
     }
+    await fillTitles(section);
     section.dataset.generation = answer.generation ?? "";
     section.dataset.state = "ready";
   } catch (error) {
@@ -539,6 +677,7 @@ async function findCluster() {
       const list = element("ol", "found-cluster");
       list.append(clusterItem(answer));
       found.append(line, list);
+      await fillTitles(found);
     }
     found.dataset.state = "ready";
   } catch (error) {
@@ -567,20 +706,17 @@ async function findSimilar() {
     for (const match of answer.matches) {
       const item = element("li", "match");
       item.dataset.id = match.id;
-      item.append(element("span", "id", match.id), element("span", "similarity", `≈ ${fixed(match.similarity)}`));
+      item.append(docRef(match.id), element("span", "similarity", `≈ ${fixed(match.similarity)}`));
       if (match.cluster >= 0) item.append(element("span", "badge", `cluster ${match.cluster}`));
-      const compare = element("button", "explain", "compare");
-      compare.type = "button";
-      compare.addEventListener("click", () => {
-        location.hash = "#results";
-        explain(id ? { id } : { id: "query", text }, { id: match.id });
-      });
-      item.append(compare);
+      // the pair opens here, under the search it came from
+      item.append(compareButton(() => explain(id ? { id } : { id: "query", text }, { id: match.id }, "similar")));
       list.append(item);
     }
     $("similar-summary").textContent =
       `${count(answer.matches.length, "match", "matches")} at threshold ${fixed(answer.threshold)} (${answer.metric}), best first` +
       (answer.exact ? "" : " · not exact: a match may be missing (see the server's documentation)");
+    if ($("pair").parentElement === $("view-similar")) $("pair").hidden = true;  // a new search: no old pair
+    await fillTitles(list);
     list.dataset.state = "ready";
   } catch (error) {
     list.replaceChildren();
@@ -648,22 +784,16 @@ function renderLabel(view) {
     $("label-why").textContent = `pair ${counts.answered + 1} · ${score} ${fixed(proposal.score)} · ` +
       `${proposal.reason}: ${REASONS[proposal.reason] || "proposed"} (certainty ${fixed(proposal.certainty)}; ` +
       "0 is a coin toss)";
-    $("label-a").textContent = proposal.a;
-    $("label-b").textContent = proposal.b;
-    const body = $("label-fields").tBodies[0];
-    body.replaceChildren();
-    for (const field of proposal.fields) {
-      const row = element("tr", field.compared ? "compared" : "not-compared");
-      row.dataset.field = field.name;
-      row.append(element("th", "", field.name), element("td", "value", shownValue(field.a)),
-        element("td", "value", shownValue(field.b)),
-        element("td", "similarity", field.similarity === null ? "—" : fixed(field.similarity)));
-      if (!field.compared) row.title = "not a field of the store's schema: not compared";
-      body.append(row);
+    if (texts) {
+      const sides = {};
+      for (const side of ["a", "b"]) {
+        sides[side] = { id: proposal[side], text: proposal.texts[side],
+          explained: proposal.explain ? proposal.explain[side] : null, missing: "text not in --corpus" };
+      }
+      showTexts("label-comparison", sides);
+    } else {
+      showFields("label-comparison", proposal.a, proposal.b, proposal.fields);
     }
-    $("label-fields").hidden = texts;
-    $("label-texts").hidden = !texts;
-    if (texts) renderLabelTexts(proposal);
     if (view.corpus === null) {
       notes.push(texts ? "Start the page with --corpus JSONL (the texts indexed into the store) to see the texts " +
         "and the passages they share." :
@@ -674,23 +804,6 @@ function renderLabel(view) {
     }
   }
   $("label-note").textContent = notes.join(" ");
-}
-
-// A text pair side by side, highlighted as Explain's pair is (its spans, when --corpus holds both texts).
-function renderLabelTexts(proposal) {
-  for (const side of ["a", "b"]) {
-    const column = $(`label-text-${side}`);
-    column.querySelector("h3").textContent = proposal[side];
-    const container = column.querySelector(".text");
-    const text = proposal.texts[side];
-    if (text === null) {
-      container.replaceChildren(element("p", "note", "text not in --corpus"));
-    } else if (proposal.explain) {
-      highlight(container, text, proposal.explain[side]);
-    } else {
-      container.replaceChildren(document.createTextNode(text));
-    }
-  }
 }
 
 function labelUnavailable() {
@@ -794,6 +907,7 @@ function start() {
   document.addEventListener("keydown", labelKey);
   setLabelButtons();
   window.addEventListener("hashchange", showView);
+  state.infoLoaded = loadInfo().catch(() => null);
   showView();
 
   const query = new URLSearchParams(location.search);
@@ -802,7 +916,7 @@ function start() {
     state.threshold = threshold.trim() !== "" && Number.isFinite(Number(threshold)) ? Number(threshold) : threshold;
     setSlider(threshold);
   }
-  const info = loadInfo().catch(() => null);
+  const info = state.infoLoaded;
   const ids = query.get("ids");
   if (ids !== null) {
     $("input").value = ids.split(",").map((id) => id.trim()).filter((id) => id).join("\n");
