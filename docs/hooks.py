@@ -5,6 +5,7 @@ Placeholders (in any page's markdown, outside code blocks):
     {{ help "index" }}          `neardup index --help` as the installed code prints it, in a code block
     {{ help }}                  `neardup --help`
     {{ commands }}              a table of every `neardup` command: its one-line summary, linked to its page
+    {{ layers }}                the layer table of server/neardup (docs/layers.py: which layer may import which)
     {{ include "FILE.md" }}     a markdown report a benchmark wrote, verbatim; shift=N demotes its headings by N,
                                 start="TEXT" begins at its first line starting with TEXT, stop="TEXT" ends before
                                 the first line after that starting with TEXT
@@ -33,6 +34,7 @@ A missing file, a PATH that is not in it, or a command whose help fails stops th
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -48,7 +50,7 @@ COMMITTED_RESULTS = DOCS / "results"
 BENCHMARK_OUT = ROOT / "benchmarks" / "out"
 HELP_COLUMNS = "100"
 
-PLACEHOLDER = re.compile(r"\{\{\s*(help|commands|include|result|ratio|table)\b(.*?)\}\}")
+PLACEHOLDER = re.compile(r"\{\{\s*(help|commands|layers|include|result|ratio|table)\b(.*?)\}\}")
 FENCE = re.compile(r"^(\s*)(```+|~~~+)")
 
 try:
@@ -93,6 +95,14 @@ def commands() -> dict[str, str]:
     if not listed:
         raise PluginError("found no command in `python -m neardup.cli --help`")
     return listed
+
+
+def layer_table() -> str:
+    """docs/layers.py's table, in markdown."""
+    spec = importlib.util.spec_from_file_location("neardup_docs_layers", DOCS / "layers.py")
+    layers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(layers)
+    return layers.markdown()
 
 
 def _relative(page_path: str, target: str) -> str:
@@ -214,6 +224,8 @@ def _expand(match: re.Match, page_path: str) -> str:
         return f"```text\n$ {shown}\n{neardup_help(*args)}```"
     if kind == "commands":
         return _commands_table(page_path)
+    if kind == "layers":
+        return layer_table()
     if kind == "include":
         if len(args) != 1:
             raise PluginError(f"{page_path}: include takes one file name: {match.group(0)}")

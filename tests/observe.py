@@ -8,13 +8,16 @@ import sys
 import textwrap
 import urllib.request
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
-import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from neardup.core.errors import StoreUnavailable
 from neardup.store import is_redis, open_store
+
+if TYPE_CHECKING:  # the redis extra: imported by the tests that use a Redis store
+    import redis
 
 #: The gRPC service whose calls the metrics count.
 NEARDUP = "neardup.v1.NearDup"

@@ -36,6 +36,12 @@ class NearDupClientError(Exception):
         self.details = details
 
 
+def unreachable(error: NearDupClientError | str, target: str) -> str:
+    """What to say of a server that cannot be reached: the error and the likely cause. The commands and the web
+    page (`neardup ui`: its start and its answers) say it in these words."""
+    return f"{error}; is `neardup serve` running on {target}?"
+
+
 #: gRPC status code number (as in DedupResponse.error) → grpc.StatusCode
 _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 

@@ -14,7 +14,7 @@ from typing import Callable
 import grpc
 
 from . import __version__
-from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, NearDupClient, NearDupClientError
+from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, NearDupClient, NearDupClientError, unreachable
 from .cli_framework import (EXIT_OK, AddArguments, CommandFailed, OneLineParser, UsageError, add_command, at_least,
                             checked, fraction, not_negative, positive, run, target)
 from .enums import GROUPINGS, GROUPING_HELP, METRICS, METRIC_HELP, described
@@ -177,12 +177,6 @@ def connect(args) -> NearDupClient:
     $NEARDUP_TOKEN)."""
     token = args.token or os.environ.get(TOKEN_ENV) or None
     return NearDupClient(args.target, timeout=args.timeout, token=token, credentials=channel_credentials(args))
-
-
-def unreachable(error: NearDupClientError | str, target: str) -> str:
-    """What to say of a server that cannot be reached: the error and the likely cause. The commands and the web
-    page (`neardup ui`: its start and its answers) say it in these words."""
-    return f"{error}; is `neardup serve` running on {target}?"
 
 
 def _call(args, method: Callable[[NearDupClient], object]):

@@ -11,7 +11,6 @@ import time
 
 import grpc
 import pytest
-import redis
 
 from neardup.core import candidates as similar, memory_index, vocabulary
 from neardup.core.memory_index import MemoryIndex
@@ -289,6 +288,8 @@ def test_servers_with_and_without_the_index_answer_alike_through_upsert_and_dele
 def test_the_index_follows_a_redis_store_in_one_round_trip_per_write_batch(redis_url):
     """Catching up with a batch of writes on a Redis store reads every changed id in one round trip (two HMGETs in
     one pipeline), not two HGETs per id; the index then answers like the store."""
+    import redis  # the redis extra, as every test on a Redis store
+
     rng = random.Random(5)
     corpus = make_corpus(rng, 120)
     with create_store(redis_url, SketchConfig(k=K), []) as store, \

@@ -6,6 +6,7 @@ configuration, stop-list and sketches, under the same article numbers (so the sa
 many small partitions, with repeated ids and malformed lines in different partitions than their neighbours."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
@@ -14,9 +15,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import distributed
-import pyarrow
-import pyarrow.parquet
 import pytest
 
 from neardup.cli.main import main
@@ -30,10 +28,15 @@ from observe import written_count
 from textgen import ITEMS, SCHEMA, article, corpus_records, malformed_corpus, text
 
 PARTITION = "4000"  # bytes: a dozen or more partitions per corpus here
+#: The dask extra (dask, distributed, and fsspec, which reads a partition's lines): without it, what needs it skips.
+DASK_REASON = "the dask extra is not installed: pip install './client' '.[dask]'"
+needs_dask = pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason=DASK_REASON)
 
 
 @pytest.fixture(scope="module")
 def cluster():
+    distributed = pytest.importorskip("distributed", reason=DASK_REASON)
+
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") \
             as local, distributed.Client(local, set_as_default=False) as client:
         yield local.scheduler_address, client
@@ -110,6 +113,8 @@ def test_an_items_store_equals_the_local_paths(tmp_path, cluster, neardup):
 
 def test_a_parquet_corpus_gives_the_store_its_json_lines_give(tmp_path, cluster, neardup):
     """A row group a task; rows are numbered as lines are, and a malformed row is reported and skipped the same."""
+    import pyarrow.parquet  # the parquet extra
+
     scheduler, _ = cluster
     records = with_repeats(corpus_records(150, boilerplate_every=2, sentences=4))
     records[7] = {"id": "no-text", "text": None}
@@ -180,6 +185,7 @@ def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, c
     assert not (tmp_path / "new").exists()
 
 
+@needs_dask
 def test_an_unreachable_scheduler_is_one_line_and_leaves_the_store_untouched(tmp_path, neardup):
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(5))
     assert index(neardup, corpus_path, tmp_path / "store").returncode == EXIT_OK
@@ -215,6 +221,7 @@ def test_options_that_do_not_go_together_are_usage_errors(tmp_path, neardup, arg
     assert not (tmp_path / "s").exists()
 
 
+@needs_dask
 @pytest.mark.parametrize("ending", [b"\n", b""], ids=["newline", "no-final-newline"])
 def test_byte_ranges_give_every_line_to_exactly_one_partition(tmp_path, ending):
     """Whatever the partition size, a line starting exactly at a range's start, one shorter or longer than a range,

@@ -8,7 +8,6 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
 from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.store import open_store
-from neardup.store.redis import RedisStore
 from benchmarks.lib.server_process import sketch_store
 from textgen import stories as corpus
 
@@ -78,6 +77,8 @@ def test_a_target_of_another_configuration_or_no_store_is_refused(neardup, sourc
 
 def test_a_copy_that_differs_from_its_source_fails_the_check(neardup, source, redis_url, monkeypatch):
     """A sketch changed on its way (as a write to the source during the copy would): the digests differ."""
+    from neardup.store.redis import RedisStore  # the redis extra, as every test on a Redis store
+
     put_many = RedisStore.put_many
 
     def altered(self, items):

@@ -7,7 +7,6 @@ import sys
 import textwrap
 
 import pytest
-import redis
 
 from neardup.runtime.cache import SessionCache
 from neardup.runtime.changefeed import ChangeFeed
@@ -167,6 +166,8 @@ def test_a_reading_given_its_ids_holds_their_sketches_and_follows_other_processe
 def test_a_cold_reading_of_a_redis_store_reads_generation_and_sketches_together_and_once(redis_url):
     """A request whose sketches the view lacks sends GET and HMGET together (one round trip, pipelined) and
     nothing else; its sketches then come from memory; a warm one sends only the GET."""
+    import redis  # the redis extra, as every test on a Redis store
+
     with create_store(redis_url, SketchConfig(), []) as store, redis.Redis.from_url(redis_url.split("?")[0]) as client:
         store.put_many([(f"d{i}", encode_sketch([i, i + 1])) for i in range(100)])
         ids = [f"d{i}" for i in range(0, 100, 2)] + ["missing"]

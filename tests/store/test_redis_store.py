@@ -16,7 +16,10 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
-from redis.crc import key_slot
+
+# every test here uses redis-py, directly or through the Redis store: without the redis extra, none runs
+redis = pytest.importorskip("redis", reason="the redis extra is not installed: pip install './client' '.[redis]'")
+from redis.crc import key_slot  # noqa: E402
 
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
@@ -25,7 +28,6 @@ from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store, redis_connection
 from neardup.runtime.view import LiveView
-import redis
 
 from brute import assert_index_matches_sketches
 from observe import commands_sent

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import textwrap
 
-from neardup_client.cli_framework import EXIT_OK, CommandFailed, at_least
+from neardup_client.cli_framework import EXIT_OK, at_least
 
-from ..jobs.label import LabelSession
+from ..jobs.label import LabelSession, read_records
 from ..store import STORE_HELP, default_store_path, open_store
 
 KEYS = {"y": True, "n": False, "u": None}
@@ -37,25 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count", type=at_least(1), default=120,
                         help="stop once PAIRS holds this many answers (default: 120)")
     parser.set_defaults(func=_run)
-
-
-def read_records(path: str, wanted: set[str], content: str) -> dict[str, dict]:
-    """The records of the wanted ids in a JSON Lines corpus, those whose `content` is there ("fields": a dict,
-    "text": a string); lines that are not such records are passed over."""
-    kind = dict if content == "fields" else str
-    found = {}
-    try:
-        with open(path, encoding="utf-8") as stream:
-            for line in stream:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and record.get("id") in wanted and isinstance(record.get(content), kind):
-                    found[record["id"]] = record
-    except OSError as error:
-        raise CommandFailed(f"cannot read --corpus {path}: {error.strerror}") from None
-    return found
 
 
 def _shown(value, width: int) -> str:

@@ -63,8 +63,7 @@ from importlib import resources
 from urllib.parse import parse_qs, urlsplit
 
 import grpc
-from neardup_client import Document, NearDupClient, NearDupClientError
-from neardup_client.cli import unreachable
+from neardup_client import Document, NearDupClient, NearDupClientError, unreachable
 from neardup_client.enums import GROUPINGS
 from neardup_client.json_lines import parse_line
 

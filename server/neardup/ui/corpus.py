@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 
-from neardup_client.cli_framework import CommandFailed
+from ..core.errors import InvalidArgument
 
 #: The most characters of a title (a text's first line, or an item's first text field).
 TITLE_CHARS = 120
@@ -28,7 +28,7 @@ class Corpus:
         try:
             self._file = open(path, "rb")
         except OSError as error:
-            raise CommandFailed(f"cannot read --corpus {path}: {error.strerror}") from None
+            raise InvalidArgument(f"cannot read --corpus {path}: {error.strerror}") from None
         offset = 0
         for line in self._file:
             doc_id = _record_id(line)
