@@ -55,8 +55,10 @@ MODEL_INPUTS = [FEATURES.index(name) for name in ("containment", "containment of
 class WeightedSketches:
     """A store's sketches (decoded, ascending) and each value's rarity weight log(N / df)."""
 
-    def __init__(self, sketches: dict[str, list[int]], k: int):
+    def __init__(self, sketches: dict[str, list[int]], k: int, dropped: frozenset[int] = frozenset()):
         self.k = k
+        #: values left out of every comparison (a stop-list applied at compare time; --stoplist-at-compare)
+        self.dropped = np.array(sorted(dropped), np.uint64)
         self.values = {doc_id: np.array(sketch, np.uint64) for doc_id, sketch in sketches.items()}
         df = Counter(value for sketch in sketches.values() for value in sketch)
         held = len(sketches)
@@ -73,28 +75,49 @@ class WeightedSketches:
         if values_a is None or values_b is None or not len(values_a) or not len(values_b):
             return (0.0,) * len(FEATURES)
         len_a, len_b, floor = reference.compared_lengths(values_a.tolist(), values_b.tolist(), self.k)
-        shared, at_a, _ = np.intersect1d(values_a[:len_a], values_b[:len_b], assume_unique=True, return_indices=True)
+        compared_a, weights_a = self._kept(values_a[:len_a], self.weights[a][:len_a])
+        compared_b, weights_b = self._kept(values_b[:len_b], self.weights[b][:len_b])
+        len_a, len_b = len(compared_a), len(compared_b)
+        floor = min(floor, len_a, len_b)
+        shared, at_a, _ = np.intersect1d(compared_a, compared_b, assume_unique=True, return_indices=True)
         if not len(shared):
             return (0.0,) * len(FEATURES)
         plain = len(shared)
-        weight_shared = float(self.weights[a][at_a].sum())
-        weight_a, weight_b = float(self.weights[a][:len_a].sum()), float(self.weights[b][:len_b].sum())
+        weight_shared = float(weights_a[at_a].sum())
+        weight_a, weight_b = float(weights_a.sum()), float(weights_b.sum())
         return (plain / max(min(len_a, len_b), floor), plain / (len_a + len_b - plain), plain / max(len_a, len_b),
                 weight_shared / max(min(weight_a, weight_b), 1e-12),
                 weight_shared / max(weight_a + weight_b - weight_shared, 1e-12),
                 abs(np.log(self.size(values_a) / self.size(values_b))))
 
 
+    def _kept(self, values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The compared values and their weights but the dropped ones: below the caps, the values of a bottom-K
+        sketch that are not dropped are a bottom-K sample of the text's shingles that are not."""
+        if not len(self.dropped):
+            return values, weights
+        kept = ~np.isin(values, self.dropped)
+        return values[kept], weights[kept]
+
+
 class FamilyPairs:
     """One family's labelled result sets of one split and FEATURES for every pair of each (scores[set][f, i, j])."""
 
-    def __init__(self, corpus: families.Corpus, workdir: Path, options: dict):
+    def __init__(self, corpus: families.Corpus, workdir: Path, options: dict, stoplist_at_compare: bool = False):
+        dropped: frozenset[int] = frozenset()
+        if stoplist_at_compare:
+            # the stop-list the store would learn, then sketches of every shingle (learn=False), to drop it from
+            (workdir / "stoplist").mkdir(exist_ok=True)
+            run = StoreRun(corpus, workdir / "stoplist", options)
+            dropped = run.store.stoplist
+            run.close()
+            options = {**options, "learn": False}
         run = StoreRun(corpus, workdir, options)
         try:
             ids = [doc.id for doc in corpus.docs]
             stored = dict(zip(ids, run.store.get_many(ids)))
             weighted = WeightedSketches({doc_id: decode_sketch(sketch) for doc_id, sketch in stored.items() if sketch},
-                                        run.store.config.k)
+                                        run.store.config.k, dropped)
         finally:
             run.close()
         self.sets = {scope: [ResultSet.label(corpus.docs, indexes) for indexes in drawn]
@@ -144,7 +167,8 @@ class FamilyPairs:
 
 def markdown(results: dict, command: str) -> str:
     lines = [f"Measured with `{command}` ({results['seconds']:.0f} s); stores indexed with "
-             f"{results['index_options'] or 'the defaults'}. F1 at each method's best threshold per family (the "
+             f"{results['index_options'] or 'the defaults'}"
+             f"{', every shingle sketched and the stop-list left out at compare time' if results['stoplist_at_compare'] else ''}. F1 at each method's best threshold per family (the "
              "threshold after @); the same stores and sketches for all; the pair model fitted on the tune split "
              "(held out on test).", ""]
     header = ["split", "family", *METHODS]
@@ -163,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(families.FAMILIES))
     parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
                         help="a keyword argument of neardup.jobs.index.index_corpus (repeatable), e.g. learn=False")
+    parser.add_argument("--stoplist-at-compare", action="store_true",
+                        help="sketch every shingle (learn=False) and leave the stop-list the store would learn out of "
+                             "each comparison instead")
     parser.add_argument("--label", default="", help="added to the output files' names (e.g. no-stoplist)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
@@ -171,10 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     started = time.perf_counter()
-    results: dict = {"metric_default": vocabulary.DEFAULT_METRIC, "index_options": options, "splits": {}}
+    results: dict = {"metric_default": vocabulary.DEFAULT_METRIC, "index_options": options,
+                     "stoplist_at_compare": args.stoplist_at_compare, "splits": {}}
     with tempfile.TemporaryDirectory(prefix="neardup-methods-") as workdir:
         for family in args.family:
-            pairs = {split: FamilyPairs(families.build(family, split), Path(workdir), options)
+            pairs = {split: FamilyPairs(families.build(family, split), Path(workdir), options,
+                                        args.stoplist_at_compare)
                      for split in devcorpus.SPLITS}
             model = learners.fit_logistic(*pairs["tune"].model_rows())
             for split in args.split:
@@ -186,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     command = " ".join(["python -m benchmarks.similarity_methods --split", *args.split,
                         *(["--family", *args.family] if args.family != list(families.FAMILIES) else []),
                         *(f"--index-arg {pair}" for pair in args.index_arg),
+                        *(["--stoplist-at-compare"] if args.stoplist_at_compare else []),
                         *([f"--label {args.label}"] if args.label else [])])
     text = markdown(results, command)
     report.save(args.out, "similarity_methods" + (f"-{args.label}" if args.label else ""), results, text)
