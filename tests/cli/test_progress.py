@@ -64,7 +64,8 @@ def test_the_store_commands_write_no_bar_but_one_summary_line(neardup, store, tm
     cluster = neardup("cluster", "--store", store)
     clusters = neardup("clusters", "--store", store, "--export", tmp_path / "clusters.jsonl")
     migrated = neardup("migrate", store, tmp_path / "copy")
-    for done in (pairs, cluster, clusters, migrated):
+    search_index = neardup("search-index", "--store", store, "--file", tmp_path / "search-index")
+    for done in (pairs, cluster, clusters, migrated, search_index):
         assert done.returncode == EXIT_OK, done.stderr
         assert "\r" not in done.stderr and not BAR.search(done.stderr), done.stderr
         assert done.stderr.count("\n") == 1, done.stderr
@@ -72,6 +73,9 @@ def test_the_store_commands_write_no_bar_but_one_summary_line(neardup, store, tm
     assert cluster.stderr.startswith(f"cluster: {articles} articles, ")
     assert re.fullmatch(f"neardup clusters: exporting {articles} of {articles} articles{SECONDS}\n", clusters.stderr)
     assert re.fullmatch(f"neardup migrate: migrating {articles} of {articles} docs{SECONDS}\n", migrated.stderr)
+    assert re.fullmatch(f"neardup search-index: reading articles {articles} articles; building the postings "
+                        f"{articles} articles{SECONDS}\n", search_index.stderr)
+    assert search_index.stdout.startswith(f"search index {tmp_path / 'search-index'}: {articles} articles")
 
 
 def test_progress_draws_bars_where_stderr_is_no_terminal(neardup, store, tmp_path):
@@ -81,11 +85,14 @@ def test_progress_draws_bars_where_stderr_is_no_terminal(neardup, store, tmp_pat
             "pairs": neardup("pairs", "--store", store, "--progress"),
             "cluster": neardup("cluster", "--store", store, "--progress"),
             "clusters": neardup("clusters", "--store", store, "--export", tmp_path / "c.jsonl", "--progress"),
-            "migrate": neardup("migrate", store, tmp_path / "copy", "--progress")}
+            "migrate": neardup("migrate", store, tmp_path / "copy", "--progress"),
+            "search-index": neardup("search-index", "--store", store, "--file", tmp_path / "si", "--progress")}
     for name, done in runs.items():
         assert done.returncode in (EXIT_OK, EXIT_PARTIAL), done.stderr
-        assert "\r" in done.stderr and BAR.search(done.stderr), (name, done.stderr)
+        # a search index's steps have no total: their bars count, without a share done
+        assert "\r" in done.stderr and (BAR.search(done.stderr) or name == "search-index"), (name, done.stderr)
         assert f"neardup {name}:" not in done.stderr  # the bars instead of the summary line
+    assert f"\rreading articles: {articles} articles" in runs["search-index"].stderr
     assert "sketching: 7 lines" in runs["index"].stderr and "5/5" in runs["index"].stderr
     assert "6 sketched, 1 skipped: malformed" in runs["index"].stderr
     for name in ("pairs", "cluster", "clusters", "migrate"):

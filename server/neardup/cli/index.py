@@ -119,10 +119,11 @@ def _run(args: argparse.Namespace) -> int:
     print(summary.format())
     if args.search_index:
         from ..runtime import index_file
+        from .search_index import build
 
         with open_store(args.store, readonly=True) as store:
             path = index_file.resolve_path(args.store, args.search_index_file)
-            built = index_file.build(store, path)
+            built = build(args, store, path)
         print(f"search index {path}: {built.header['articles']:,} articles, {built.header['file_bytes']:,} bytes, "
               f"built in {built.seconds:.1f} s")
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

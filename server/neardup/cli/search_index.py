@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from ..runtime import index_file
 from ..store import STORE_HELP, default_store_path, open_store
+from .options import add_progress_argument, reporting
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the index file (default: search-index in an LMDB store's directory; a Redis store "
                              "needs one)")
     parser.add_argument("--check", action="store_true", help="verify the file and report, write nothing")
+    add_progress_argument(parser)
     parser.set_defaults(func=_run)
 
 
@@ -38,8 +39,16 @@ def _run(args: argparse.Namespace) -> int:
                   f"(the store is at {store.generation():,}; {behind}), {header['file_bytes']:,} bytes, checksum "
                   "verified")
             return 0
-        built = index_file.build(store, path, lambda line: print(line, file=sys.stderr))
+        built = build(args, store, path)
     header = built.header
     print(f"search index {path}: {header['articles']:,} articles, {header['pool_values']:,} postings at generation "
           f"{header['generation']:,}, {header['file_bytes']:,} bytes, built in {built.seconds:.1f} s")
     return 0
+
+
+def build(args: argparse.Namespace, store, path) -> index_file.Built:
+    """The file built under the progress rule of `neardup search-index` (and `neardup index --search-index`)."""
+    from ..jobs.progress import counted_steps
+
+    with reporting(args, "search-index"), counted_steps() as report:
+        return index_file.build(store, path, report)

@@ -1,17 +1,18 @@
 """Progress of a long command on stderr, one rule for every command that shows it (index, pairs, cluster, clusters,
-migrate; the flag is cli/options.add_progress_argument): bars redrawn in place where stderr is a terminal,
-elsewhere (a log file, a pipe) no bar at all but one summary line when the command has done its work, each step's
-final count in it; `--progress` draws the bars anyway, `--no-progress` writes the summary line on a terminal too.
-Warnings are written between a bar's redraws.
+migrate, search-index; the flag is cli/options.add_progress_argument): bars redrawn in place where stderr is a
+terminal, elsewhere (a log file, a pipe) no bar at all but one summary line when the command has done its work,
+each step's final count in it; `--progress` draws the bars anyway, `--no-progress` writes the summary line on a
+terminal too. Warnings are written between a bar's redraws.
 
-A command runs its work inside reporting(); a step of the work is a Stage (progress()). Outside reporting() (the
-jobs called from Python) a Stage draws its bar on a terminal and is silent elsewhere."""
+A command runs its work inside reporting(); a step of the work is a Stage (progress(); counted_steps() for work
+that reports its steps' counts itself). Outside reporting() (the jobs called from Python) a Stage draws its bar on
+a terminal and is silent elsewhere."""
 from __future__ import annotations
 
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
 
 
 def _tqdm():
@@ -103,6 +104,23 @@ class Stage:
 def progress(desc: str, total: int | None = None, unit: str = " docs") -> Stage:
     """A step of the current command's work (see the module docstring for where it shows)."""
     return Stage(desc, total, unit, _run())
+
+
+@contextmanager
+def counted_steps(unit: str = " articles") -> Iterator[Callable[[str, int], None]]:
+    """A callback for work that reports (step, count so far), as a search index build does: each step a Stage of
+    the current command, closed on leaving."""
+    stages: dict[str, Stage] = {}
+
+    def report(step: str, count: int) -> None:
+        stage = stages.get(step) or stages.setdefault(step, progress(step, None, unit))
+        stage.update(count - stage.n)
+
+    try:
+        yield report
+    finally:
+        for stage in stages.values():
+            stage.close()
 
 
 def warn(message: str) -> None:

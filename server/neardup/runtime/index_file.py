@@ -35,12 +35,17 @@ from ..store.base import SketchStore, Snapshot, read_consistently
 FILE_NAME = "search-index"
 #: Articles between two progress lines of a build or a reconcile.
 PROGRESS_EVERY = 200_000
+#: The steps of a build (BuildProgress).
+READING, POSTINGS = "reading articles", "building the postings"
 #: Ids read from the store in one read while catching up (one round trip each on Redis).
 READ_CHUNK = 10_000
 #: Postings built in memory at a time before they go to the file (0: _search.build_file's own, 384 MB).
 BUILD_WINDOW = 0
 
 Progress = Callable[[str], None]
+#: What a build says as it goes: a step ("reading articles", "building the postings") and its count of articles so
+#: far; the caller shows it (a bar, a summary line, a log line: jobs/progress.counted_steps, serve's log).
+BuildProgress = Callable[[str, int], None]
 
 
 def default_path(location: str | os.PathLike) -> Path | None:
@@ -280,7 +285,7 @@ class Built(NamedTuple):
     seconds: float
 
 
-def build(store: SketchStore, path: Path, progress: Progress = lambda _: None,
+def build(store: SketchStore, path: Path, progress: BuildProgress = lambda *_: None,
           hot_postings: int | None = None) -> Built:
     """A file from the store: one scan of its articles in docno order (the sketches stream into the file), then
     the postings built in the file; at the generation read before the scan (those written during it are in the
@@ -298,12 +303,12 @@ def build(store: SketchStore, path: Path, progress: Progress = lambda _: None,
 
 
 def write_articles(path: Path, articles: Iterable[tuple[int, str, bytes]], limit: int, k: int, config: str,
-                   generation: int, progress: Progress = lambda _: None, hot_postings: int | None = None) -> dict:
+                   generation: int, progress: BuildProgress = lambda *_: None,
+                   hot_postings: int | None = None) -> dict:
     """A file of `articles` ((docno, id, sketch) in docno order, every docno below `limit`), sketches of K = k
     and configuration digest `config`, at `generation`: the sketches stream into a scratch file beside it, then
     into the file, whose postings are built in place. Its header."""
     hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
-    began = time.perf_counter()
     path = Path(path)
     lengths = np.zeros(limit + 1, np.uint64)
     id_lengths = np.zeros(limit + 1, np.uint64)
@@ -323,7 +328,8 @@ def write_articles(path: Path, articles: Iterable[tuple[int, str, bytes]], limit
                     pool.write(b"".join(chunk))
                     chunk = []
                 if count % PROGRESS_EVERY == 0:
-                    progress(f"search index: {count:,} articles read ({time.perf_counter() - began:.1f} s)")
+                    progress(READING, count)
+            progress(READING, count)
             pool.write(b"".join(chunk))
             pool.flush()
             pool_values = int(lengths.sum())
@@ -342,8 +348,7 @@ def write_articles(path: Path, articles: Iterable[tuple[int, str, bytes]], limit
                     data = array.astype("<u8").tobytes()
                     mapped[offsets[name]:offsets[name] + len(data)] = data
                 mapped[offsets["ids"]:offsets["ids"] + len(ids)] = ids
-                progress(f"search index: {count:,} articles read, building the postings "
-                         f"({time.perf_counter() - began:.1f} s)")
+                progress(POSTINGS, count)
 
             return _write(path, (limit, count, pool_values, len(ids)), hot, fill)
     finally:

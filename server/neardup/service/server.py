@@ -359,7 +359,8 @@ def prepare_index_file(options: ServeOptions, store) -> ServeOptions:
                  f"{header['articles']:,}", f"{header['generation']:,}", header["file_bytes"] / 1e6)
     else:
         log.info("neardup serve: no search index file %s yet: building it from the store", path)
-        built = index_file.build(store, path, lambda line: log.info("neardup serve: %s", line))
+        built = index_file.build(store, path, lambda step, count: log.info("neardup serve: search index: %s: %s",
+                                                                          step, f"{count:,} articles"))
         log.info("neardup serve: search index file %s built in %.1f s (%.0f MB)", path, built.seconds,
                  built.header["file_bytes"] / 1e6)
     return replace(options, search_index_file=str(path))
