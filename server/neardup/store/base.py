@@ -61,6 +61,16 @@ def check_ids(ids: Sequence[str], field: str = "ids[{}]") -> None:
             encode_id(doc_id, f" at position {position}", field.format(position))
 
 
+def decode_languages(stored: bytes | str | None) -> frozenset[str]:
+    """A store's languages as both backends keep them (a JSON list; nothing stored: none)."""
+    return frozenset(json.loads(stored)) if stored else frozenset()
+
+
+def encode_languages(stored: bytes | str | None, added: frozenset[str]) -> str:
+    """The stored languages with `added` joined, as both backends keep them (a sorted JSON list)."""
+    return json.dumps(sorted(decode_languages(stored) | added))
+
+
 class SketchStore(abc.ABC):
     """Sketches of one configuration and stop-list, with a generation counter and a change log for caches."""
 

@@ -30,7 +30,7 @@ from ..core.encoding import decode_sketch, encode_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from ..core.sketch_config import SketchConfig, stoplist_digest
 from . import buckets
-from .base import SketchStore, encode_id
+from .base import SketchStore, decode_languages, encode_id, encode_languages
 from .buckets import BucketSnapshot, LargeBuckets
 from .lmdb_commit_id import CommitId
 
@@ -260,8 +260,7 @@ class LmdbStore(SketchStore):
 
     def languages(self) -> frozenset[str]:
         with self._env.begin(db=self._meta) as txn:
-            found = txn.get(_LANGUAGES)
-        return frozenset(json.loads(found)) if found else frozenset()
+            return decode_languages(txn.get(_LANGUAGES))
 
     def add_languages(self, languages: Iterable[str]) -> bool:
         languages = frozenset(languages)
@@ -269,9 +268,8 @@ class LmdbStore(SketchStore):
             return False
 
         def change(txn):
-            found = txn.get(_LANGUAGES, db=self._meta)
-            held = frozenset(json.loads(found)) if found else frozenset()
-            txn.put(_LANGUAGES, json.dumps(sorted(held | languages)).encode(), db=self._meta)
+            stored = txn.get(_LANGUAGES, db=self._meta)
+            txn.put(_LANGUAGES, encode_languages(stored, languages).encode(), db=self._meta)
 
         self._write(change, [])
         return True

@@ -57,7 +57,7 @@ from ..core.encoding import decode_sketch, encode_sketch
 from ..core.errors import ConfigMismatch, InvalidArgument, StoreChanged, StoreUnavailable
 from ..core.sketch_config import SketchConfig, stoplist_digest
 from . import buckets
-from .base import SketchStore, encode_id
+from .base import SketchStore, decode_languages, encode_id, encode_languages
 from .buckets import BucketSnapshot, LargeBuckets
 from .redis_connection import TIMEOUT, Keys, connect, redis_errors
 
@@ -337,8 +337,7 @@ class RedisStore(SketchStore):
 
     @redis_errors
     def languages(self) -> frozenset[str]:
-        found = self._client.hget(self._keys.meta, "languages")
-        return frozenset(json.loads(found)) if found else frozenset()
+        return decode_languages(self._client.hget(self._keys.meta, "languages"))
 
     def add_languages(self, languages: Iterable[str]) -> bool:
         languages = frozenset(languages)
@@ -347,8 +346,7 @@ class RedisStore(SketchStore):
 
         def change(read):
             found, = read(lambda pipe: pipe.hget(self._keys.meta, "languages"))
-            held = frozenset(json.loads(found)) if found else frozenset()
-            return None, [lambda pipe: pipe.hset(self._keys.meta, "languages", json.dumps(sorted(held | languages)))]
+            return None, [lambda pipe: pipe.hset(self._keys.meta, "languages", encode_languages(found, languages))]
 
         self._write(change, [])
         return True
