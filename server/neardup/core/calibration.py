@@ -69,8 +69,8 @@ def _sample_rank(key: bytes) -> bytes:
 
 def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> float | None:
     """The threshold between the two modes of the nearest-neighbour similarities `nearest` (one per sampled
-    document, 0 where it has no match), or None where the sample shows no near-duplicate mode (module doc);
-    `lowest_valley`: the valley nearest the chance mode rather than Otsu's (items: module doc)."""
+    document, 0 where it has no match), or None where the sample shows no near-duplicate mode; `lowest_valley`:
+    the valley nearest the chance mode rather than Otsu's, for items (the rule: docs/threshold.md)."""
     values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
     if len(values) < MIN_SAMPLE:
         return None
@@ -125,8 +125,8 @@ def _between_class_variance(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
 
 
 def learn_field_weights(similarities: np.ndarray) -> list[float] | None:
-    """Each field's weight (module doc) from the per-field similarities of a sample of candidate pairs
-    (`similarities`: one row per pair, one column per field, NaN where either item lacks the field); a field
+    """Each field's weight, log(m / u) (docs/threshold.md), from the per-field similarities of a sample of candidate
+    pairs (`similarities`: one row per pair, one column per field, NaN where either item lacks the field); a field
     fewer than MIN_FIELD_PAIRS pairs share weighs the mean of the others. None when no field has enough pairs."""
     values = np.asarray(similarities, np.float64)
     shared = np.count_nonzero(~np.isnan(values), axis=0)
