@@ -1,39 +1,9 @@
-"""A store's default threshold, learned from its own corpus (issue 25): one fixed threshold cannot fit short texts
-rewritten by hand (their copies share few shingles) and long formal texts (unrelated ones share whole clauses).
+"""A store's default threshold, learned from its own corpus (issue 25), and an items store's field weights: one fixed
+threshold cannot fit short texts rewritten by hand and long formal texts that share whole clauses.
 
-The signal is each sampled document's nearest-neighbour similarity: the similarity of its best match in the
-store, or 0 when nothing reaches SEARCH_FLOOR. A document with a near-duplicate in the corpus has a high one;
-a document without has a low one (unrelated texts that happen to share a few shingles). Over a sample these
-form two modes, and the threshold is the valley between them that splits the sample best:
-
-  1. histogram the values in bins of BIN_WIDTH on [0, 1], smoothed with the weights 1-2-1;
-  2. a bin whose centre lies in [LOWEST, HIGHEST] is a valley when its smoothed count is no higher than its
-     neighbours' and at most DIP times both the highest bin below it and the highest bin above it (a mode on each
-     side: an empty stretch above the highest value is no valley);
-  3. of the valleys, the one whose cut (the bins below it against it and the bins above) has the largest
-     between-class variance (Otsu's criterion) wins, and the threshold is its centre; equal ones (an empty stretch
-     between the modes, where moving the cut moves no document) give the middle one. Otsu alone cuts a broad mode
-     in two; the deepest valley alone can fall between two small high modes (rewrites and exact copies) and
-     leave the rewrites out; a valley that splits the most variance is the gap between "no near-duplicate" and
-     "near-duplicate", and Otsu's criterion prefers it to a gap that sets apart a few;
-  4. where no bin is such a valley but most documents have a near-duplicate (texts rewritten by hand: their
-     similarities spread from the chance level up, with no gap), the threshold is the upper edge of the chance
-     mode (the lowest mode: documents without a near-duplicate): the first bin from LOWEST on whose smoothed count
-     is no higher than the next one's, when at least REWRITTEN_SHARE of the sample lies at or above it and some
-     of it reaches NEAR_COPY (rewrites of a text include close ones; texts that share only clauses do not);
-  5. no threshold (None: the store keeps its kind's fixed default, core/vocabulary.py) when the sample holds fewer
-     than MIN_SAMPLE documents, neither rule applies, or fewer than MIN_NEAR_DUPLICATES documents lie at or above
-     the threshold: a corpus without near-duplicates has no upper mode and keeps the fixed default.
-
-An items store learns its fields' weights first (learn_field_weights), then its threshold under them. Equal
-weights make a match on a field most items share (a city, a state) count as much as one on a field that singles
-an item out (a phone, a name): two restaurants on one street of one city score 0.5 on name, address, city and
-phone. Among an items store's candidate pairs (those sharing a super token), nearly all are distinct items, so a
-field's mean similarity there is its chance agreement u; duplicates agree on a field with a probability taken as
-DUPLICATE_AGREEMENT (m). A field weighs log(m / u), Fellegi and Sunter's agreement weight, the weights scaled to
-a mean of 1. A schema that sets any weight by hand keeps its own.
-
-Pure and deterministic: the same values give the same threshold and weights.
+The threshold is the valley between the two modes of a sample's nearest-neighbour similarities; a field weighs
+Fellegi and Sunter's agreement weight log(m / u). Pure and deterministic: the same values give the same answer.
+The rule, step by step: docs/threshold.md ("The rule", "Items: the fields' weights first").
 """
 from __future__ import annotations
 
@@ -99,8 +69,8 @@ def _sample_rank(key: bytes) -> bytes:
 
 def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> float | None:
     """The threshold between the two modes of the nearest-neighbour similarities `nearest` (one per sampled
-    document, 0 where it has no match), or None where the sample shows no near-duplicate mode (module doc);
-    `lowest_valley`: the valley nearest the chance mode rather than Otsu's (items: module doc)."""
+    document, 0 where it has no match), or None where the sample shows no near-duplicate mode; `lowest_valley`:
+    the valley nearest the chance mode rather than Otsu's, for items (the rule: docs/threshold.md)."""
     values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
     if len(values) < MIN_SAMPLE:
         return None
@@ -155,8 +125,8 @@ def _between_class_variance(counts: np.ndarray, sums: np.ndarray) -> np.ndarray:
 
 
 def learn_field_weights(similarities: np.ndarray) -> list[float] | None:
-    """Each field's weight (module doc) from the per-field similarities of a sample of candidate pairs
-    (`similarities`: one row per pair, one column per field, NaN where either item lacks the field); a field
+    """Each field's weight, log(m / u) (docs/threshold.md), from the per-field similarities of a sample of candidate
+    pairs (`similarities`: one row per pair, one column per field, NaN where either item lacks the field); a field
     fewer than MIN_FIELD_PAIRS pairs share weighs the mean of the others. None when no field has enough pairs."""
     values = np.asarray(similarities, np.float64)
     shared = np.count_nonzero(~np.isnan(values), axis=0)

@@ -1,16 +1,8 @@
-"""Why two texts are, or are not, near-duplicates: which passages of each they share, which of those decided the
-similarity, and which are boilerplate. Pure: texts, sketches and the stop-list in, counts and spans out.
-
-A span is the characters [start, end) of a text as it was sent, in Unicode code points (Python string indexes);
-the spans of one list are merged (overlapping or touching spans become one) and ascending. For each text:
-  * shared: where its shingles outside the stop-list that the other text also has were made from (needs both
-    texts);
-  * sketch_shared: where its shingles whose hashes both sketches hold were made from: the values a bottom-K
-    similarity counted (every shared value is below both sketches' caps: reference.py). A SimHash fingerprint
-    shares bits, not values: none there;
-  * boilerplate: where its stop-listed shingles were made from (they are in no sketch).
-The shingles and their hashes are Sketcher.located_shingles', whose hashes are exactly Sketcher.hashes(text): the
-same shingles the text's sketch was made of.
+"""Why two texts are, or are not, near-duplicates: which passages of each they share (shared), which of those decided
+the similarity (sketch_shared: the values a bottom-K similarity counted; none for a SimHash fingerprint) and which
+are boilerplate. Pure: texts, sketches and the stop-list in, spans out (code points, [start, end), merged and
+ascending), from Sketcher.located_shingles, whose hashes are exactly those the sketch was made of.
+What the answer holds: docs/commands/neardup-explain.md.
 """
 from __future__ import annotations
 

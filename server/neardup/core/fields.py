@@ -1,24 +1,9 @@
-"""Items with fields: the schema a store of kind "items" keeps (SketchConfig.fields and .rules), and the layout of
-an item sketch. Pure: no I/O.
+"""Items with fields: the schema a store of kind "items" keeps (SketchConfig.fields and .rules), its match tokens and
+super tokens, and the layout of an item sketch. Pure: no I/O.
 
-Each field is compared on its own (seed 003), so the longest one does not dominate a pair's similarity:
-  * text (title, body): a bottom-K sketch of its shingles, made by the text rules of core/sketcher.py under the field's
-    shingle unit and K;
-  * exact (organisation, phone, e-mail, URL, category): one token, the CRC-32 of the value normalised as the field
-    says (NORMALIZERS);
-  * location (latitude, longitude): its geohash cell at the field's precision and the eight cells around it, so
-    two places near each other share cells, more the nearer they are.
-Rules ("must match on title and body, or on title and location") become super tokens: for each rule, a hash of
-one match token of every field of the rule, for every combination of them; a text field's match tokens are its
-`rule_tokens` smallest sketch values (a consistent sample: similar texts share them), an exact field's its token,
-a location's its nine cells. Two items that share no super token cannot satisfy any rule: they are never compared
-(Dedup) and never found (corpus search, whose postings are the super tokens). A schema without rules has one
-rule per field.
-
-Item sketch layout, little-endian uint32 words: the number of sections (the schema's fields and one more), one
-count per section (every field of the schema in order, then the super tokens), then the values of each section,
-ascending and unique. A field the item lacks has 0 values. The first word lets the store find the super tokens
-(what an item is indexed under: core/candidates.index_values) without the schema.
+Each field is compared on its own (seed 003), so the longest one does not dominate a pair's similarity; rules
+become super tokens, so two items that share none are never compared nor found.
+The layout and the rules: docs/fields.md ("The schema", "How two items are compared").
 """
 from __future__ import annotations
 

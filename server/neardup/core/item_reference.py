@@ -1,28 +1,9 @@
 """Items with fields, literally and slowly: which pairs of a result set are compared, their per-field similarities,
 their weighted score, the groupings and searches made of them, and a pair model's boosted trees.
 
-This is the specification the compiled _items (through core/item_scoring.py) must equal, as reference.py is the
-kernel's (tests/core/test_items_reference.py compares them on random schemas and items). It is written from the
-definitions in core/fields.py, core/item_scoring.py and docs/fields.md, and is never called on the request path.
-
-An item is its sections, as fields.decode_item gives them: the sorted values of each field of the schema (none
-when the item lacks the field), then its super tokens; None is a result without a sketch.
-  * A pair is a candidate when both items have a sketch and share a super token (a pair that shares none can
-    satisfy no rule); no other pair is compared. In a result set the candidates are the pairs i < j, ordered by j,
-    then i; a search compares its query (item 0) with each other item only.
-  * Per field both items have (NaN in the field's columns when either lacks it):
-      text      containment and jaccard of the two bottom-K samples as reference.py defines them (only values at
-                or below tau, the smaller cap, are compared) but without the evidence floor, a field being short
-                by nature: c / min(|a'|, |b'|) and c / (|a'| + |b'| - c), 0 when they share no value;
-      exact     1 when the one token is equal, else 0;
-      location  the share of geohash cells the two have in common: shared cells over the cells of the one with
-                more (9, fewer near a pole), so 1 only for the same cells.
-  * A pair's score without a model: the weighted mean over the fields both have, a text field by its metric's
-    column; 0 when they have no field of weight above 0 in common. A pair is a duplicate when it is a candidate
-    and its score reaches the threshold, and results group as reference.py groups texts.
-  * A gradient boosting's raw score of a row: from each tree's root, left when the row's value of the node's
-    feature is <= the node's threshold, else right, down to a leaf; the trees' leaf values summed in order, times
-    the learning rate, plus the initial value.
+The specification the compiled _items (through core/item_scoring.py) must equal, as reference.py is the kernel's
+(tests/core/test_items_reference.py compares them); never called on the request path.
+The definitions: docs/fields.md ("How two items are compared").
 """
 from __future__ import annotations
 

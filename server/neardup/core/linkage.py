@@ -1,17 +1,7 @@
-"""Articles into clusters from their near-duplicate pairs, for a search engine to collapse results by cluster id.
-
-Input: n articles numbered 0..n-1 and the pairs that reached the threshold, (a, b, similarity) arrays.
-  * components: connected components. Chains: A~B, B~C puts A and C together however unlike they are.
-  * complete: complete linkage inside each component (distance 1 - similarity, a pair that is no near-duplicate
-    at distance 1), cut where the number of clusters stops changing fastest (the largest second difference of
-    the cluster count over cut heights, seed 002) within WINDOW of 1 - threshold; every two members of a
-    cluster are then within the cut. A component too large for a dense distance matrix is split by communities
-    first.
-  * communities: Leiden on the similarity-weighted graph (igraph) with the constant Potts model (CPM), which
-    splits components that a few weak links chained together (seed 003). CPM splits two parts when their links
-    weigh less than RESOLUTION × |part 1| × |part 2|, whatever the size of the rest of the store; modularity's
-    test depends on the whole graph's weight, so on a large store it stops splitting anything.
-Labels are 0..clusters-1, numbered in order of each cluster's smallest article (deterministic for equal input).
+"""Articles into clusters from their near-duplicate pairs ((a, b, similarity) arrays), for a search engine to
+collapse results by cluster id: connected components, complete linkage inside each component, or Leiden
+communities (constant Potts model). Labels are 0..clusters-1 in order of each cluster's smallest article.
+Why these methods and how they cut: docs/design.md ("Clusters"); how they compare: docs/quality.md.
 """
 from __future__ import annotations
 

@@ -1,43 +1,9 @@
-"""The card's algorithm, literally and slowly: pairwise merges of sorted sketches with early termination.
+"""The card's algorithm, literally and slowly: pairwise merges of sorted sketches with early termination, and SimHash.
 
-This is the specification the compiled kernel must equal (tests compare them on random and adversarial sets)
-and the pure-Python baseline of the benchmarks. Its functions are never called on the request path (kernel.py
-answers there), but a few of its rules are: MIN_EVIDENCE, max_distance (the SimHash threshold rule) and the
-Grouping answer type are the kernel's and the engine's. The names it uses (metrics, groupings, weightings) are
-core/vocabulary.py's.
-
-Similarity of two bottom-K sketches a, b (sorted uint32 lists, at most K values each):
-  * a sketch with fewer than K values holds every shingle of its document (it is complete); a full one is a
-    sample of the document's shingles up to its largest value, its cap;
-  * below tau = min(cap(a), cap(b)) both sketches are complete samples, so only values <= tau are compared
-    (conditional random sampling, Li & Church 2007): a' = a[<= tau], b' = b[<= tau], c = |a ∩ b|
-    (every shared value is <= tau already);
-  * containment = c / max(min(|a'|, |b'|), min(MIN_EVIDENCE, |a|, |b|)), jaccard = c / (|a'| + |b'| - c),
-    0 when c = 0.
-A pair is a near-duplicate when c >= 1 and similarity >= threshold.
-
-The containment floor: when a short text meets a long one, tau is the long sketch's cap and may leave only a
-few of the short sketch's values in the comparison (a text 1/40 the length of the other keeps ~3 of them at
-K = 128); 2 shared of 3 would read 0.67. Dividing by at least MIN_EVIDENCE values (never more than a sketch
-holds, so small complete sketches still compare exactly) keeps such a thin sample from claiming a whole text is
-contained: below MIN_EVIDENCE compared values the estimate is that of every missing value unshared.
-
-SimHash, the second sketch kind (a store's SketchConfig.kind: BOTTOMK, the default, or SIMHASH), after Charikar
-(STOC 2002) as Manku, Jain and Das Sarma use it for web pages (WWW 2007):
-  * the fingerprint of a document is 64 bits: each distinct shingle hash h outside the stop-list (the same
-    shingles, normalisation and stop-list as the bottom-K sketch) is spread over 64 bits by splitmix64(h) and
-    votes +w for each bit set and -w for each bit clear, w being its weight; bit b of the fingerprint is set
-    when its votes sum above 0. The weight comes from the shingle's count in the document, its term frequency
-    tf (shingle_weight): UNIT weighs every distinct shingle 1 (the fingerprints of simhash stores made before
-    weights, sketcher version 2), TF weighs it tf, LOG_TF 1 + ln tf (the current simhash sketcher version, 3;
-    chosen on the tune split: benchmarks/QUALITY.md). Weights are integers (LOG_TF in 16-bit fixed point,
-    computed with integer operations only), so every machine sums the same votes exactly. A document whose
-    shingles each occur once has the same fingerprint under every weighting. A document without such shingles
-    has no fingerprint (None; an empty sketch): like an empty bottom-K sketch it is never a near-duplicate;
-  * similarity = 1 - hamming(a, b) / 64 (metric HAMMING, the only one for SimHash sketches), so the threshold
-    stays a similarity in [0, 1]: a pair is a near-duplicate when hamming(a, b) <= max_distance(threshold),
-    the largest d with (64 - d) / 64 >= threshold (distance <= 3 ⇔ threshold in (60/64, 61/64], 61/64 = 0.953125;
-    a simhash store's default, core/vocabulary.py, allows more).
+The specification the compiled kernel must equal (tests compare them on random and adversarial sets) and the
+benchmarks' pure-Python baseline. Never called on the request path, but a few of its rules are: MIN_EVIDENCE,
+max_distance (the SimHash threshold rule) and the Grouping answer type. Its names are core/vocabulary.py's.
+The similarity, exactly (tau, the containment floor): docs/design.md; the fingerprint: docs/simhash.md.
 """
 from __future__ import annotations
 

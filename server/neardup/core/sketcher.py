@@ -1,14 +1,8 @@
-"""Text → sketch: the sorted, unique CRC32 values of a document's shingles, trimmed to the K smallest.
-
-The K smallest values are a consistent sample (bottom-K): two documents keep the same shingles whenever
-both have them below their cut, so two sketches compare by a linear merge (see kernel.py).
-A sketch travels and is stored as bytes (core/encoding.py).
-
-A store of the second kind (SketchConfig.kind "simhash") keeps instead the 64-bit SimHash fingerprint of the same
-shingle hashes, as 8 little-endian bytes, or no bytes for a text without shingles (reference.simhash): each distinct
-shingle outside the stop-list votes with a weight of its count in the text, 1 + ln tf for a store of the current
-simhash sketcher version (3), 1 for one made before weights (version 2; SketchConfig.weighting says which), so an
-old store keeps sketching query texts as its stored fingerprints were made.
+"""Text → sketch: the sorted, unique CRC32 values of a document's shingles, trimmed to the K smallest (bottom-K, a
+consistent sample, so two sketches compare by a linear merge), or a simhash store's 64-bit fingerprint of the same
+shingle hashes (8 little-endian bytes; none for a text without shingles), weighted as the store's sketcher version
+says, so an old store keeps sketching query texts as its stored fingerprints were made. Bytes: core/encoding.py.
+How and why: docs/design.md ("Sketching"), docs/simhash.md ("The fingerprint").
 """
 from __future__ import annotations
 

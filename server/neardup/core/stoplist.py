@@ -1,22 +1,10 @@
-"""Boilerplate filter: shingles that occur in many documents that are otherwise unlike each other ("Share this
-article", copyright lines, a licence's warranty clause, a site's navigation) say nothing about duplication. The
-offline stage learns them once.
+"""Boilerplate filter: the shingles many distinct texts share ("Share this article", a licence's warranty clause, a
+site's navigation) say nothing about duplication; the offline stage learns them once.
 
-Boilerplate by diversity, not by count. A shingle in at least `cut` documents (stoplist_cut) is a candidate. What
-tells a site's header from the sentences of a story republished 500 times is what else its documents hold: a page
-of the site has a text of its own beside the header, while a copy of the story is the story (the same candidates)
-plus a few edits. So a document holding a candidate counts as a distinct text when at least `own_share` of its
-shingles are its own: in fewer documents than the cut. For each candidate a bounded sample of its documents (the
-`sample_size` with the smallest document keys, a hash of the document's shingles) is looked at, and its distinct
-texts are estimated as df × (distinct holders sampled / holders sampled); it is stop-listed when that reaches the
-cut. The sentences of a popular story are then never stop-listed, however many copies hold them; a header on pages
-that are mostly header (less than own_share of their own) is kept too, and such pages group as near-duplicates.
-
-Every statistic here merges exactly over parts of a corpus (a chunk in one process, a partition on a worker of a
-cluster): frequencies are arrays (distinct values, counts) that summed() adds and split() shards by value; samples
-keep the smallest keys, which merged() keeps again. So a cluster learns the stop-list one process learns, bit for
-bit. Memory: the frequencies, and at most sample_size entries per candidate plus two numbers per sampled
-document, whatever the corpus size.
+A shingle is stop-listed by the diversity of the documents holding it, not by their count, so the sentences of a
+popular story are never stop-listed. Every statistic merges exactly over parts of a corpus (summed(), split(),
+merged()), so a cluster learns the stop-list one process learns, bit for bit.
+The rule and its memory: docs/boilerplate.md.
 """
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """The words every interface of neardup uses, each defined once: metrics, groupings, sketch kinds, field kinds,
 shingle units, weightings, and the defaults a store is served with.
 
-The proto, the client, both command lines and the compiled extensions map to these names in one place each:
-neardup_client.enums derives the metric and grouping names from the proto (a test holds them equal to METRICS and
-GROUPINGS), service/converters.py maps messages to them, and core/item_scoring.py checks _items.c's field-kind codes
-against FIELD_KIND_CODES at import. How the defaults were chosen, with the figures, is in the docs ("Choosing a
-threshold", "SimHash stores", "Items with fields").
+The proto, the client, both command lines and the compiled extensions map to these names in one place each (a
+test holds neardup_client.enums equal to METRICS and GROUPINGS; core/item_scoring.py checks _items.c's field-kind
+codes against FIELD_KIND_CODES at import). How the defaults were chosen: docs/threshold.md, docs/simhash.md,
+docs/fields.md.
 """
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""`neardup cluster`: a cluster id on every stored article, from its near-duplicate pairs; `neardup clusters`:
-those ids, exported for a search engine to collapse results by.
-
-The pairs come from `neardup pairs` (run here with the same workers, or read from its output with --pairs); the
-clustering itself is core/linkage.py. Ids are stable: a cluster that persists keeps its id (linkage.stable_ids),
-so a search engine's collapse attribute does not churn, and once a store is clustered, each new article gets a
-cluster when it is written (Deduplicator.assign_clusters).
+"""`neardup cluster`: a cluster id on every stored article, from its near-duplicate pairs (`neardup pairs`, or its
+output with --pairs; the clustering is core/linkage.py); `neardup clusters`: those ids, exported for a search
+engine to collapse results by. Ids are stable (linkage.stable_ids), so a collapse attribute does not churn.
+Why: docs/design.md ("Clusters").
 """
 from __future__ import annotations
 

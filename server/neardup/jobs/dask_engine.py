@@ -1,20 +1,10 @@
 """`neardup index --engine dask`: the offline stage's passes on a Dask distributed cluster (DaskEngine).
 
-The corpus is cut into partitions, one task each: a JSON Lines file into byte ranges of about --partition-bytes,
-a partition holding the lines that start in its range, so every line is read by exactly one worker; a Parquet file
-by row group (parquet.py). Each worker opens the corpus itself (a local path every worker can read, or any URL
-fsspec opens: s3://, gs://, http://... with the matching fsspec package on the workers), runs
-records.LineSketcher over its partition and keeps the payloads; only (line, id, error, lang) of each record comes back,
-to the RecordCollector, in partition order. The stop-list is a distributed reduction: each partition counts the
-document frequencies of its kept records (records.partition_frequencies), split into one shard per worker by
-value; one task per shard sums its parts and keeps the values at or over the cut (core.stoplist), so only the
-candidates come back; each partition then samples the documents that hold them (core.stoplist.document_sample),
-and the samples, merged here, tell boilerplate from the sentences of a popular story. Pass 2
-(records.final_sketch) runs on the workers; this process fetches each partition's sketches in the write order and writes the batches, so a batch is atomic whatever a worker does: a worker that
-dies loses only task results, which Dask computes again from the same partition.
-
-This process holds every id once (in RecordCollector.chosen: ~100 bytes an id) and, while writing, the sketches
-of the partitions being written. Dask is imported here only, when the engine is entered.
+One task per partition (a JSON Lines byte range holding the lines that start in it, or a Parquet row group); each
+worker reads the corpus itself, and only (line, id, error, lang) of each record comes back. The stop-list is a
+sharded reduction on the workers. Batches are atomic whoever writes them (this process in write order, or the
+workers into a store that takes parallel writers), so a dead worker loses only task results. Dask is imported
+here only. How, and its memory: docs/dask.md, docs/design.md ("The offline stage's engines"), docs/OPERATING.md.
 """
 from __future__ import annotations
 

@@ -1,36 +1,9 @@
-"""`neardup label`: which pairs of a store a user should label next, and the file of answers.
+"""`neardup label`: which pairs of a store a user should label next, and the file of answers `neardup train` reads.
 
-Labels are worth most where the store is least sure: a pair whose score lies near the decision threshold. What a
-duplicate is differs per user (two versions of a licence, two pages of one template), so the answers decide. The
-proposals come from a sample of the pairs the server compares, never from pairs that share nothing (which teach
-nothing about candidates):
-
-  * an items store: its candidate pairs (jobs/pair_sample.py: those sharing a super token, the only pairs the
-    server scores), from their population (pair_sample.candidate_population): a uniform sample of the pairs far
-    below the rules' threshold and the pairs nearer to it, where duplicates, rare among a large store's
-    candidates, are; a pair's score is the field rules' similarity;
-  * a store of texts: pairs sharing sketch values, found by searching a sample of its articles over the store
-    (pair_sample.text_candidate_pairs); a pair's score is its similarity under the store's default metric.
-
-Of the open pairs:
-
-  * most proposals are the unanswered pair the current scorer is least sure of: once the answers hold
-    MIN_EACH duplicates and MIN_EACH others among the pooled pairs, a logistic regression on the pairs' features
-    (an items store's per-field features; a text pair's similarity, where it amounts to a threshold between the
-    answers) fitted to them (refitted after each answer: jobs/learners.py), its probability nearest 1/2; before
-    that, the store's own scorer (a trained model's probability at its threshold, else the score at the store's
-    default threshold), the score nearest the threshold;
-  * every COVER-th proposal is drawn from the bin of the score (train.BINS) whose pairs are the least labelled
-    for their number, so the answers show every kind of pair: `neardup train` lets a model decide a band of
-    candidates otherwise than the rules only where labels there show it right;
-  * one pair per family of look-alikes: a pair whose two articles both lie in one answered pair's neighbourhood
-    (the articles the pool links to either of its articles at a score of at least the lower of that pair's and
-    the store's threshold, and at least FAMILY_SHARE of the threshold) is passed over while any other is open:
-    ten pages of one template would otherwise be proposed in a row, and one answer speaks for them all.
-
-Answers are JSON Lines, one per pair, as `neardup train` reads them: {"a": id, "b": id, "duplicate": true|false},
-or null for "unsure" (train skips those). Each answer is appended and flushed at once, so quitting loses nothing;
-a session started on the same file resumes (answered pairs are not proposed again); undo drops the last line.
+Labels are worth most where the store is least sure: proposals come from the pairs the server compares
+(jobs/pair_sample.py), mostly the one the current scorer is least sure of, every COVER-th from the least labelled
+band of score, one pair per family of look-alikes. Each answer is appended and flushed at once, so quitting loses
+nothing and a session on the same file resumes. The rules: docs/commands/neardup-label.md.
 """
 from __future__ import annotations
 
@@ -54,7 +27,8 @@ from .train import BINS, read_pairs
 MIN_EACH = 3
 #: Every COVER-th proposal comes from the least labelled bin of the score.
 COVER = 4
-#: An answered pair's neighbourhood reaches at least this share of the store's threshold (module doc).
+#: An answered pair's neighbourhood reaches at least this share of the store's threshold
+#: (docs/commands/neardup-label.md).
 FAMILY_SHARE = 0.5
 
 
@@ -69,7 +43,7 @@ class Proposal(NamedTuple):
 
 
 class LabelSession:
-    """Proposes pairs and records answers in `path` (module doc)."""
+    """Proposes pairs and records answers in `path` (docs/commands/neardup-label.md)."""
 
     def __init__(self, store: SketchStore, path: str | os.PathLike, seed: int = 0):
         if store.config.kind == SIMHASH:
@@ -122,7 +96,8 @@ class LabelSession:
         return self._position.get((a, b), self._position.get((b, a)))
 
     def _repeats(self, open_: np.ndarray) -> np.ndarray:
-        """Per pooled pair, whether both its articles lie in one answered pair's neighbourhood (module doc)."""
+        """Per pooled pair, whether both its articles lie in one answered pair's neighbourhood
+        (docs/commands/neardup-label.md)."""
         family_of: dict[str, set[int]] = {}
         for family, (a, b, _) in enumerate(self.answers):
             i = self._index(a, b)
@@ -141,7 +116,7 @@ class LabelSession:
         return repeats
 
     def certainty(self) -> np.ndarray:
-        """Per pooled pair, how far the current scorer is from undecided (module doc)."""
+        """Per pooled pair, how far the current scorer is from undecided (docs/commands/neardup-label.md)."""
         labelled = [(self._index(a, b), duplicate) for a, b, duplicate in self.answers if duplicate is not None]
         labelled = [(i, duplicate) for i, duplicate in labelled if i is not None]
         truth = np.array([duplicate for _, duplicate in labelled], bool)

@@ -1,13 +1,8 @@
-"""The learners `neardup train` compares and `neardup label` refits, in numpy: an L2 logistic regression fitted by
-Newton's method, a gradient boosting of shallow regression trees (log loss, as scikit-learn's
-GradientBoostingClassifier fits it: a prior log-odds, trees grown greedily on the residuals by squared-error
-gain, each leaf one Newton step), stratified folds and cross-validated decision values. Training sets are a few
-hundred labelled pairs of a few dozen features: exact search over every split is cheap, and training needs no
-scikit-learn (whose import alone takes longer than the fit).
-
-Trees are arrays as scikit-learn stores them and core/item_scoring.py walks them: per node its feature,
-threshold (a row goes left when its value is at most the threshold), left and right child (-1 at a leaf) and
-value; nodes depth first, children after their parent.
+"""The learners `neardup train` compares and `neardup label` refits, in numpy: an L2 logistic regression (Newton's
+method), a gradient boosting of shallow regression trees (as scikit-learn's GradientBoostingClassifier fits it),
+stratified folds and cross-validated decision values. A few hundred pairs of a few dozen features need no
+scikit-learn, whose import alone takes longer than the fit. Trees are arrays, as core/item_scoring.py walks them.
+Why: docs/fields.md ("A trained pair model").
 """
 from __future__ import annotations
 
@@ -137,7 +132,7 @@ class Boosting(NamedTuple):
 
 def fit_boosting(x: np.ndarray, y: np.ndarray, trees: int = TREES, depth: int = DEPTH,
                  learning_rate: float = LEARNING_RATE) -> Boosting:
-    """Gradient boosting with log loss (module doc)."""
+    """Gradient boosting with log loss (docs/fields.md)."""
     x = np.asarray(x, np.float64)
     y = np.asarray(y, np.float64)
     prior = np.clip(y.mean(), 1e-12, 1 - 1e-12)

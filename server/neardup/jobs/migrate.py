@@ -1,11 +1,6 @@
-"""`neardup migrate SRC DST`: copies a store to another location, of any backend (LMDB directory ↔ Redis URL),
-and checks the copy by its count and digest (SketchStore.digest) before it says it is done.
-
-The copy holds the source's configuration, stop-list, sketches, cluster ids, pair model, default threshold and
-the languages its texts carried; article numbers and postings are made again by the target as it is written. The
-digest compares the sketches and what they were made with, not the serving settings (clusters, model, threshold,
-languages), which are copied. Compare stores while nothing writes to the source: a write during the copy makes the
-digests differ, and the command fails saying so.
+"""`neardup migrate SRC DST`: copies a store to another location, of any backend (LMDB directory ↔ Redis URL), and
+checks the copy by its count and digest (SketchStore.digest) before it says it is done.
+What is copied, what is made again and what the digest compares: docs/commands/neardup-migrate.md.
 """
 from __future__ import annotations
 

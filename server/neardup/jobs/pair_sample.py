@@ -1,25 +1,8 @@
-"""A sample of an items store's candidate pairs: the pairs sharing a super token, the only ones its server ever
-scores. `neardup train` weighs its labelled pairs against it (a model is judged where it will decide), and
-`neardup label` proposes pairs to label from it.
-
-Uniform (sample_candidate_pairs): articles are drawn at random (every one of a store of at most SAMPLE_ARTICLES),
-each with all its candidates of a larger article number (so a pair is counted once, under its first article),
-until the drawn articles hold ENOUGH_PAIRS candidate pairs or SAMPLE_ARTICLES articles are drawn; then at most
-MAX_PAIRS of those pairs are kept at random. Each candidate pair is in it with the same probability, so its score
-distribution is the candidates'. Only the kept pairs' sketches are read and scored (one snapshot; each article
-read once).
-
-Near (at_least): every candidate pair reaching a rule score of up to NEAR_ARTICLES articles drawn, at most
-MAX_PAIRS of them. Duplicates are rare among a large store's candidates (0.15 % of FEBRL 3's), so a uniform
-sample holds few of them, and few of the pairs near a threshold, where labels and decisions matter.
-
-The population (candidate_population) is both strata: the uniform sample below NEAR_SHARE of the rules'
-threshold, the near pairs above it, each pair with how many of the store's candidate pairs it stands for.
-
-A store of texts (text_candidate_pairs): up to TEXT_ARTICLES stored articles drawn by their ids, each searched
-over the store as a learned threshold's sample is (Deduplicator.sampled_matches: pairs sharing sketch values,
-from the postings), with its TEXT_MATCHES best matches from the chance level (calibration.SEARCH_FLOOR) up, under
-the store's default metric: the pairs near its threshold and those in every band below and above it.
+"""A sample of a store's candidate pairs (an items store's: those sharing a super token, the only ones its server
+scores; a store of texts': pairs sharing sketch values): `neardup train` checks a model against it and `neardup
+label` proposes pairs from it. Two strata: a uniform sample, whose score distribution is the candidates', and the
+pairs near the rules' threshold, where duplicates, rare among candidates, are; each pair with what it stands for.
+The sizes and why: docs/fields.md ("The candidates' sample"); texts: docs/commands/neardup-label.md.
 """
 from __future__ import annotations
 
@@ -88,7 +71,7 @@ def pair_rows(fields: Sequence[FieldSpec], sketches: dict[str, bytes], pairs) ->
 
 
 def candidate_population(store: SketchStore, seed: int = 0, near_articles: int = NEAR_ARTICLES) -> CandidatePairs:
-    """The store's candidate pairs in two strata (module doc): those scoring below NEAR_SHARE of the rules'
+    """The store's candidate pairs in two strata (docs/fields.md): those scoring below NEAR_SHARE of the rules'
     threshold from the uniform sample, the others from the near pairs of up to `near_articles` articles, each
     pair with the number of candidate pairs it stands for."""
     floor = NEAR_SHARE * Deduplicator(store, pair_model=False).defaults.threshold
@@ -98,8 +81,8 @@ def candidate_population(store: SketchStore, seed: int = 0, near_articles: int =
 
 
 def text_candidate_pairs(store: SketchStore, articles: int = TEXT_ARTICLES) -> CandidatePairs:
-    """A store of texts' candidate pairs (module doc), each once, with its similarity under the store's default
-    metric as its one feature and its score."""
+    """A store of texts' candidate pairs (docs/commands/neardup-label.md), each once, with its similarity under the
+    store's default metric as its one feature and its score."""
     engine = Deduplicator(store)
     params = SimilarParams(top_k=TEXT_MATCHES, threshold=calibration.SEARCH_FLOOR, metric=engine.defaults.metric)
     seen, a, b, scores = set(), [], [], []
@@ -117,7 +100,7 @@ def text_candidate_pairs(store: SketchStore, articles: int = TEXT_ARTICLES) -> C
 
 def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | None = None,
                            near_articles: int = NEAR_ARTICLES) -> CandidatePairs:
-    """The candidate pairs of a sample of the store's articles (module doc), at most MAX_PAIRS of them, with their
+    """The candidate pairs of a sample of the store's articles (docs/fields.md), at most MAX_PAIRS of them, with their
     features and rule scores (under the store's field weights). `at_least`: instead, the candidate pairs whose
     rule score reaches it among those of up to `near_articles` articles drawn (every one of a smaller store), at
     most MAX_PAIRS of them at random."""

@@ -1,12 +1,10 @@
-"""Progress of a long command on stderr, one rule for every command that shows it (index, pairs, cluster, clusters,
-migrate, search-index; the flag is cli/options.add_progress_argument): bars redrawn in place where stderr is a
-terminal, elsewhere (a log file, a pipe) no bar at all but one summary line when the command has done its work,
-each step's final count in it; `--progress` draws the bars anyway, `--no-progress` writes the summary line on a
-terminal too. Warnings are written between a bar's redraws.
+"""Progress of a long command on stderr, one rule for every command that shows it (the flag is
+cli/options.add_progress_argument): bars on a terminal, elsewhere one summary line when the work is done.
 
 A command runs its work inside reporting(); a step of the work is a Stage (progress(); counted_steps() for work
 that reports its steps' counts itself). Outside reporting() (the jobs called from Python) a Stage draws its bar on
-a terminal and is silent elsewhere."""
+a terminal and is silent elsewhere. The rule: docs/OPERATING.md ("Progress").
+"""
 from __future__ import annotations
 
 import sys
@@ -102,7 +100,7 @@ class Stage:
 
 
 def progress(desc: str, total: int | None = None, unit: str = " docs") -> Stage:
-    """A step of the current command's work (see the module docstring for where it shows)."""
+    """A step of the current command's work (where it shows: docs/OPERATING.md, "Progress")."""
     return Stage(desc, total, unit, _run())
 
 

@@ -1,17 +1,9 @@
-"""A store's default threshold: learned by `neardup index` when it creates a bottom-K store, set by hand with
-`neardup index --threshold` or `neardup configure --threshold`, shown by `neardup info` with where it came from.
+"""A store's default threshold: learned by `neardup index` when it creates a bottom-K or items store with postings,
+set by hand (`neardup index --threshold`, `neardup configure --threshold`), shown by `neardup info` with its source.
 
-Learning (core/calibration.py has the rule) searches SAMPLE_DOCUMENTS stored articles, drawn by a hash of their
-ids (calibration.sampled_keys), over the whole store (Deduplicator.nearest_similarities): a fixed cost of searches,
-whatever the corpus size, and one read of every id. What a bottom-K store learns depends on its ids and sketches
-alone, never on the order they were written or numbered in: `neardup index`, `neardup configure --threshold learn`
-on the same store, on a migrated copy, or on a store of the same corpus written in another order learn the same
-threshold (each sampled article's candidates are verified whole at a tie, candidates.candidates' whole_ties).
-Bottom-K and items stores with postings learn: the sample is searched over the store, which needs its postings
-(an item's nearest match is among the items sharing a super token with it, scored by the store's field rules:
-the weighted field similarity, never a trained model's probability). A SimHash store's Hamming threshold keeps its
-fixed default (set one by hand). A store that holds no threshold (made before, or where the sample showed no near-duplicates) is served at
-its kind's fixed default (core/vocabulary.py). Requests still override it (Dedup and FindSimilar `threshold`).
+Learning searches SAMPLE_DOCUMENTS stored articles, drawn by a hash of their ids, over the whole store: a fixed
+cost whatever the corpus size, and a result that depends on the ids and sketches alone, never on write order.
+The rule is core/calibration.py's; what it depends on: docs/threshold.md.
 """
 from __future__ import annotations
 
@@ -40,7 +32,7 @@ Choice = Union[float, str]
 
 
 def learnable(config: SketchConfig, indexed: bool) -> bool:
-    """Whether a store of this configuration can learn its threshold (module doc)."""
+    """Whether a store of this configuration can learn its threshold (docs/threshold.md)."""
     return config.kind in (BOTTOMK, ITEMS) and indexed
 
 

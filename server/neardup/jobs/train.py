@@ -1,45 +1,11 @@
-"""`neardup train PAIRS.jsonl --store S`: a store of texts' threshold, or a pair classifier for an items store (seed
-000's second stage), from the user's labelled pairs: what a duplicate is differs per user, and the answers decide.
+"""`neardup train PAIRS.jsonl --store S`: a store of texts' metric and threshold, or an items store's pair classifier
+(seed 000's second stage), from the user's labelled pairs: what a duplicate is differs per user, and answers decide.
 
-A store of texts (train_threshold): each labelled pair's similarity under each metric of the store's sketch kind
-(containment and jaccard: what Dedup compares) is computed from the stored sketches, and per metric the threshold
-is the one of the best F1 on the answers (the middle of the cuts that reach it: fit_threshold), its F1 cross-
-validated (stratified folds: each fold decided at the threshold fitted on the others). The metric whose threshold
-cross-validates best wins (the store's own on a tie): a user for whom a licence that adds a clause to another is no
-duplicate of it needs jaccard, since under containment the shorter text is contained whole. Metric and threshold
-are stored as the store's threshold setting, source "trained" (core/calibration.TRAINED), which `neardup serve`
-serves as the default of Dedup and FindSimilar like a learned or a hand-set one; unless the answers hold fewer than
-`folds` duplicates or others, the trained threshold cross-validates no better than calling every pair a duplicate
-(the answers do not separate by similarity), or below the store's current metric and threshold on the same answers
-(unless those were trained: on some of these answers, which they then fit). Then the store is unchanged and the
-command says why in one line. No pair model is fitted for texts: a server decides a text store's pairs by a metric
-and a threshold alone.
-
-An items store:
-
-Labelled pairs ({"a": id, "b": id, "duplicate": true|false}, both ids stored) become feature rows: the per-field
-similarities and exact-field matches the server computes (core/item_scoring.py). Only the pairs that share a super
-token are learned from: they are the only ones the server ever scores. The others are reported, not learned from
-as if they were typical: a labelled duplicate that shares none is a miss no model can fix, and a random
-non-duplicate that shares none teaches only "sharing anything means duplicate", which is false among candidates.
-
-A model is judged where it will decide: on the labelled candidates scoring at least NEAR_SHARE of the rules'
-threshold (jobs/pair_sample.py), where the rules and a model can disagree. Below that no scorer the labels can
-support accepts a candidate, and labels there are too few to stand for the multitude of candidates like them (a
-labelled duplicate among them would stand for thousands); nor are labels chosen by a session, near its
-uncertainty, a sample of their bin that weighting could make stand for it. A logistic regression and a gradient
-boosting (jobs/learners.py, numpy) are compared by their cross-validated F1 on the judged pairs (stratified
-folds); each one's cross-validated scores are calibrated by Platt scaling on them, and its decision threshold is
-the probability where their F1 peaks. Each is refitted on every labelled pair; the better one that may be stored
-is stored through the store interface (SketchStore.set_model) as JSON: coefficients, or the trees as arrays; no
-Python objects. It is tied to the store's configuration digest, and the server evaluates it with numpy alone.
-
-A model may not be stored when it cross-validates worse than the rules alone (the store's default threshold on
-its weighted field similarity) on the judged pairs, or when it would decide many of the store's candidates
-(pair_sample.candidate_population, each sampled pair counted as the pairs it stands for) otherwise than the rules
-in bands of rule similarity where too few labelled pairs show it right there (_refusal): a few random
-non-duplicates cannot stand for thousands of candidates. When neither may, or the judged pairs hold too few of
-either class to cross-validate, the store is unchanged and the command says why in one line.
+Texts: per metric, the threshold of the best cross-validated F1 on the answers, stored with source "trained".
+Items: a logistic regression and a gradient boosting (jobs/learners.py), judged where they will decide and stored
+as JSON unless below the rules alone or deciding many candidates otherwise than the rules without labelled
+support. When the answers cannot decide, the store is unchanged and the command says why in one line.
+The rules and why: docs/commands/neardup-train.md; docs/fields.md ("A trained pair model").
 """
 from __future__ import annotations
 
@@ -130,8 +96,8 @@ def fit_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
 
 def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
                     write: bool) -> dict:
-    """A store of texts' metric and threshold from labelled pairs (module doc), stored unless write is False or it
-    is refused; returns the report."""
+    """A store of texts' metric and threshold from labelled pairs (docs/commands/neardup-train.md), stored unless
+    write is False or it is refused; returns the report."""
     engine = Deduplicator(store)
     current = engine.defaults
     truth = np.array([duplicate for _, _, duplicate in pairs], bool)
@@ -250,7 +216,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
         fields, rules_threshold = rules.items.fields, rules.defaults.threshold  # the store's weights and threshold
         rule_scores = weighted(fields, rows[scored])
         population = candidate_population(store, near_articles=CHECK_ARTICLES)
-        judged = rule_scores >= NEAR_SHARE * rules_threshold  # the figures' pairs (module doc)
+        judged = rule_scores >= NEAR_SHARE * rules_threshold  # the figures' pairs (docs/commands/neardup-train.md)
         weight = judged.astype(np.float64)
         report = {"pairs": len(pairs), "scored": int(scored.sum()), "duplicates": int(truth.sum()),
                   "judged": int(judged.sum()), "judged_floor": NEAR_SHARE * rules_threshold,

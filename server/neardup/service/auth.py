@@ -1,9 +1,6 @@
-"""Bearer-token check for `neardup serve --token-file`: a server interceptor, so no handler can forget it.
-
-Every RPC needs `authorization: Bearer TOKEN` except the standard health service, which load balancers and
-orchestrators probe without credentials and which tells nothing about the data. Reflection is checked like
-the NearDup service: the schema is public, but an anonymous caller has no use for it. A refused call is
-answered before its request is decoded, so an unauthenticated caller cannot reach the decoder either.
+"""Bearer-token check for `neardup serve --token-file`: a server interceptor, so no handler can forget it. Every RPC
+needs the token except the standard health service (probed without credentials, it tells nothing about the
+data); a refused call is answered before its request is decoded. The rules: docs/OPERATING.md ("Bearer token").
 """
 from __future__ import annotations
 

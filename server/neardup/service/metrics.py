@@ -1,21 +1,10 @@
-"""Prometheus metrics for `neardup serve --metrics-port PORT`, kept apart from the servicer (an interceptor and
-thin wrappers around the session cache and the engine), and served over HTTP by the supervising process.
+"""Prometheus metrics for `neardup serve --metrics-port PORT`, kept apart from the servicer (an interceptor and thin
+wrappers around the session cache and the engine), and served over HTTP by the supervising process.
 
-prometheus-client's multiprocess mode: every worker writes its values to memory-mapped files named by its pid in a
-private directory (PROMETHEUS_MULTIPROC_DIR, made by `Exporter.start` and removed by `Exporter.close`); the
-process that answers a scrape merges the files (MultiProcessCollector), so the workers of `--workers N` count
-together and a dead worker's counts stay in the totals. The parent of the workers answers the scrapes: it
-outlives them (the endpoint stays up while a worker restarts), it knows which pid died (live gauges of a dead
-worker are dropped with mark_process_dead), it is otherwise idle (a scrape takes no time from an RPC thread), and
-the workers keep sharing the gRPC port alone. With one worker, that one process serves both.
-
-prometheus_client decides when it is first imported whether values go to those files or to memory, from
+prometheus_client decides when it is first imported whether values go to memory-mapped files or to memory, from
 PROMETHEUS_MULTIPROC_DIR; so it is imported here only once `Exporter.start` has set the variable (and not at all
-without --metrics-port). Workers are forked after that and inherit both.
-
-Per call the request path pays what prometheus-client does (a process-wide lock and a store into the mapped file
-per value changed): the in-flight gauge up and down, one histogram observation, and for a Dedup one cache counter
-and, when computed, one result-set observation. Label children are looked up once per method and status code.
+without --metrics-port), and the workers forked after that inherit both. Label children are looked up once per
+method and status code. Why the parent answers scrapes, and the cost: docs/OPERATING.md ("Metrics").
 """
 from __future__ import annotations
 

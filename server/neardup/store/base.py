@@ -1,17 +1,9 @@
 """The one storage interface: id → sketch bytes, written in atomic batches, read in bulk on the request path.
 
-Backends differ in where the bytes live (an embedded LMDB file by default); the checks on what goes in are
-the same for all of them, so they live here, and so does what a read sees while others write:
-
-* A write batch commits whole or not at all; every read that starts after a batch was acknowledged sees it.
-* A snapshot (SketchStore.snapshot) reads one committed state: everything read through it comes from the same
-  state, never part of a batch, never two states mixed. A backend that keeps older states (LMDB: a read
-  transaction) goes on reading the state it began at while others commit: their writes are not seen at all. A
-  backend that keeps no older states (Redis) cannot: a read through the snapshot that finds a write committed
-  since it began raises StoreChanged, and nothing read through that snapshot may be used.
-* Callers read through read_consistently(store, read): read(snapshot) on a new snapshot, and again on another
-  one after StoreChanged, READ_ATTEMPTS times in all; the last StoreChanged is the caller's (the service
-  answers UNAVAILABLE: ask again). The one retry policy of the store layer, here.
+Backends differ in where the bytes live; the checks on what goes in, and what a read sees while others write, are
+the same for all of them, so they live here: a batch commits whole or not at all, a snapshot reads one committed
+state (or raises StoreChanged where the backend keeps no older states), and read_consistently is the store
+layer's one retry policy (READ_ATTEMPTS). The contract: docs/OPERATING.md ("What a read sees while others write").
 """
 from __future__ import annotations
 

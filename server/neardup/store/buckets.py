@@ -1,18 +1,8 @@
-"""The postings format every backend stores, and the one place it is encoded, moved and searched.
-
-Postings: value → the articles indexed under it, grouped in buckets by the value's low BUCKET_BITS bits.
-One entry per (value, article) in a key-value store would cost ~18 bytes of overhead for 4 bytes of article
-number, since most values of a corpus are held by one article; a bucket entry is 6 bytes: a tag (uint16: the
-value's other 12 bits, then 4 bits of the article's length when it is short, core.similar's bound needs it) and
-the article number (uint32). Buckets average ~120 entries at a million articles of 128 values. A write appends to
-a bucket and decodes it only to drop entries (a replaced or deleted article), so a batch costs what it adds, not
-what the buckets hold; a search decodes small buckets together and picks a hot value's entries out of its own.
-What an article is indexed under is core.similar.index_values' rule: a bottom-K sketch's own values; for a
-simhash store the four permutation-table keys of its fingerprint (each below 2**18, so a bucket is one key):
-4 entries, 24 bytes, per article.
-
+"""The postings format every backend stores, and the one place it is encoded, moved and searched: value → the
+articles indexed under it (core/candidates.index_values), grouped in buckets by the value's low BUCKET_BITS bits,
+6 bytes an entry (a 16-bit tag, the article number), so a write costs what it adds, not what the buckets hold.
 A backend keeps buckets as key (4 bytes, big-endian bucket number) → the entries' bytes, and gives a search
-(BucketSnapshot) the buckets of one committed state.
+(BucketSnapshot) the buckets of one committed state. Why this format: docs/design.md ("Corpus search").
 """
 from __future__ import annotations
 

@@ -1,17 +1,8 @@
 """The default store: one embedded LMDB environment (a directory holding data.mdb and lock.mdb).
 
-Why LMDB: reads are a B-tree lookup in a memory map with no server and no copy until Python's bytes, many
-processes read at once without locks, a write batch is one transaction (copy-on-write pages, so a process
-killed at any moment leaves the last committed state), and opening is O(1) whatever the size.
-
-Sub-databases: `sketches` (id → sketch bytes), `meta` (format version, configuration, stop-list, created-at,
-generation, the change log's floor and size, whether postings are kept, the next article number, an items
-store's trained pair model, the default threshold when learned or set, the languages its texts carried) and
-`changes` (generation → ids it wrote or deleted). An indexed store (the default) also keeps, written in the same
-transaction as the sketches, `docnos` (id → article number), `ids` (number → id) and `postings`, and
-`clusters` (id → cluster id, written by `neardup cluster` and for each new article once the store is clustered).
-
-Postings: the bucket format of store/buckets.py, in the `postings` sub-database.
+Why LMDB: lock-free reads from a memory map shared by every process, a write batch is one copy-on-write
+transaction (a process killed at any moment leaves the last committed state), opening is O(1) whatever the size.
+The sub-databases and why LMDB: docs/design.md ("Why LMDB"); postings: store/buckets.py.
 """
 from __future__ import annotations
 

@@ -1,45 +1,10 @@
-"""A store in Redis, shared by a fleet: `--store redis://HOST:PORT/DB` (`rediss://` for TLS).
+"""A store in Redis, shared by a fleet: `--store redis://HOST:PORT/DB` (`rediss://` for TLS, `?prefix=PREFIX`).
 
 Why Redis: N stateless `neardup serve` processes on several hosts read one store over the network, each Dedup
-reads its sketches in one HMGET (hiredis parses the reply), and Redis runs a MULTI/EXEC batch as one step, so
-readers see whole batches only, as with LMDB.
-
-Keys, all under one hash tag ({neardup}, or {PREFIX} with `?prefix=PREFIX`), so that a Redis Cluster keeps a
-store in one slot, where MULTI/EXEC over its keys is legal: a store is then served by one primary (its
-throughput is one Redis process's; shard by running several stores under different prefixes):
-
-  {P}:meta        hash: format_version, config, stoplist, created_at, indexed, next_docno (the next article
-                  number to reserve, HINCRBY: numbers a batch reserved and did not commit stay unused), clustering,
-                  pair_model (an items store's, `neardup train`), threshold (the default, when learned or set),
-                  languages (JSON: those its texts carried, SketchStore.languages)
-  {P}:generation  string: bumped by every committed batch; every writer WATCHes it
-  {P}:log         stream: one entry per generation (id 0-GENERATION): the ids it wrote or deleted (field ids,
-                  JSON), or field all when there were more than LOG_ENTRY_IDS; the last LOG_ENTRIES kept
-  {P}:sketches    hash: id → sketch bytes
-  {P}:docnos      hash: id → article number (uint32 LE)        (stores with postings)
-  {P}:ids         hash: article number (uint32 BE) → id        (stores with postings)
-  {P}:postings:B  string per bucket B (uint32 BE): its entries, store/buckets.py's format; a batch APPENDs new
-                  entries (one Lua call for all of them), so adding costs what is added, not what buckets hold
-                  (a bucket holds ~12K entries, 73 KB, at 100M articles of 128 values); only the buckets that
-                  replaced or deleted articles leave are read and rewritten
-  {P}:clusters    hash: id → cluster id (decimal)
-  {P}:turn        string, only while a writer that lost the race TURN_AFTER times holds the others back: its token;
-                  it expires after TURN_MS (a writer killed holding it)
-
-A write batch WATCHes the generation, reads what it needs (article numbers, old sketches, buckets), then writes
-everything with the new generation and its log entry in one MULTI/EXEC; another writer's commit in between
-makes EXEC fail and the batch is computed again. A batch of new articles only (any batch, in a store without
-postings) needs no WATCH: its article numbers reserved beforehand, one script checks that none of its ids is
-stored by now and no writer holds the turn, then writes it with the next generation, its postings only appended.
-So writers adding articles at once (`neardup index --engine dask`'s workers) never lose the race to each other;
-where the script finds an id stored, the batch is written as any other. A batch that keeps losing the race (a
-large one among a stream of small ones would lose it for as long as they come) takes the turn after TURN_AFTER
-losses: every writer WATCHes the turn too and waits while another holds it, so the batch commits at its next
-attempt. A connection lost on the way fails the batch (StoreUnavailable: the gRPC client sees UNAVAILABLE),
-whether or not Redis applied it: an acknowledged batch is always committed.
-
-A password comes from $NEARDUP_REDIS_PASSWORD (never the URL: a command line is visible to every user of the
-host); rediss:// checks the server's certificate against the system's CAs or $NEARDUP_REDIS_CA (a PEM file).
+reads its sketches in one HMGET, and MULTI/EXEC runs a batch as one step, so readers see whole batches only. All
+keys share one hash tag, so a Redis Cluster keeps a store in one slot. Writers race by WATCH on the generation;
+new articles only commit by one script; a writer that lost TURN_AFTER times takes the turn.
+The keys and the write protocol: docs/fleet.md ("Layout"); configuring and failures: docs/OPERATING.md.
 """
 from __future__ import annotations
 
@@ -504,7 +469,7 @@ class RedisStore(SketchStore):
         """change(read) reads while the generation is WATCHed and returns (outcome, writes); the writes, the new
         generation and its log entry then commit in one MULTI/EXEC, computed again when another writer
         committed in between. Each read(queue) is one MULTI/EXEC at the WATCHed generation, so a batch is
-        computed from one state. After TURN_AFTER such losses the writer takes the turn (module docstring).
+        computed from one state. After TURN_AFTER such losses the writer takes the turn (docs/fleet.md).
         Returns (outcome, the new generation)."""
 
         def read(queue) -> list:
