@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import inspect
 import json
 import sys
 import tempfile
@@ -40,26 +39,23 @@ from benchmarks.lib.sources import SourceMissing
 from neardup.core import kernel, vocabulary
 from neardup.runtime.deduplicator import Deduplicator, DedupParams
 from neardup.core.errors import NearDupError
-from neardup.jobs.index import index_corpus
+from neardup.jobs.index import IndexOptions, index_corpus
 from neardup.store import open_store
 
 #: A user's answers after which the store is trained and served again (lib/answers.py).
 ANSWER_CHECKPOINTS = (30, 60)
-#: index_corpus parameters the run sets itself.
-_FIXED_INDEX_ARGS = ("corpus", "store_path")
-
 
 def index_options(pairs: list[str]) -> dict:
-    """NAME=VALUE pairs as index_corpus keyword arguments: VALUE a Python literal (False, 0.002, 'word:3') or else
-    a string; ValueError names a pair that is malformed or an option index_corpus does not take."""
-    accepted = [name for name in inspect.signature(index_corpus).parameters if name not in _FIXED_INDEX_ARGS]
+    """NAME=VALUE pairs as index_corpus options (fields of IndexOptions): VALUE a Python literal (False, 0.002,
+    'word:3') or else a string; ValueError names a pair that is malformed or an option IndexOptions does not hold."""
+    accepted = [field.name for field in dataclasses.fields(IndexOptions)]
     options = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise ValueError(f"--index-arg {pair!r} is not NAME=VALUE")
         if name not in accepted:
-            raise ValueError(f"--index-arg {name!r} is no option of index_corpus; use one of {', '.join(accepted)}")
+            raise ValueError(f"--index-arg {name!r} is no option of index_corpus (IndexOptions); use one of {', '.join(accepted)}")
         try:
             options[name] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
@@ -76,7 +72,7 @@ class StoreRun:
             for record in corpus.records():
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.path = workdir / f"{corpus.family}-{corpus.split}.store"
-        self.summary = index_corpus(str(path), str(self.path), **options)
+        self.summary = index_corpus(str(path), str(self.path), IndexOptions(**options))
         self.ids = [doc.id for doc in corpus.docs]
         self.open()
 
@@ -272,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(families.FAMILIES))
     parser.add_argument("--threshold", type=float, help="serve at this threshold instead of the store's default")
     parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
-                        help="a keyword argument of neardup.jobs.index.index_corpus (repeatable), e.g. learn=False")
+                        help="an option of neardup.jobs.index.index_corpus, a field of its IndexOptions (repeatable), "
+                             "e.g. learn=False")
     parser.add_argument("--answers", type=int, nargs="*", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
                         help="train on a user's simulated answers after each COUNT and serve again (default: "
                              f"{' '.join(map(str, ANSWER_CHECKPOINTS))}; none: skip)")

@@ -41,7 +41,7 @@ from neardup.core.fields import FieldSpec
 from neardup.core.item_scoring import weighted
 from neardup.core.kernel import unpack
 from neardup.runtime.deduplicator import Deduplicator, DedupParams
-from neardup.jobs.index import index_corpus
+from neardup.jobs.index import IndexOptions, index_corpus
 from neardup.store import open_store
 
 
@@ -66,7 +66,7 @@ def build(split: str, size: int, work: Path, without: tuple[str, ...] = ()) -> d
     index_corpus(str(texts), str(base / "text-store"))
     schema = {"fields": tuple(FieldSpec.from_dict(spec) for spec in SCHEMA["fields"]),
               "rules": tuple(map(tuple, SCHEMA["rules"]))}
-    index_corpus(str(items), str(base / "item-store"), schema=schema)
+    index_corpus(str(items), str(base / "item-store"), IndexOptions(schema=schema))
     return {"pairs": data.pairs, "pairs_path": pairs, "text_store": base / "text-store",
             "item_store": base / "item-store"}
 
