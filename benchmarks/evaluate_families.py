@@ -2,7 +2,7 @@
 
 For each family and split the corpus is written as JSON Lines, indexed with neardup.jobs.index.index_corpus into a
 temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server groups
-it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults (Deduplicator.defaults, so
+it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults (ServedStore.defaults, so
 a threshold the store learned applies by itself), or --threshold. neardup is also run at every threshold of
 quality_counts.THRESHOLDS (same store, same call) for its best threshold per family (an oracle). The baselines of
 evaluate.py (lib/quality_methods.py: MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash
@@ -37,7 +37,9 @@ from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_gro
 from benchmarks.lib.quality_methods import Method, exact_method, minhash_method, simhash_method
 from benchmarks.lib.sources import SourceMissing
 from neardup.core import kernel, vocabulary
-from neardup.runtime.deduplicator import Deduplicator, DedupParams
+from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.params import DedupParams
+from neardup.runtime.served_store import ServedStore
 from neardup.core.errors import NearDupError
 from neardup.jobs.index import IndexOptions, index_corpus
 from neardup.store import open_store
@@ -79,7 +81,7 @@ class StoreRun:
     def open(self) -> None:
         """The store as it is now (its defaults too: what a user's answers trained since)."""
         self.store = open_store(self.path, readonly=True)
-        self.deduplicator = Deduplicator(self.store)
+        self.deduplicator = Deduplicator(ServedStore(self.store))
 
     def groups(self, indexes: list[int], params: list[DedupParams]) -> np.ndarray:
         """groups[p, position]: the position standing for each result's group under params[p], as Dedup
@@ -136,7 +138,7 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
         served_counts[name] = counts_by_scope(sets, lambda indexes: run.groups(indexes, [params]), 1)
 
     try:
-        defaults = run.deduplicator.defaults
+        defaults = run.deduplicator.served.defaults
         if threshold is not None:
             defaults = dataclasses.replace(defaults, threshold=threshold)
         sweep = [dataclasses.replace(defaults, threshold=float(t)) for t in THRESHOLDS]
@@ -151,8 +153,8 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
     def after_answers(count: int, report: dict) -> None:
         run.open()
         try:
-            served(f"neardup {count} answers", run.deduplicator.defaults)
-            trained[str(count)] = {**report, "served": dataclasses.asdict(run.deduplicator.defaults)}
+            served(f"neardup {count} answers", run.deduplicator.served.defaults)
+            trained[str(count)] = {**report, "served": dataclasses.asdict(run.deduplicator.served.defaults)}
         finally:
             run.close()
 

@@ -29,6 +29,7 @@ from benchmarks.lib.report import save, table
 from neardup.core import kernel
 from neardup.core.sketcher import Sketcher
 from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.served_store import ServedStore
 from neardup.jobs.index import IndexOptions, index_corpus
 from neardup.store import open_store
 
@@ -63,13 +64,13 @@ def popular(copies: int, others: int, seed: int, workdir: Path) -> dict:
         store_path = workdir / f"popular-{len(runs)}"
         summary = index_corpus(str(corpus), str(store_path), IndexOptions(workers=2, **options))
         with open_store(store_path, readonly=True) as store:
-            engine = Deduplicator(store)
-            outcome = engine.dedup_ids(result_set, engine.defaults)
+            engine = Deduplicator(ServedStore(store))
+            outcome = engine.dedup_ids(result_set, engine.served.defaults)
             story_hashes = Sketcher(store.config, store.stoplist).hashes(story.text)
             runs[rule] = {"stoplist_size": summary.stoplist_size, "popular_kept": summary.popular_kept,
                           "story_shingles_stoplisted": len(story_hashes & store.stoplist) / len(story_hashes),
                           "marked_duplicate": sum(d >= 0 for d in kernel.unpack(outcome.packed_grouping).duplicate_of),
-                          "threshold": engine.defaults.threshold}
+                          "threshold": engine.served.defaults.threshold}
     return {"copies": copies, "others": others, "result_set": len(result_set), "story": story.key, "runs": runs}
 
 

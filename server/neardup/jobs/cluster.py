@@ -4,7 +4,7 @@ those ids, exported for a search engine to collapse results by.
 The pairs come from `neardup pairs` (run here with the same workers, or read from its output with --pairs); the
 clustering itself is core/linkage.py. Ids are stable: a cluster that persists keeps its id (linkage.stable_ids),
 so a search engine's collapse attribute does not churn, and once a store is clustered, each new article gets a
-cluster when it is written (Deduplicator.assign_clusters).
+cluster when it is written (writer.Writer.assign_clusters).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ..core import linkage
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.errors import JobFailed
 from ..core.vocabulary import COMPLETE
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.served_store import ServedStore
 from ..store import open_store
 from ..store.base import stored_ids
 from .progress import progress
@@ -59,10 +59,10 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
     started = time.monotonic()
     summary = ClusterSummary(method)
     with open_store(store_path, readonly=True) as store:
-        engine = Deduplicator(store)
-        threshold = engine.defaults.threshold if threshold is None else threshold
-        metric = metric or engine.defaults.metric
-        engine.check_metric(metric)
+        served = ServedStore(store)
+        threshold = served.defaults.threshold if threshold is None else threshold
+        metric = metric or served.defaults.metric
+        served.check_metric(metric)
     with tempfile.TemporaryFile() as found:
         if pairs_file is None:
             searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,

@@ -42,7 +42,8 @@ from ..core.sketcher import Sketcher
 from ..core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE, Frequencies, Sample, boilerplate,
                              frequent, stoplist_cut)
 from ..core.vocabulary import ITEMS
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.served_store import ServedStore
+from ..runtime.writer import Writer
 from ..store import SketchStore, create_store, open_store, store_backend, store_exists
 from . import parquet, threshold as store_threshold
 from .progress import progress
@@ -379,9 +380,9 @@ def _postings_progress() -> Callable[[int, int], None]:
 
 def _write_batches(store: SketchStore, batches: Iterator[list[tuple[str, bytes]]]) -> None:
     """Into an existing store: each batch atomic, so a killed process leaves whole batches only. In a clustered
-    store each new article gets its cluster after its batch (Deduplicator.assign_clusters). (A new store is
+    store each new article gets its cluster after its batch (Writer.assign_clusters). (A new store is
     written whole by create_store or not at all, where its backend allows: LMDB.)"""
-    clustered = Deduplicator(store) if store.clustered() else None
+    clustered = Writer(ServedStore(store)) if store.clustered() else None
     for batch in batches:
         store.put_many(batch)
         if clustered is not None:

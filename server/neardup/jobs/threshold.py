@@ -2,7 +2,7 @@
 `neardup index --threshold` or `neardup configure --threshold`, shown by `neardup info` with where it came from.
 
 Learning (core/calibration.py has the rule) searches SAMPLE_DOCUMENTS stored articles, drawn by a hash of their
-ids (calibration.sampled_keys), over the whole store (Deduplicator.nearest_similarities): a fixed cost of searches,
+ids (calibration.sampled_keys), over the whole store (SimilarSearch.nearest_similarities): a fixed cost of searches,
 whatever the corpus size, and one read of every id. What a bottom-K store learns depends on its ids and sketches
 alone, never on the order they were written or numbered in: `neardup index`, `neardup configure --threshold learn`
 on the same store, on a migrated copy, or on a store of the same corpus written in another order learn the same
@@ -24,7 +24,8 @@ from ..core.fields import weighted_by_hand
 from ..core.item_scoring import similarity_columns
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK, ITEMS
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.served_store import ServedStore
+from ..runtime.similar_search import SimilarSearch
 from ..store import SketchStore
 from .pair_sample import sample_candidate_pairs
 
@@ -98,7 +99,8 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
     if choice == LEARN:
         check_learnable(choice, store.config, store.indexed)
         weights = learn_field_weights(store)
-        nearest = Deduplicator(store, pair_model=False, field_weights=weights or {}).nearest_similarities(sample)
+        served = ServedStore(store, pair_model=False, field_weights=weights or {})
+        nearest = SimilarSearch(served).nearest_similarities(sample)
         value = calibration.learn_threshold(nearest, lowest_valley=store.config.kind == ITEMS)
         wanted = None if value is None else {"threshold": value, "source": calibration.LEARNED,
                                              "sampled": len(nearest)}
