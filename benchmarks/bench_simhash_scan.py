@@ -68,7 +68,8 @@ def measured(size: int, queries: int) -> dict:
             {name: (lambda doc_id, p=p: engine.find_similar(doc_id, p), ids) for name, p in params.items()}, 3)
         after_write = []
         for round_ in range(5):
-            writer.upsert([Document(f"new{round_}", sketch=random.Random(round_).getrandbits(64).to_bytes(8, "little"))])
+            fingerprint = random.Random(round_).getrandbits(64).to_bytes(8, "little")
+            writer.upsert([Document(f"new{round_}", sketch=fingerprint)])
             began = time.perf_counter()
             engine.find_similar(ids[round_][0], params["scan"])
             after_write.append((time.perf_counter() - began) * 1000)

@@ -2,9 +2,10 @@
 
 For each family and split the corpus is written as JSON Lines, indexed with neardup.jobs.index.index_corpus into a
 temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server groups
-it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults (ServedStore.defaults, so
-a threshold the store learned applies by itself), or --threshold. neardup is also run at every threshold of
-quality_counts.THRESHOLDS (same store, same call) for its best threshold per family (an oracle). The baselines of
+it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults
+(ServedStore.defaults, so a threshold the store learned applies by itself), or --threshold. neardup is also run
+at every threshold of quality_counts.THRESHOLDS (same store, same call) for its best threshold per family (an
+oracle). The baselines of
 evaluate.py (lib/quality_methods.py: MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash
 char 4-gram) group each set with the same greedy rule at each family's own best threshold (a per-family oracle).
 Pairwise precision, recall and F1 are micro-averaged over the sets: per family, per scope within a family (popular:
@@ -57,7 +58,8 @@ def index_options(pairs: list[str]) -> dict:
         if not sep or not name:
             raise ValueError(f"--index-arg {pair!r} is not NAME=VALUE")
         if name not in accepted:
-            raise ValueError(f"--index-arg {name!r} is no option of index_corpus (IndexOptions); use one of {', '.join(accepted)}")
+            raise ValueError(f"--index-arg {name!r} is no option of index_corpus (IndexOptions); use one of "
+                             f"{', '.join(accepted)}")
         try:
             options[name] = ast.literal_eval(value)
         except (ValueError, SyntaxError):

@@ -377,5 +377,6 @@ def test_a_story_republished_150_times_is_kept_and_the_sites_footers_are_stop_li
         story_hashes = sketcher.hashes(" ".join(story))
         assert len(story_hashes & store.stoplist) < len(story_hashes) // 10
         engine = Deduplicator(ServedStore(store))
-        grouping = kernel.unpack(engine.dedup_ids([f"copy-{n}" for n in range(100)], engine.served.defaults).packed_grouping)
+        outcome = engine.dedup_ids([f"copy-{n}" for n in range(100)], engine.served.defaults)
+        grouping = kernel.unpack(outcome.packed_grouping)
     assert grouping.duplicate_of[0] == -1 and all(leader >= 0 for leader in grouping.duplicate_of[1:])

@@ -264,8 +264,8 @@ def test_every_backend_keeps_items_and_the_pair_model(store_location):
         grouping = kernel.unpack(Deduplicator(served).dedup_ids(["ad-1", "ad-2-manchester", "ad-1-repost"],
                                                   DedupParams(0.81, "fields")).packed_grouping)
         assert grouping.duplicate_of == [-1, -1, 0]
-        assert [m.id for m in SimilarSearch(served).find_similar("ad-1", SimilarParams(threshold=0.5, metric="fields")).matches] \
-            == ["ad-1-repost"]
+        found = SimilarSearch(served).find_similar("ad-1", SimilarParams(threshold=0.5, metric="fields"))
+        assert [m.id for m in found.matches] == ["ad-1-repost"]
 
 
 # --- the store described in its own terms ---------------------------------------------------------------------------

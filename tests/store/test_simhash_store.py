@@ -79,7 +79,8 @@ class Operations:
 
     def __init__(self, store, limits: Limits = Limits()):
         self.served = ServedStore(store, limits)
-        self.dedup, self.search, self.writer = Deduplicator(self.served), SimilarSearch(self.served), Writer(self.served)
+        self.dedup, self.search = Deduplicator(self.served), SimilarSearch(self.served)
+        self.writer = Writer(self.served)
 
 
 @pytest.fixture
@@ -281,7 +282,8 @@ def test_find_similar_by_sketch_and_top_k(engine, store_path):
     outcome = engine.search.find_similar(Document("", sketch=encode(query)),
                                   SimilarParams(top_k=2, threshold=61 / 64, metric=HAMMING))
     assert [(m.id, m.similarity) for m in outcome.matches] == exhaustive_hamming(fingerprints, query, 61 / 64)[:2]
-    assert engine.search.find_similar(Document("", sketch=b""), SimilarParams(threshold=0.0, metric=HAMMING)).matches == []
+    empty = engine.search.find_similar(Document("", sketch=b""), SimilarParams(threshold=0.0, metric=HAMMING))
+    assert empty.matches == []
 
 
 @pytest.mark.parametrize("threshold", [60 / 64, 0.8, 46 / 64, 0.0])

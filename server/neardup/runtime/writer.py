@@ -15,6 +15,8 @@ from .similar_search import SimilarSearch
 
 
 class Writer:
+    """Writes to one served store: each document sketched by its rules, new articles clustered by its search."""
+
     def __init__(self, served: ServedStore):
         self.served = served
         self.store = served.store

@@ -1,5 +1,6 @@
 """Prometheus metrics for `neardup serve --metrics-port PORT`, kept apart from the servicer (an interceptor and
-thin wrappers around the session cache, the deduplicator and the writer), and served over HTTP by the supervising process.
+thin wrappers around the session cache, the deduplicator and the writer), and served over HTTP by the supervising
+process.
 
 prometheus-client's multiprocess mode: every worker writes its values to memory-mapped files named by its pid in a
 private directory (PROMETHEUS_MULTIPROC_DIR, made by `Exporter.start` and removed by `Exporter.close`); the

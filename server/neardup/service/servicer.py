@@ -1,4 +1,5 @@
-"""The NearDup servicer: thin. Decode, call the store's operation (runtime/), encode; errors become status codes in one place.
+"""The NearDup servicer: thin. Decode, call the served store's operation (runtime/), encode; errors become status
+codes in one place.
 
 Every handler receives the raw request bytes: Dedup looks its answer up in the session cache by those
 bytes before decoding anything, and a malformed message is an INVALID_ARGUMENT, not an INTERNAL error.
