@@ -6,7 +6,7 @@ Builds a store of the corpus-search benchmarks' generated corpus (lib/similar_co
 singletons, short texts, hot values), then runs the real commands under /usr/bin/time -v:
   1. `neardup pairs --workers N --output pairs.jsonl`;
   2. `neardup cluster --method M --pairs pairs.jsonl`, twice: the second run must change no id;
-  3. 1 % new articles through Deduplicator.upsert (each gets a cluster at once);
+  3. 1 % new articles through Writer.upsert (each gets a cluster at once);
   4. `neardup cluster --method M --workers N` (pairs found again), and the share of old articles keeping their id.
 Prints one line per step (exit code, seconds, the command's summary, peak RSS).
 """
@@ -22,7 +22,9 @@ from pathlib import Path
 from benchmarks.lib import similar_corpus
 from benchmarks.lib.server_process import NEARDUP
 from neardup.core.sketch_config import SketchConfig
-from neardup.runtime.deduplicator import Deduplicator, Document
+from neardup.runtime.documents import Document
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.writer import Writer
 from neardup.store import create_store, open_store
 
 
@@ -71,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
                                                                     hot))[:args.articles // 100]
         started = time.perf_counter()
         with open_store(store) as opened:
-            engine = Deduplicator(opened)
+            engine = Writer(ServedStore(opened))
             for at in range(0, len(new), 1000):
                 engine.upsert([Document(f"new-{at + n}", sketch=s) for n, s in enumerate(new[at:at + 1000])])
             unclustered = opened.clusters([f"new-{n}" for n in range(len(new))]).count(-1)

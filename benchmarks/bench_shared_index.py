@@ -8,7 +8,7 @@ Per size: the store created with its articles in batches of 50,000 (create_store
 mapping in /proc/PID/smaps; FindSimilar (stored id, top 10, default metric and threshold) through NearDupClient
 against the same server's empty health Check, one call at a time in alternating blocks (p50, p99, their ratios);
 top-10 recall against an exhaustive scan (kernel.similar over every stored sketch); Upserts and Deletes through the
-server (articles/s) after which each worker's answers are compared with the store path's (Deduplicator over the
+server (articles/s) after which each worker's answers are compared with the store path's (SimilarSearch over the
 store, in this process) and a deleted article must be NOT_FOUND and in no answer; a worker killed with SIGKILL and
 the seconds until its replacement answers again on its own port. The shared mode also: the seconds a worker takes
 to write a new file from its mapped base and delta (the background rebuild), in this process.
@@ -55,7 +55,9 @@ from neardup.core import kernel
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import DEFAULT_METRIC, DEFAULT_THRESHOLD
 from neardup.runtime import index_file
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 from neardup.store import create_store, open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 
@@ -273,7 +275,7 @@ def write_and_compare(store_path: Path, client: NearDupClient, workers, queries:
     probes = [doc_id for doc_id in [doc.id for doc in new[::20]] + query_ids if doc_id not in gone]
     mismatches = in_answers = not_found = 0
     with open_store(store_path, readonly=True) as store:
-        engine = Deduplicator(store)
+        engine = SimilarSearch(ServedStore(store))
         for doc_id in probes:
             want = [(m.id, m.similarity) for m in engine.find_similar(
                 doc_id, SimilarParams(TOP, threshold, DEFAULT_METRIC)).matches]

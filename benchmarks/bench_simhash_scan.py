@@ -1,4 +1,4 @@
-"""A simhash store's corpus search in process (Deduplicator.find_similar on an LMDB store, no gRPC): from its
+"""A simhash store's corpus search in process (SimilarSearch.find_similar on an LMDB store, no gRPC): from its
 permutation tables at 61/64 (3 bits, what the tables guarantee) against the exact fingerprint scan at the
 store's default, 46/64 (18 bits), timed in turns on the same queries; and the first search after a write, which
 reads every fingerprint of the new state again.
@@ -21,7 +21,11 @@ from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import HAMMING, SIMHASH, SIMHASH_THRESHOLD
-from neardup.runtime.deduplicator import Deduplicator, Document, SimilarParams
+from neardup.runtime.documents import Document
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
+from neardup.runtime.writer import Writer
 from neardup.store import create_store
 
 TABLES_THRESHOLD = 61 / 64
@@ -52,7 +56,8 @@ def measured(size: int, queries: int) -> dict:
         values = fingerprints(size)
         store = build(Path(work) / "store", values)
         row = {"articles": size, "build_s": time.perf_counter() - began}
-        engine = Deduplicator(store)
+        served = ServedStore(store)
+        engine, writer = SimilarSearch(served), Writer(served)
         ids = [(f"d{i}",) for i in random.Random(1).sample(range(size), queries)]
         params = {name: SimilarParams(top_k=10, threshold=threshold, metric=HAMMING)
                   for name, threshold in (("tables", TABLES_THRESHOLD), ("scan", SIMHASH_THRESHOLD))}
@@ -63,7 +68,8 @@ def measured(size: int, queries: int) -> dict:
             {name: (lambda doc_id, p=p: engine.find_similar(doc_id, p), ids) for name, p in params.items()}, 3)
         after_write = []
         for round_ in range(5):
-            engine.upsert([Document(f"new{round_}", sketch=random.Random(round_).getrandbits(64).to_bytes(8, "little"))])
+            fingerprint = random.Random(round_).getrandbits(64).to_bytes(8, "little")
+            writer.upsert([Document(f"new{round_}", sketch=fingerprint)])
             began = time.perf_counter()
             engine.find_similar(ids[round_][0], params["scan"])
             after_write.append((time.perf_counter() - began) * 1000)

@@ -1,4 +1,4 @@
-"""FindSimilar in process (Deduplicator.find_similar, no gRPC) at 100K and 1M generated articles
+"""FindSimilar in process (SimilarSearch.find_similar, no gRPC) at 100K and 1M generated articles
 (lib/similar_corpus.py): per kind of query (grouped, singleton, short, hot-value) and over all, at the default metric
 (top 10) and at Jaccard (top 1,000), searching the store's postings and the in-memory search index, built in process
 as a `--search-index memory` worker builds it (its build time, arrays and the anonymous memory it took).
@@ -18,7 +18,9 @@ from benchmarks.lib.similar_queries import KINDS, Corpus, Query
 from benchmarks.lib.similar_run import JACCARD_TOP_K, TOP
 from neardup.core.vocabulary import DEFAULT_METRIC
 from neardup.core.vocabulary import JACCARD
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 
 PATHS = (("store", "engine"), ("memory", "engine_memory"))
 
@@ -40,7 +42,7 @@ def measured(plan: similar_run.Plan, work: Path) -> dict:
         row = {"articles": size, "queries_per_kind": similar_run.queries_per_kind(state.queries[size])}
         phase = similar_run.phase_timer(row, size)
         similar_run.settle()
-        engine, corpus, queries = Deduplicator(state.store), state.corpus, state.queries[size]
+        engine, corpus, queries = SimilarSearch(ServedStore(state.store)), state.corpus, state.queries[size]
 
         def from_store(doc_id, params):
             return engine.find_similar(doc_id, params)
@@ -73,7 +75,7 @@ def measured(plan: similar_run.Plan, work: Path) -> dict:
 def markdown(results: dict) -> str:
     f = similar_run.cell
     lines = similar_run.header(results, "Corpus search: FindSimilar in process")
-    lines += ["", "### FindSimilar in process (Deduplicator.find_similar, no gRPC; µs per query kind)", ""]
+    lines += ["", "### FindSimilar in process (SimilarSearch.find_similar, no gRPC; µs per query kind)", ""]
     rows = []
     for row in results["rows"]:
         for path, key in PATHS:

@@ -25,14 +25,16 @@ from benchmarks.lib.report import table
 from benchmarks.lib.similar_queries import Corpus, Query, check_truth, jaccard_truth
 from benchmarks.lib.similar_run import JACCARD_TOP_K
 from neardup.core.vocabulary import JACCARD
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 
 MEMORY_JACCARD = "FindSimilar jaccard (memory index, in process)"
 PATHS = (("store", "FindSimilar jaccard (engine, in process)", "findsimilar"),
          ("memory", MEMORY_JACCARD, "findsimilar_memory"))
 
 
-def lsh_comparison(lsh: similar_run.Lsh, engine: Deduplicator, in_memory, corpus: Corpus, sig: np.ndarray, size: int,
+def lsh_comparison(lsh: similar_run.Lsh, engine: SimilarSearch, in_memory, corpus: Corpus, sig: np.ndarray, size: int,
                    queries: list[Query], threshold: float, rounds: int) -> dict:
     """MinHashLSH.query and FindSimilar metric=jaccard (over the store, and from the memory index: in_memory(doc_id,
     params)) on the same queries: latency in turns, recall against the exact Jaccard of the full sets."""
@@ -99,7 +101,7 @@ def measured(plan: similar_run.Plan, quick: bool, work: Path) -> dict:
             checked = check_truth(state.chunks, queries, lengths, groups, hot_bits, threshold)
             print(f"  Jaccard truth equals a full scan for {checked} queries ({time.perf_counter() - began:.1f} s)")
         similar_run.settle()
-        engine = Deduplicator(state.store)
+        engine = SimilarSearch(ServedStore(state.store))
         similar_run.warm(engine, state.corpus, state.queries[size], threshold)
         began = time.perf_counter()
         view, _ = similar_run.memory_index(state.store, size)

@@ -1,4 +1,4 @@
-"""`neardup pairs`' rate at 100K and 1M generated articles (lib/similar_corpus.py): Deduplicator.similar_pairs over
+"""`neardup pairs`' rate at 100K and 1M generated articles (lib/similar_corpus.py): SimilarSearch.similar_pairs over
 a range of 2,000 article numbers in the middle of the store, at the default metric and threshold; articles/s, the
 pairs found, and what a whole store takes in one process at that rate.
 
@@ -14,12 +14,13 @@ from pathlib import Path
 from benchmarks.lib import similar_run
 from benchmarks.lib.report import table
 from neardup.core.vocabulary import DEFAULT_METRIC
-from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 
 PAIRS_SAMPLE = 2_000           # articles of the similar_pairs range
 
 
-def pairs_rate(engine: Deduplicator, threshold: float, metric: str) -> dict:
+def pairs_rate(engine: SimilarSearch, threshold: float, metric: str) -> dict:
     limit = engine.docno_limit()
     start = max(0, limit // 2 - PAIRS_SAMPLE // 2)
     stop = min(limit, start + PAIRS_SAMPLE)
@@ -39,7 +40,7 @@ def measured(plan: similar_run.Plan, work: Path) -> dict:
         row = {"articles": size}
         phase = similar_run.phase_timer(row, size)
         began = time.perf_counter()
-        row["pairs"] = pairs_rate(Deduplicator(state.store), plan.threshold, DEFAULT_METRIC)
+        row["pairs"] = pairs_rate(SimilarSearch(ServedStore(state.store)), plan.threshold, DEFAULT_METRIC)
         phase("similar_pairs", began)
         rows.append(row)
     return {"sizes": sorted(set(plan.sizes)), "rows": rows, "phases": state.phases, "corpus": state.corpus_summary()}
@@ -48,7 +49,7 @@ def measured(plan: similar_run.Plan, work: Path) -> dict:
 def markdown(results: dict) -> str:
     f = similar_run.cell
     lines = similar_run.header(results, "Corpus search: the rate of neardup pairs")
-    lines += ["", "### Deduplicator.similar_pairs over a range of articles", ""]
+    lines += ["", "### SimilarSearch.similar_pairs over a range of articles", ""]
     lines += table(["articles", "range", "articles searched", "pairs", "articles/s", "whole store, one process s"],
                    [[f"{row['articles']:,}", f"{row['pairs']['start']:,}–{row['pairs']['stop']:,}",
                      f"{row['pairs']['articles']:,}", f"{row['pairs']['pairs']:,}",

@@ -1,6 +1,6 @@
 """FindSimilar's top-10 recall against an exhaustive scan, at 100K and 1M generated articles (lib/similar_corpus.py):
 for each query, kernel.similar over every stored sketch gives the top 10 by similarity then id at the default metric
-and threshold; FindSimilar (Deduplicator.find_similar in process) answers from the store's postings and from the
+and threshold; FindSimilar (SimilarSearch.find_similar in process) answers from the store's postings and from the
 in-memory search index. Queries drawn alike from grouped, singleton, short and hot-value articles (each of those
 holding at least 3 hot values); recall overall and per kind, the inexact answers and the first misses.
 
@@ -21,7 +21,9 @@ from benchmarks.lib.similar_queries import KINDS, Corpus, Query
 from benchmarks.lib.similar_run import TOP
 from neardup.core import kernel
 from neardup.core.vocabulary import DEFAULT_METRIC
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 
 GOAL_RECALL = 0.99
 PATHS = (("store", "recall"), ("memory", "recall_memory"))
@@ -32,7 +34,7 @@ def top(pairs: list[tuple[str, float]]) -> list[str]:
 
 
 def recall_vs_scan(search, corpus: Corpus, size: int, queries: list[Query], threshold: float, metric: str) -> dict:
-    """FindSimilar's top 10 (search(doc_id, params): Deduplicator.find_similar over the store or the memory index)
+    """FindSimilar's top 10 (search(doc_id, params): SimilarSearch.find_similar over the store or the memory index)
     against the top 10 of kernel.similar over every stored sketch, per kind of query."""
     sketches, ids = corpus.sketches[:size], corpus.ids[:size]
     found = relevant = 0
@@ -67,7 +69,7 @@ def measured(plan: similar_run.Plan, work: Path) -> dict:
     for size, state in similar_run.corpus_sizes(plan, work):
         row = {"articles": size, "queries_per_kind": similar_run.queries_per_kind(state.queries[size])}
         phase = similar_run.phase_timer(row, size)
-        engine, corpus, queries = Deduplicator(state.store), state.corpus, state.queries[size]
+        engine, corpus, queries = SimilarSearch(ServedStore(state.store)), state.corpus, state.queries[size]
         began = time.perf_counter()
         view, _ = similar_run.memory_index(state.store, size)
         phase("memory index build", began)

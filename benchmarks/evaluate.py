@@ -39,7 +39,7 @@ from benchmarks.lib.quality_methods import (DEFAULT_CONFIG, EXPLORED, NeardupMet
 from benchmarks.lib.quality_report import markdown, plot, summary
 from benchmarks.lib.sources import SourceMissing
 from neardup.core import reference, vocabulary
-from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.served_store import ServedStore
 from neardup.jobs.index import index_corpus
 from neardup.store import open_store
 
@@ -64,7 +64,7 @@ def served_threshold(docs: list[devcorpus.Doc]) -> float:
         devcorpus.write_jsonl(docs, corpus)
         index_corpus(str(corpus), str(Path(workdir) / "store"))
         with open_store(Path(workdir) / "store", readonly=True) as store:
-            return Deduplicator(store).defaults.threshold
+            return ServedStore(store).defaults.threshold
 
 
 def main(argv: list[str] | None = None) -> None:

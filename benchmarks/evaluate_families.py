@@ -2,9 +2,10 @@
 
 For each family and split the corpus is written as JSON Lines, indexed with neardup.jobs.index.index_corpus into a
 temporary LMDB store (with the --index-arg options), and each result set of ~100 ids is grouped as the server groups
-it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults (Deduplicator.defaults, so
-a threshold the store learned applies by itself), or --threshold. neardup is also run at every threshold of
-quality_counts.THRESHOLDS (same store, same call) for its best threshold per family (an oracle). The baselines of
+it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults
+(ServedStore.defaults, so a threshold the store learned applies by itself), or --threshold. neardup is also run
+at every threshold of quality_counts.THRESHOLDS (same store, same call) for its best threshold per family (an
+oracle). The baselines of
 evaluate.py (lib/quality_methods.py: MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash
 char 4-gram) group each set with the same greedy rule at each family's own best threshold (a per-family oracle).
 Pairwise precision, recall and F1 are micro-averaged over the sets: per family, per scope within a family (popular:
@@ -21,7 +22,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import inspect
 import json
 import sys
 import tempfile
@@ -38,28 +38,28 @@ from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_gro
 from benchmarks.lib.quality_methods import Method, exact_method, minhash_method, simhash_method
 from benchmarks.lib.sources import SourceMissing
 from neardup.core import kernel, vocabulary
-from neardup.runtime.deduplicator import Deduplicator, DedupParams
+from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.params import DedupParams
+from neardup.runtime.served_store import ServedStore
 from neardup.core.errors import NearDupError
-from neardup.jobs.index import index_corpus
+from neardup.jobs.index import IndexOptions, index_corpus
 from neardup.store import open_store
 
 #: A user's answers after which the store is trained and served again (lib/answers.py).
 ANSWER_CHECKPOINTS = (30, 60)
-#: index_corpus parameters the run sets itself.
-_FIXED_INDEX_ARGS = ("corpus", "store_path")
-
 
 def index_options(pairs: list[str]) -> dict:
-    """NAME=VALUE pairs as index_corpus keyword arguments: VALUE a Python literal (False, 0.002, 'word:3') or else
-    a string; ValueError names a pair that is malformed or an option index_corpus does not take."""
-    accepted = [name for name in inspect.signature(index_corpus).parameters if name not in _FIXED_INDEX_ARGS]
+    """NAME=VALUE pairs as index_corpus options (fields of IndexOptions): VALUE a Python literal (False, 0.002,
+    'word:3') or else a string; ValueError names a pair that is malformed or an option IndexOptions does not hold."""
+    accepted = [field.name for field in dataclasses.fields(IndexOptions)]
     options = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise ValueError(f"--index-arg {pair!r} is not NAME=VALUE")
         if name not in accepted:
-            raise ValueError(f"--index-arg {name!r} is no option of index_corpus; use one of {', '.join(accepted)}")
+            raise ValueError(f"--index-arg {name!r} is no option of index_corpus (IndexOptions); use one of "
+                             f"{', '.join(accepted)}")
         try:
             options[name] = ast.literal_eval(value)
         except (ValueError, SyntaxError):
@@ -76,14 +76,14 @@ class StoreRun:
             for record in corpus.records():
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.path = workdir / f"{corpus.family}-{corpus.split}.store"
-        self.summary = index_corpus(str(path), str(self.path), **options)
+        self.summary = index_corpus(str(path), str(self.path), IndexOptions(**options))
         self.ids = [doc.id for doc in corpus.docs]
         self.open()
 
     def open(self) -> None:
         """The store as it is now (its defaults too: what a user's answers trained since)."""
         self.store = open_store(self.path, readonly=True)
-        self.deduplicator = Deduplicator(self.store)
+        self.deduplicator = Deduplicator(ServedStore(self.store))
 
     def groups(self, indexes: list[int], params: list[DedupParams]) -> np.ndarray:
         """groups[p, position]: the position standing for each result's group under params[p], as Dedup
@@ -140,7 +140,7 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
         served_counts[name] = counts_by_scope(sets, lambda indexes: run.groups(indexes, [params]), 1)
 
     try:
-        defaults = run.deduplicator.defaults
+        defaults = run.deduplicator.served.defaults
         if threshold is not None:
             defaults = dataclasses.replace(defaults, threshold=threshold)
         sweep = [dataclasses.replace(defaults, threshold=float(t)) for t in THRESHOLDS]
@@ -155,8 +155,8 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
     def after_answers(count: int, report: dict) -> None:
         run.open()
         try:
-            served(f"neardup {count} answers", run.deduplicator.defaults)
-            trained[str(count)] = {**report, "served": dataclasses.asdict(run.deduplicator.defaults)}
+            served(f"neardup {count} answers", run.deduplicator.served.defaults)
+            trained[str(count)] = {**report, "served": dataclasses.asdict(run.deduplicator.served.defaults)}
         finally:
             run.close()
 
@@ -272,7 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(families.FAMILIES))
     parser.add_argument("--threshold", type=float, help="serve at this threshold instead of the store's default")
     parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
-                        help="a keyword argument of neardup.jobs.index.index_corpus (repeatable), e.g. learn=False")
+                        help="an option of neardup.jobs.index.index_corpus, a field of its IndexOptions (repeatable), "
+                             "e.g. learn=False")
     parser.add_argument("--answers", type=int, nargs="*", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
                         help="train on a user's simulated answers after each COUNT and serve again (default: "
                              f"{' '.join(map(str, ANSWER_CHECKPOINTS))}; none: skip)")

@@ -40,8 +40,10 @@ from neardup.jobs import train
 from neardup.core.fields import FieldSpec
 from neardup.core.item_scoring import weighted
 from neardup.core.kernel import unpack
-from neardup.runtime.deduplicator import Deduplicator, DedupParams
-from neardup.jobs.index import index_corpus
+from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.params import DedupParams
+from neardup.runtime.served_store import ServedStore
+from neardup.jobs.index import IndexOptions, index_corpus
 from neardup.store import open_store
 
 
@@ -66,7 +68,7 @@ def build(split: str, size: int, work: Path, without: tuple[str, ...] = ()) -> d
     index_corpus(str(texts), str(base / "text-store"))
     schema = {"fields": tuple(FieldSpec.from_dict(spec) for spec in SCHEMA["fields"]),
               "rules": tuple(map(tuple, SCHEMA["rules"]))}
-    index_corpus(str(items), str(base / "item-store"), schema=schema)
+    index_corpus(str(items), str(base / "item-store"), IndexOptions(schema=schema))
     return {"pairs": data.pairs, "pairs_path": pairs, "text_store": base / "text-store",
             "item_store": base / "item-store"}
 
@@ -75,8 +77,8 @@ def dedup_scores(store_path: Path, pairs: list[dict], threshold: float) -> np.nd
     """The similarity Dedup reports for b against a (0 when it keeps b, which a threshold of 0 never does for a
     pair it scores: those are the pairs sharing no value or no super token)."""
     with open_store(store_path, readonly=True) as store:
-        engine = Deduplicator(store)
-        params = DedupParams(threshold, engine.defaults.metric, "greedy")
+        engine = Deduplicator(ServedStore(store))
+        params = DedupParams(threshold, engine.served.defaults.metric, "greedy")
         scores = []
         for pair in pairs:
             grouping = unpack(engine.dedup_ids([pair["a"], pair["b"]], params).packed_grouping)
@@ -87,12 +89,12 @@ def dedup_scores(store_path: Path, pairs: list[dict], threshold: float) -> np.nd
 def dedup_cost(store_path: Path, result_sets: list[list[str]], rounds: int = 5) -> float:
     """Median µs of the engine's Dedup of a stored result set (in process: the request path after decoding)."""
     with open_store(store_path, readonly=True) as store:
-        engine = Deduplicator(store)
+        engine = Deduplicator(ServedStore(store))
         times = []
         for _ in range(rounds):
             for ids in result_sets:
                 started = time.perf_counter()
-                engine.dedup_ids(ids, engine.defaults)
+                engine.dedup_ids(ids, engine.served.defaults)
                 times.append(time.perf_counter() - started)
     return float(np.median(times) * 1e6)
 

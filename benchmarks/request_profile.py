@@ -28,7 +28,7 @@ from benchmarks.lib.server_process import Server, free_port
 #: (bucket, function names that put a stack in it), innermost first: a stack goes to the first bucket one of whose
 #: names it holds, looked for from its innermost frame outwards.
 BUCKETS = (
-    ("handler: kernel (kernel.dedup, GIL held around the compiled call)", ("dedup", "Deduplicator._dedup")),
+    ("handler: kernel (kernel.dedup, GIL held around the compiled call)", ("dedup", "Deduplicator.group")),
     ("handler: sketch gather (view memo)", ("_Memo.get_many", "Reading.get_many", "_Memo._fill")),
     ("handler: view catch-up (store generation)", ("LiveView.read", "CommitId.last", "ChangeFeed.refresh")),
     ("handler: wire reader", ("plain_dedup_request",)),

@@ -45,7 +45,7 @@ def serve(mode: str, argv: list[str]) -> int:
             known = memo[request_bytes] = (sketches, handler(self, request_bytes, context))
         if mode == "kernel":
             params = self.defaults
-            kernel.dedup(known[0], self.engine.store.config.k, params.threshold, params.metric, params.grouping,
+            kernel.dedup(known[0], self.served.config.k, params.threshold, params.metric, params.grouping,
                          packed=True)
         return known[1]
 

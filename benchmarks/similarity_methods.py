@@ -186,7 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=devcorpus.SPLITS, nargs="+", default=list(devcorpus.SPLITS))
     parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(families.FAMILIES))
     parser.add_argument("--index-arg", action="append", default=[], metavar="NAME=VALUE",
-                        help="a keyword argument of neardup.jobs.index.index_corpus (repeatable), e.g. learn=False")
+                        help="an option of neardup.jobs.index.index_corpus, a field of its IndexOptions (repeatable), "
+                             "e.g. learn=False")
     parser.add_argument("--stoplist-at-compare", action="store_true",
                         help="sketch every shingle (learn=False) and leave the stop-list the store would learn out of "
                              "each comparison instead")

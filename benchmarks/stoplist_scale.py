@@ -29,7 +29,8 @@ from benchmarks.lib.report import save, table
 from neardup.core import kernel
 from neardup.core.sketcher import Sketcher
 from neardup.runtime.deduplicator import Deduplicator
-from neardup.jobs.index import index_corpus
+from neardup.runtime.served_store import ServedStore
+from neardup.jobs.index import IndexOptions, index_corpus
 from neardup.store import open_store
 
 COUNT_RULE = {"stop_own_share": 0.0, "stop_fraction": 0.01, "stop_min_docs": 50}
@@ -61,15 +62,15 @@ def popular(copies: int, others: int, seed: int, workdir: Path) -> dict:
     runs = {}
     for rule, options in (("diversity (default)", {}), ("count (before)", COUNT_RULE)):
         store_path = workdir / f"popular-{len(runs)}"
-        summary = index_corpus(str(corpus), str(store_path), workers=2, **options)
+        summary = index_corpus(str(corpus), str(store_path), IndexOptions(workers=2, **options))
         with open_store(store_path, readonly=True) as store:
-            engine = Deduplicator(store)
-            outcome = engine.dedup_ids(result_set, engine.defaults)
+            engine = Deduplicator(ServedStore(store))
+            outcome = engine.dedup_ids(result_set, engine.served.defaults)
             story_hashes = Sketcher(store.config, store.stoplist).hashes(story.text)
             runs[rule] = {"stoplist_size": summary.stoplist_size, "popular_kept": summary.popular_kept,
                           "story_shingles_stoplisted": len(story_hashes & store.stoplist) / len(story_hashes),
                           "marked_duplicate": sum(d >= 0 for d in kernel.unpack(outcome.packed_grouping).duplicate_of),
-                          "threshold": engine.defaults.threshold}
+                          "threshold": engine.served.defaults.threshold}
     return {"copies": copies, "others": others, "result_set": len(result_set), "story": story.key, "runs": runs}
 
 
@@ -86,7 +87,7 @@ def header(articles: int, pages: int, seed: int, workdir: Path) -> dict:
             body = " ".join(rng.sample(sentences, rng.randrange(6, 13)))
             text = "\n".join([*site.header, body, *site.footer]) if n in on_site else body
             stream.write(json.dumps({"id": f"a-{n}", "text": text}, ensure_ascii=False) + "\n")
-    summary = index_corpus(str(corpus), str(workdir / "header"), workers=2)
+    summary = index_corpus(str(corpus), str(workdir / "header"), IndexOptions(workers=2))
     with open_store(workdir / "header", readonly=True) as store:
         sketcher = Sketcher(store.config, store.stoplist)
         boilerplate = sketcher.hashes("\n".join(site.header)) | sketcher.hashes("\n".join(site.footer))

@@ -31,8 +31,9 @@ LAYERS = (
           "and bounds, cluster linkage", ()),
     Layer("store", "one storage interface (`SketchStore`) and its LMDB and Redis backends; postings buckets",
           ("core",)),
-    Layer("runtime", "the domain operations (`deduplicator.py`, `Deduplicator`: Dedup, FindSimilar, Upsert, Delete, "
-          "pairs, clusters), the live view that keeps every read fresh, the session cache, the change feed, the "
+    Layer("runtime", "the domain operations on a served store (`served_store.py`): Dedup (`deduplicator.py`), "
+          "FindSimilar and pairs (`similar_search.py`), Explain (`explainer.py`), Upsert, Delete and clusters "
+          "(`writer.py`); the live view that keeps every read fresh, the session cache, the change feed, the "
           "in-memory search index, the search index file and the index every worker maps from it",
           ("store", "core")),
     Layer("service", "the gRPC servicer, the server bootstrap (workers, TLS, signals), protobuf converters, the "

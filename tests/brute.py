@@ -10,7 +10,7 @@ import lmdb
 from neardup.core import reference
 from neardup.core.encoding import decode_sketch
 from neardup.core.reference import MIN_EVIDENCE
-from neardup.runtime.deduplicator import Match
+from neardup.runtime.similar_search import Match
 from neardup.store import is_redis, open_store
 from neardup.store.buckets import BUCKET_BITS
 from sketches import K

@@ -25,7 +25,8 @@ NEARDUP = "neardup.v1.NearDup"
 #: What a command that prints help or calls a server has no use for: NLTK (which pulls in scipy), tqdm, and the
 #: gRPC server with its health, reflection and metrics services.
 HEAVY = ("nltk", "scipy", "tqdm", "neardup.jobs.index", "neardup.service.server", "neardup.service.servicer",
-         "neardup.runtime.deduplicator", "grpc_health.v1.health", "grpc_reflection.v1alpha.reflection", "prometheus_client")
+         "neardup.runtime.deduplicator", "neardup.runtime.served_store", "grpc_health.v1.health",
+         "grpc_reflection.v1alpha.reflection", "prometheus_client")
 
 
 def imported_by(tmp_path: Path, *argv: str) -> tuple[int, set[str]]:

@@ -16,7 +16,7 @@ from benchmarks.lib.server_process import sketch_store
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import decode_sketch, encode_sketch
-from neardup.runtime.deduplicator import Limits
+from neardup.runtime.params import Limits
 from neardup.core.errors import InvalidArgument, NearDupError
 from neardup.jobs.records import parse_record
 from neardup.service.servicer import NearDupServicer

@@ -9,7 +9,7 @@ from pathlib import Path
 from benchmarks.lib import measure
 from neardup.runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from neardup.core import kernel
-from neardup.runtime.deduplicator import DedupParams, Limits
+from neardup.runtime.params import DedupParams, Limits
 from neardup.service import converters
 from neardup.service.servicer import NearDupServicer
 from neardup.store import open_store
@@ -33,7 +33,7 @@ def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
 
         ids = [decode(body) for body in bodies]
         sketches = [reading.get_many(i) for i in ids]
-        outcomes = [uncached.engine.dedup_ids(i, params) for i in ids]
+        outcomes = [uncached.deduplicator.dedup_ids(i, params) for i in ids]
         for body in bodies:
             cached.Dedup(body, None)
         stages = {
@@ -44,7 +44,7 @@ def request_path(store_path: Path, bodies: list[bytes], rounds: int) -> dict:
             "sketch gather, in-memory view (warm)": (reading.get_many, [(i,) for i in ids]),
             "sketch gather, store.get_many (LMDB: a view miss)": (store.get_many, [(i,) for i in ids]),
             "kernel.dedup": (lambda s: kernel.dedup(s, store.config.k, params.threshold), [(s,) for s in sketches]),
-            "engine.dedup_ids (checks, gather, kernel)": (lambda i: uncached.engine.dedup_ids(i, params, reading),
+            "engine.dedup_ids (checks, gather, kernel)": (lambda i: uncached.deduplicator.dedup_ids(i, params, reading),
                                                           [(i,) for i in ids]),
             "response encode (converters.dedup_response: wire bytes)":
                 (lambda o: converters.dedup_response(o, params), [(o,) for o in outcomes]),

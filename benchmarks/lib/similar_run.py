@@ -31,7 +31,8 @@ from benchmarks.lib.similar_corpus import (CHUNK, COUNTER_BITS, GROUPED, HOT_COU
 from benchmarks.lib.similar_queries import KINDS, Corpus, Query, pick_queries
 from neardup.core.vocabulary import DEFAULT_METRIC, DEFAULT_THRESHOLD
 from neardup.core.sketch_config import SketchConfig
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.similar_search import SimilarSearch
 from neardup.store import create_store
 from neardup.runtime.view import LiveView
 
@@ -239,7 +240,7 @@ def phase_timer(row: dict, size: int) -> Callable[[str, float], None]:
     return phase
 
 
-def warm(engine: Deduplicator, corpus: Corpus, queries: list[Query], threshold: float) -> None:
+def warm(engine: SimilarSearch, corpus: Corpus, queries: list[Query], threshold: float) -> None:
     """Every query's pages once, as a serving process would have them."""
     for q in queries:
         engine.find_similar(corpus.ids[q.article], SimilarParams(TOP, threshold, DEFAULT_METRIC))

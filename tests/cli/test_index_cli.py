@@ -24,6 +24,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import decode_sketch
 from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.served_store import ServedStore
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import create_store, open_store
 from benchmarks.lib.server_process import NEARDUP, run_neardup, write_jsonl
@@ -375,6 +376,7 @@ def test_a_story_republished_150_times_is_kept_and_the_sites_footers_are_stop_li
         assert all(sketcher.hashes(footer) <= store.stoplist for footer in footers)
         story_hashes = sketcher.hashes(" ".join(story))
         assert len(story_hashes & store.stoplist) < len(story_hashes) // 10
-        engine = Deduplicator(store)
-        grouping = kernel.unpack(engine.dedup_ids([f"copy-{n}" for n in range(100)], engine.defaults).packed_grouping)
+        engine = Deduplicator(ServedStore(store))
+        outcome = engine.dedup_ids([f"copy-{n}" for n in range(100)], engine.served.defaults)
+        grouping = kernel.unpack(outcome.packed_grouping)
     assert grouping.duplicate_of[0] == -1 and all(leader >= 0 for leader in grouping.duplicate_of[1:])

@@ -246,7 +246,10 @@ def test_index_refuses_a_bad_schema_and_text_records(tmp_path, schema_path):
 
 def test_every_backend_keeps_items_and_the_pair_model(store_location):
     """The items store and its model go through the store interface only: Redis carries them as LMDB does."""
-    from neardup.runtime.deduplicator import Deduplicator, DedupParams, SimilarParams
+    from neardup.runtime.deduplicator import Deduplicator
+    from neardup.runtime.params import DedupParams, SimilarParams
+    from neardup.runtime.served_store import ServedStore
+    from neardup.runtime.similar_search import SimilarSearch
     from neardup.store import create_store, open_store
 
     sketcher = ItemSketcher(config())
@@ -257,12 +260,12 @@ def test_every_backend_keeps_items_and_the_pair_model(store_location):
     with open_store(store_location) as store:
         assert store.config == config() and store.model() == b'{"a": "model"}'
         store.set_model(None)
-        engine = Deduplicator(store)
-        grouping = kernel.unpack(engine.dedup_ids(["ad-1", "ad-2-manchester", "ad-1-repost"],
+        served = ServedStore(store)
+        grouping = kernel.unpack(Deduplicator(served).dedup_ids(["ad-1", "ad-2-manchester", "ad-1-repost"],
                                                   DedupParams(0.81, "fields")).packed_grouping)
         assert grouping.duplicate_of == [-1, -1, 0]
-        assert [m.id for m in engine.find_similar("ad-1", SimilarParams(threshold=0.5, metric="fields")).matches] \
-            == ["ad-1-repost"]
+        found = SimilarSearch(served).find_similar("ad-1", SimilarParams(threshold=0.5, metric="fields"))
+        assert [m.id for m in found.matches] == ["ad-1-repost"]
 
 
 # --- the store described in its own terms ---------------------------------------------------------------------------

@@ -17,7 +17,10 @@ from neardup.core.memory_index import MemoryIndex
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.deduplicator import Deduplicator, Document, Limits, SimilarParams
+from neardup.runtime.documents import Document
+from neardup.runtime.params import Limits, SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 from neardup.core.errors import NotFound
 from neardup.store import create_store, open_store
 from neardup.store import lmdb as lmdb_store
@@ -112,7 +115,7 @@ def test_the_view_follows_another_writer_and_answers_like_the_store(tmp_path, mo
     caplog.set_level(logging.INFO, "neardup.serve")
     view = LiveView(store, search_index=True)
     index = view.search_index
-    engine = Deduplicator(store)
+    engine = SimilarSearch(ServedStore(store))
 
     def builds() -> int:
         return sum("search index: " in message and "built in" in message for message in caplog.messages)
@@ -169,7 +172,7 @@ def test_a_compaction_in_the_background_stalls_no_request(tmp_path, monkeypatch)
     store = create_store(tmp_path / "s", SketchConfig(k=K), [])
     store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
     view = LiveView(store, search_index=True)
-    index, engine = view.search_index, Deduplicator(store)
+    index, engine = view.search_index, SimilarSearch(ServedStore(store))
     folding, release = threading.Event(), threading.Event()
     compact = MemoryIndex.compact
 
@@ -217,7 +220,7 @@ def test_too_many_candidates_verifies_the_same_ones_as_the_store(tmp_path, low_h
     with create_store(tmp_path / "s", SketchConfig(k=K), []) as store:
         store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
         view = LiveView(store, search_index=True)
-        bounded = Deduplicator(store, Limits(max_candidates=5))
+        bounded = SimilarSearch(ServedStore(store, Limits(max_candidates=5)))
         params = SimilarParams(top_k=1000, threshold=0.0, metric=vocabulary.JACCARD)
         for doc_id in list(corpus)[::30]:
             from_memory = bounded.find_similar(doc_id, params, view.read())
@@ -302,6 +305,6 @@ def test_the_index_follows_a_redis_store_in_one_round_trip_per_write_batch(redis
         sent = commands_sent(client, view.read)
         # the generation, the change log and two HMGETs: a few commands, where a read per id sent 130 HGETs
         assert sum(sent.values()) < len(written) + len(gone) and sent.get("hmget") == 2, sent
-        engine, params = Deduplicator(store), SimilarParams(top_k=1000, threshold=0.2)
+        engine, params = SimilarSearch(ServedStore(store)), SimilarParams(top_k=1000, threshold=0.2)
         for doc_id in list(written)[:10]:
             assert engine.find_similar(doc_id, params, view.read()) == engine.find_similar(doc_id, params)

@@ -95,7 +95,7 @@ def test_a_profiles_stacks_go_to_the_innermost_part_they_reach():
     handler = "_worker (thread.py:1);_unary_response_in_pool (_server.py:2);NearDupServicer.Dedup (servicer.py:3)"
     collapsed = "\n".join([
         f"{handler};Deduplicator.dedup_ids (deduplicator.py:4);_Memo.get_many (view.py:5) 3",
-        f"{handler};Deduplicator.dedup_ids (deduplicator.py:4);Deduplicator._dedup (deduplicator.py:6);"
+        f"{handler};Deduplicator.dedup_ids (deduplicator.py:4);Deduplicator.group (deduplicator.py:6);"
         "dedup (kernel.py:7) 5",
         f"{handler};Deduplicator.dedup_ids (deduplicator.py:4) 1",
         "_worker (thread.py:1);_unary_response_in_pool (_server.py:2);_status (_server.py:8) 4",

@@ -6,7 +6,9 @@ import pytest
 
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 from neardup.store import open_store
 from benchmarks.lib.server_process import sketch_store
 from textgen import stories as corpus
@@ -30,7 +32,7 @@ def snapshot_of(location) -> tuple:
     answer."""
     with open_store(location, readonly=True) as store:
         ids = [doc_id for doc_id, _ in store.items()]
-        found = Deduplicator(store).find_similar("a", SimilarParams(threshold=0.3)).matches
+        found = SimilarSearch(ServedStore(store)).find_similar("a", SimilarParams(threshold=0.3)).matches
         return store.digest(), store.count(), store.clusters(ids), store.clustering(), found, store.model()
 
 

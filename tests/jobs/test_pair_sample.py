@@ -11,7 +11,7 @@ import pytest
 from neardup.cli.main import main
 from neardup.jobs import pair_sample
 from neardup.jobs.pairs import find_pairs
-from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.served_store import ServedStore
 from neardup.store import open_store
 from benchmarks.lib.server_process import write_jsonl
 from textgen import RECORD_SCHEMA, records_with_typos
@@ -37,7 +37,7 @@ def test_a_small_store_is_its_whole_population(records_store):
     store_path, every = records_store
     with open_store(store_path, readonly=True) as store:
         population = pair_sample.candidate_population(store)
-        floor = pair_sample.NEAR_SHARE * Deduplicator(store, pair_model=False).defaults.threshold
+        floor = pair_sample.NEAR_SHARE * ServedStore(store, pair_model=False).defaults.threshold
     found = dict(zip(zip(population.a, population.b), population.rule_scores))
     assert found.keys() == every.keys() and len(found) == len(population.a)
     assert all(found[pair] == pytest.approx(every[pair]) for pair in every)

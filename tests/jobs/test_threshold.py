@@ -11,7 +11,9 @@ from benchmarks import sample as sample_command
 from neardup.core import calibration
 from neardup.core.calibration import FIXED, LEARNED, SET
 from neardup.jobs.threshold import SAMPLE_DOCUMENTS
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 from neardup.core.vocabulary import DEFAULT_THRESHOLD
 from neardup.store import open_store
 from neardup_client import NearDupClient
@@ -233,8 +235,8 @@ def test_an_items_store_learns_which_fields_single_a_record_out(tmp_path, neardu
 def nearest_matches(location) -> list:
     """Each sampled article of a store with its best matches, as learning searches them (at the chance level)."""
     with open_store(location, readonly=True) as store:
-        engine = Deduplicator(store)
-        params = SimilarParams(top_k=3, threshold=calibration.SEARCH_FLOOR, metric=engine.defaults.metric)
+        engine = SimilarSearch(ServedStore(store))
+        params = SimilarParams(top_k=3, threshold=calibration.SEARCH_FLOOR, metric=engine.served.defaults.metric)
         return engine.sampled_matches(500, params, calibration.CANDIDATES)
 
 

@@ -23,7 +23,7 @@ from neardup.jobs.label import label_with
 from neardup.cli.main import main
 from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_features
 from neardup.core.errors import ConfigMismatch
-from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.served_store import ServedStore
 from neardup.store import open_store
 from neardup_client import NearDupClient
 from benchmarks.lib import jobads
@@ -299,7 +299,7 @@ def test_answers_that_call_an_amended_text_no_duplicate_train_jaccard_and_dedup_
                           text=True)
     assert done.returncode == 0, done.stderr
     with open_store(tmp_path / "store", readonly=True) as store:
-        assert _similarity(store, "story-12", "amended-12") >= Deduplicator(store).defaults.threshold  # grouped
+        assert _similarity(store, "story-12", "amended-12") >= ServedStore(store).defaults.threshold  # grouped
     # one answer disagrees with the rest (amended-23 called a duplicate), as a user's answers sometimes do
     answers = ([{"a": f"story-{n}", "b": f"copy-{n}", "duplicate": True} for n in range(12)]
                + [{"a": f"story-{n}", "b": f"amended-{n}", "duplicate": n == 23} for n in range(12, 24)])

@@ -23,7 +23,9 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.jobs.pairs import find_pairs
 from neardup.runtime import index_file, shared_index
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 from neardup.runtime.view import LiveView
 from neardup.store import create_store, open_store
 from neardup.store import lmdb as lmdb_store
@@ -246,7 +248,7 @@ def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_wh
     monkeypatch.setattr(shared_index, "WATCH_SECONDS", 0.05)
     view = LiveView(store, search_index="shared", index_file=str(path))
     other = LiveView(store, search_index="shared", index_file=str(path))  # another worker on the same file
-    index, engine = view.search_index, Deduplicator(store)
+    index, engine = view.search_index, SimilarSearch(ServedStore(store))
 
     def check() -> None:
         for doc_id in list(corpus)[::9]:

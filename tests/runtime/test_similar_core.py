@@ -9,7 +9,10 @@ from neardup.core import candidates as similar, kernel, reference, vocabulary
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.deduplicator import Deduplicator, Document, Limits, Match, SimilarParams
+from neardup.runtime.documents import Document
+from neardup.runtime.params import Limits, SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import Match, SimilarSearch
 from neardup.core.errors import InvalidArgument, NotFound, TooLarge
 from neardup.store import create_store
 from brute import exhaustive
@@ -35,7 +38,7 @@ def indexed(request, tmp_path_factory):
     store.delete_many(gone)
     for doc_id in gone:
         del corpus[doc_id]
-    yield Deduplicator(store), corpus
+    yield SimilarSearch(ServedStore(store)), corpus
     store.close()
 
 
@@ -106,7 +109,7 @@ def test_too_many_candidates_verifies_the_best_sharing_and_says_inexact(indexed)
     engine, corpus = indexed
     doc_id = max(corpus, key=lambda d: len(exhaustive(corpus, corpus[d], d, 0.0, vocabulary.JACCARD)))
     everything = exhaustive(corpus, corpus[doc_id], doc_id, 0.0, vocabulary.JACCARD)
-    bounded = Deduplicator(engine.store, Limits(max_candidates=5))
+    bounded = SimilarSearch(ServedStore(engine.store, Limits(max_candidates=5)))
     outcome = bounded.find_similar(doc_id, SimilarParams(top_k=1000, threshold=0.0, metric=vocabulary.JACCARD))
     assert not outcome.exact and len(outcome.matches) == 5
     shared = {match.id: len(set(corpus[doc_id]) & set(corpus[match.id])) for match in everything}
@@ -151,7 +154,7 @@ def test_decoded_large_buckets_are_reused_only_at_the_state_they_were_read(tmp_p
     corpus = make_corpus(rng, 300)
     store = create_store(tmp_path / "s", SketchConfig(k=K), [])
     store.put_many([(doc_id, encode_sketch(values)) for doc_id, values in corpus.items()])
-    engine = Deduplicator(store)
+    engine = SimilarSearch(ServedStore(store))
     params = SimilarParams(top_k=1000, threshold=0.2, metric=vocabulary.CONTAINMENT)
     queries = list(corpus)[::25]
 

@@ -17,7 +17,7 @@ import lmdb
 import pytest
 
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.deduplicator import DEFAULT_MAX_RESULT_SET, DEFAULT_MAX_TEXT_BYTES
+from neardup.runtime.params import DEFAULT_MAX_RESULT_SET, DEFAULT_MAX_TEXT_BYTES
 from neardup_client import cli as client_cli
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb

@@ -19,7 +19,7 @@ from neardup.core.fields import FieldSpec
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.vocabulary import ITEMS
-from neardup.runtime.deduplicator import DEFAULT_MAX_TEXT_BYTES
+from neardup.runtime.params import DEFAULT_MAX_TEXT_BYTES
 from neardup.service.servicer import UNARY_METHODS
 from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupClientError
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_USAGE

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from neardup.core import kernel
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.deduplicator import Limits
+from neardup.runtime.params import Limits
 from neardup.service import _wire, converters
 from neardup.service.servicer import NearDupServicer
 from neardup.core.errors import InvalidArgument

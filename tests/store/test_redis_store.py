@@ -23,7 +23,9 @@ from redis.crc import key_slot  # noqa: E402
 
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.deduplicator import Deduplicator, SimilarParams
+from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
 from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
 from neardup.store import create_store, open_store, store_exists
 from neardup.store import redis as redis_store, redis_connection
@@ -223,7 +225,7 @@ def test_a_read_spanning_a_write_is_refused_and_a_search_asks_again(redis_url):
 
         first.sketch = sketch_then_another_write
         snapshots = iter([first])
-        engine = Deduplicator(_Wrapped(store, snapshot=lambda: next(snapshots, None) or store.snapshot()))
+        engine = SimilarSearch(ServedStore(_Wrapped(store, snapshot=lambda: next(snapshots, None) or store.snapshot())))
         found = engine.find_similar("a", SimilarParams(threshold=0.5))
         assert [match.id for match in found.matches] == ["b", "d"]
 

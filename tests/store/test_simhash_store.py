@@ -21,7 +21,12 @@ from neardup.core.candidates import index_values, SIMHASH_BLOCKS
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.deduplicator import Deduplicator, DedupParams, Document, Limits, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator
+from neardup.runtime.documents import Document
+from neardup.runtime.params import DedupParams, Limits, SimilarParams
+from neardup.runtime.served_store import ServedStore
+from neardup.runtime.similar_search import SimilarSearch
+from neardup.runtime.writer import Writer
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.jobs.index import index_corpus
 from neardup.store import create_store, open_store
@@ -69,10 +74,19 @@ def store_path(tmp_path_factory):
     return path, fingerprints
 
 
+class Operations:
+    """A served store's operations, as a serving process holds them (NearDupServicer)."""
+
+    def __init__(self, store, limits: Limits = Limits()):
+        self.served = ServedStore(store, limits)
+        self.dedup, self.search = Deduplicator(self.served), SimilarSearch(self.served)
+        self.writer = Writer(self.served)
+
+
 @pytest.fixture
 def engine(store_path):
     with open_store(store_path[0], readonly=True) as store:
-        yield Deduplicator(store, Limits(max_result_set=2000))
+        yield Operations(store, Limits(max_result_set=2000))
 
 
 # ---- the store's postings ----------------------------------------------------------------------------------------
@@ -121,7 +135,7 @@ def test_the_store_checks_simhash_sketches(tmp_path):
 def test_dedup_of_stored_ids_equals_the_reference(engine, store_path, grouping, threshold):
     fingerprints = store_path[1]
     ids = list(fingerprints)[:150] + ["not-stored"] + list(fingerprints)[300:]
-    outcome = engine.dedup_ids(ids, DedupParams(threshold, HAMMING, grouping))
+    outcome = engine.dedup.dedup_ids(ids, DedupParams(threshold, HAMMING, grouping))
     assert kernel.unpack(outcome.packed_grouping) == reference.dedup_simhash([fingerprints.get(i) for i in ids], threshold, grouping)
     assert outcome.missing == [150]
 
@@ -129,16 +143,16 @@ def test_dedup_of_stored_ids_equals_the_reference(engine, store_path, grouping, 
 def test_dedup_of_documents_sketches_texts_like_the_store(tmp_path):
     texts = {f"t{seed}": textgen.text(textgen.article(seed, 25)) for seed in range(4)}
     with create_store(tmp_path / "s", SIMHASH_CONFIG, []) as store:
-        engine = Deduplicator(store)
-        engine.upsert([Document(doc_id, text=text) for doc_id, text in texts.items()])
+        engine = Operations(store)
+        engine.writer.upsert([Document(doc_id, text=text) for doc_id, text in texts.items()])
         copy = texts["t1"].replace(".", "!")  # the same shingles
-        outcome = engine.dedup_documents([Document("t0"), Document("copy", text=copy), Document("t1"),
+        outcome = engine.dedup.dedup_documents([Document("t0"), Document("copy", text=copy), Document("t1"),
                                           Document("sketch", sketch=store.get_many(["t2"])[0])],
-                                         engine.defaults)
+                                         engine.served.defaults)
         grouping = kernel.unpack(outcome.packed_grouping)
         assert grouping.duplicate_of == [-1, -1, 1, -1] and grouping.similarity[2] == 1.0
         with pytest.raises(InvalidArgument, match="a simhash sketch is 8 bytes"):
-            engine.dedup_documents([Document("x", sketch=encode_sketch([1, 2, 3]))], engine.defaults)
+            engine.dedup.dedup_documents([Document("x", sketch=encode_sketch([1, 2, 3]))], engine.served.defaults)
 
 
 def repetitive(seed: int) -> str:
@@ -160,22 +174,22 @@ def test_a_store_made_before_weights_sketches_inline_texts_as_its_fingerprints_w
         store.put_many(list(stored.items()))
     with open_store(path) as store:
         assert store.config == UNWEIGHTED_CONFIG and store.config.weighting == UNIT
-        engine = Deduplicator(store)
-        assert engine.info()["sketch_config"].sketcher_version == 2
+        engine = Operations(store)
+        assert engine.served.info()["sketch_config"].sketcher_version == 2
         for doc_id, text in texts.items():
-            assert engine.sketcher.sketch(text) == stored[doc_id]
-            outcome = engine.dedup_documents([Document(doc_id), Document("inline", text=text)],
+            assert engine.served.sketcher.sketch(text) == stored[doc_id]
+            outcome = engine.dedup.dedup_documents([Document(doc_id), Document("inline", text=text)],
                                              DedupParams(1.0, HAMMING))
             grouping = kernel.unpack(outcome.packed_grouping)
             assert grouping.duplicate_of == [-1, 0] and grouping.similarity[1] == 1.0
-            found = engine.find_similar(Document("", text=text), SimilarParams(threshold=1.0, metric=HAMMING))
+            found = engine.search.find_similar(Document("", text=text), SimilarParams(threshold=1.0, metric=HAMMING))
             assert [(m.id, m.similarity) for m in found.matches] == [(doc_id, 1.0)]
-        engine.upsert([Document("upserted", text=texts["r0"])])
+        engine.writer.upsert([Document("upserted", text=texts["r0"])])
         assert store.get_many(["upserted"]) == [stored["r0"]]
         # a client stating the store's configuration (as Info gives it) is accepted; the current one is not
-        engine.check_config(UNWEIGHTED_CONFIG)
+        engine.served.check_config(UNWEIGHTED_CONFIG)
         with pytest.raises(ConfigMismatch, match=r"sketcher_version=3 \(store: 2\)"):
-            engine.check_config(SIMHASH_CONFIG)
+            engine.served.check_config(SIMHASH_CONFIG)
     corpus = write_jsonl(tmp_path / "more.jsonl", [{"id": "indexed", "text": texts["r1"]}])
     summary = index_corpus(str(corpus), str(path))
     assert summary.config == UNWEIGHTED_CONFIG
@@ -225,29 +239,29 @@ def test_the_indexers_fingerprints_are_the_sketchers_of_each_text(tmp_path, work
 
 
 def test_the_defaults_follow_the_store_kind(engine, tmp_path):
-    assert engine.defaults == DedupParams(46 / 64, HAMMING, "greedy")
-    info = engine.info()
+    assert engine.served.defaults == DedupParams(46 / 64, HAMMING, "greedy")
+    info = engine.served.info()
     assert (info["default_threshold"], info["default_metric"]) == (0.71875, HAMMING)
-    assert reference.max_distance(engine.defaults.threshold) == 18
+    assert reference.max_distance(engine.served.defaults.threshold) == 18
     assert info["sketch_config"].kind == SIMHASH
     with create_store(tmp_path / "b", SketchConfig(), []) as store:
-        assert Deduplicator(store).defaults == DedupParams(0.52, CONTAINMENT, "greedy")
+        assert ServedStore(store).defaults == DedupParams(0.52, CONTAINMENT, "greedy")
 
 
 def test_each_kind_refuses_the_other_kinds_metric(engine, tmp_path):
     with pytest.raises(ConfigMismatch, match="metric containment does not apply to this store's simhash sketches: "
                                              r"use hamming, or leave the metric unset for the store's default "
                                              r"\(hamming at 0.71875\)"):
-        engine.dedup_ids(["b0"], DedupParams(0.9, CONTAINMENT))
+        engine.dedup.dedup_ids(["b0"], DedupParams(0.9, CONTAINMENT))
     with pytest.raises(ConfigMismatch, match="metric jaccard does not apply"):
-        engine.find_similar("b0", SimilarParams(threshold=0.9, metric="jaccard"))
+        engine.search.find_similar("b0", SimilarParams(threshold=0.9, metric="jaccard"))
     with create_store(tmp_path / "b", SketchConfig(), []) as store:
-        bottom_k = Deduplicator(store)
+        bottom_k = Operations(store)
         with pytest.raises(ConfigMismatch, match="metric hamming does not apply to this store's bottomk sketches: "
                                                  "use containment or jaccard"):
-            bottom_k.dedup_ids(["a"], DedupParams(0.9, HAMMING))
+            bottom_k.dedup.dedup_ids(["a"], DedupParams(0.9, HAMMING))
         with pytest.raises(ConfigMismatch, match="metric hamming does not apply"):
-            list(bottom_k.similar_pairs(0.9, HAMMING))
+            list(bottom_k.search.similar_pairs(0.9, HAMMING))
 
 
 # ---- corpus search ---------------------------------------------------------------------------------------------
@@ -256,7 +270,7 @@ def test_each_kind_refuses_the_other_kinds_metric(engine, tmp_path):
 def test_find_similar_equals_an_exhaustive_scan_up_to_3_bits(engine, store_path, threshold):
     fingerprints = store_path[1]
     for doc_id in list(fingerprints)[::7]:
-        outcome = engine.find_similar(doc_id, SimilarParams(top_k=2000, threshold=threshold, metric=HAMMING))
+        outcome = engine.search.find_similar(doc_id, SimilarParams(top_k=2000, threshold=threshold, metric=HAMMING))
         assert outcome.exact
         assert [(m.id, m.similarity) for m in outcome.matches] == \
             exhaustive_hamming(fingerprints, fingerprints[doc_id], threshold, leave_out=doc_id)
@@ -265,10 +279,11 @@ def test_find_similar_equals_an_exhaustive_scan_up_to_3_bits(engine, store_path,
 def test_find_similar_by_sketch_and_top_k(engine, store_path):
     fingerprints = store_path[1]
     query = fingerprints["b3"] ^ 1
-    outcome = engine.find_similar(Document("", sketch=encode(query)),
+    outcome = engine.search.find_similar(Document("", sketch=encode(query)),
                                   SimilarParams(top_k=2, threshold=61 / 64, metric=HAMMING))
     assert [(m.id, m.similarity) for m in outcome.matches] == exhaustive_hamming(fingerprints, query, 61 / 64)[:2]
-    assert engine.find_similar(Document("", sketch=b""), SimilarParams(threshold=0.0, metric=HAMMING)).matches == []
+    empty = engine.search.find_similar(Document("", sketch=b""), SimilarParams(threshold=0.0, metric=HAMMING))
+    assert empty.matches == []
 
 
 @pytest.mark.parametrize("threshold", [60 / 64, 0.8, 46 / 64, 0.0])
@@ -276,7 +291,7 @@ def test_beyond_3_bits_the_scan_equals_an_exhaustive_scan(engine, store_path, th
     """Past what the permutation tables guarantee the search compares the query with every stored fingerprint."""
     fingerprints = store_path[1]
     for doc_id in list(fingerprints)[::9]:
-        outcome = engine.find_similar(doc_id, SimilarParams(top_k=2000, threshold=threshold, metric=HAMMING))
+        outcome = engine.search.find_similar(doc_id, SimilarParams(top_k=2000, threshold=threshold, metric=HAMMING))
         assert outcome.exact
         assert [(m.id, m.similarity) for m in outcome.matches] == \
             exhaustive_hamming(fingerprints, fingerprints[doc_id], threshold, leave_out=doc_id)
@@ -286,14 +301,14 @@ def test_the_scan_sees_a_write_at_once(store_path, tmp_path):
     """The fingerprints the scan reads are kept per committed state: a write is seen by the next search."""
     shutil.copytree(store_path[0], tmp_path / "store")
     with open_store(tmp_path / "store") as store:
-        engine = Deduplicator(store)
+        engine = Operations(store)
         params = SimilarParams(top_k=2000, threshold=0.8, metric=HAMMING)
-        before = {m.id for m in engine.find_similar("b3", params).matches}
+        before = {m.id for m in engine.search.find_similar("b3", params).matches}
         query = store_path[1]["b3"]
-        engine.upsert([Document("b3-twin", sketch=encode(query ^ 0b1111))])
-        assert {m.id for m in engine.find_similar("b3", params).matches} == before | {"b3-twin"}
-        engine.delete(["b3-twin"])
-        assert {m.id for m in engine.find_similar("b3", params).matches} == before
+        engine.writer.upsert([Document("b3-twin", sketch=encode(query ^ 0b1111))])
+        assert {m.id for m in engine.search.find_similar("b3", params).matches} == before | {"b3-twin"}
+        engine.writer.delete(["b3-twin"])
+        assert {m.id for m in engine.search.find_similar("b3", params).matches} == before
 
 
 @pytest.mark.parametrize("threshold", [61 / 64, 0.0])
@@ -301,8 +316,8 @@ def test_too_many_candidates_is_inexact(store_path, threshold):
     """At 61/64 more than 10 articles share a block with c0 (none within 3 bits); at 0 every article matches and
     the scan verifies the 10 nearest."""
     with open_store(store_path[0], readonly=True) as store:
-        engine = Deduplicator(store, Limits(max_candidates=10))
-        outcome = engine.find_similar("c0", SimilarParams(top_k=100, threshold=threshold, metric=HAMMING))
+        engine = Operations(store, Limits(max_candidates=10))
+        outcome = engine.search.find_similar("c0", SimilarParams(top_k=100, threshold=threshold, metric=HAMMING))
         assert not outcome.exact
         expected = exhaustive_hamming(store_path[1], store_path[1]["c0"], threshold, leave_out="c0")
         found = [(m.id, m.similarity) for m in outcome.matches]
@@ -314,10 +329,10 @@ def test_too_many_candidates_is_inexact(store_path, threshold):
 @pytest.mark.parametrize("threshold", [61 / 64, 1.0])
 def test_pairs_over_ranges_are_every_pair_within_the_distance_once(engine, store_path, threshold):
     fingerprints = store_path[1]
-    limit = engine.docno_limit()
+    limit = engine.search.docno_limit()
     found = set()
     for start, stop in ((0, limit // 3), (limit // 3, 2 * limit // 3), (2 * limit // 3, None)):
-        for doc_id, outcome in engine.similar_pairs(threshold, HAMMING, start, stop):
+        for doc_id, outcome in engine.search.similar_pairs(threshold, HAMMING, start, stop):
             assert outcome.exact
             for match in outcome.matches:
                 pair = (doc_id, match.id)

@@ -10,7 +10,8 @@ from ..core.sketch_config import SketchConfig
 from ..core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE
 from ..core.vocabulary import KINDS, SIMHASH
 from ..jobs.index import (DASK, DEFAULT_BATCH_SIZE, DEFAULT_CONNECT_TIMEOUT, ENGINES, MAX_PARTITION_BYTES,
-                          MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER, index_corpus, load_schema)
+                          MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER, IndexOptions, index_corpus,
+                          load_schema)
 from ..store import STORE_HELP, default_store_path, open_store
 from .configure import add_threshold_argument
 from .options import add_progress_argument, checked, reporting
@@ -110,12 +111,13 @@ def _run(args: argparse.Namespace) -> int:
     if args.search_index_file and not args.search_index:
         raise UsageError("--search-index-file is where --search-index writes the file: give both")
     with reporting(args, "index"):
-        summary = index_corpus(
-            args.corpus, args.store, unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len,
-            sketch=args.sketch, workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
+        options = IndexOptions(
+            unit=args.unit, k=args.k, lang=args.lang, min_word_len=args.min_word_len, sketch=args.sketch,
+            workers=args.workers, strict=args.strict, stop_min_docs=args.stop_min_docs,
             stop_fraction=args.stop_fraction, stop_own_share=args.stop_own_share, learn=args.learn,
             batch_size=args.batch_size, postings=args.postings,
-            engine=engine, schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
+            schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
+        summary = index_corpus(args.corpus, args.store, options, engine=engine)
     print(summary.format())
     if args.search_index:
         from ..runtime import index_file

@@ -9,7 +9,7 @@ from neardup_client.cli_framework import UsageError
 
 from ..core.errors import InvalidArgument
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from ..runtime.deduplicator import DEFAULT_MAX_RESULT_SET
+from ..runtime.params import DEFAULT_MAX_RESULT_SET
 from ..service.auth import TOKEN_ENV, load_token
 from ..service.server import (DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_PORT, DEFAULT_THREADS, SEARCH_INDEXES, ServeOptions,
                               TlsConfig, serve, stop_on_signals)

@@ -17,7 +17,7 @@ from ..core import linkage
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.errors import JobFailed
 from ..core.vocabulary import COMPLETE
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.served_store import ServedStore
 from ..store import open_store
 from ..store.base import stored_ids
 from .progress import progress
@@ -56,10 +56,10 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
     started = time.monotonic()
     summary = ClusterSummary(method)
     with open_store(store_path, readonly=True) as store:
-        engine = Deduplicator(store)
-        threshold = engine.defaults.threshold if threshold is None else threshold
-        metric = metric or engine.defaults.metric
-        engine.check_metric(metric)
+        served = ServedStore(store)
+        threshold = served.defaults.threshold if threshold is None else threshold
+        metric = metric or served.defaults.metric
+        served.check_metric(metric)
     with tempfile.TemporaryFile() as found:
         if pairs_file is None:
             searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,

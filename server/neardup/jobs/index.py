@@ -42,7 +42,8 @@ from ..core.sketcher import Sketcher
 from ..core.stoplist import (DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHARE, Frequencies, Sample, boilerplate,
                              frequent, stoplist_cut)
 from ..core.vocabulary import ITEMS
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.served_store import ServedStore
+from ..runtime.writer import Writer
 from ..store import SketchStore, create_store, open_store, store_backend, store_exists
 from . import parquet, threshold as store_threshold
 from .progress import progress
@@ -230,38 +231,59 @@ class IndexSummary:
         ])
 
 
-def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: int | None = None,
-                 lang: str | None = None, min_word_len: int | None = None, sketch: str | None = None,
-                 workers: int = 1, strict: bool = False,
-                 stop_min_docs: int = DEFAULT_MIN_DOCS, stop_fraction: float = DEFAULT_FRACTION,
-                 stop_own_share: float = DEFAULT_OWN_SHARE, learn: bool = True,
-                 batch_size: int = DEFAULT_BATCH_SIZE, postings: bool = True,
-                 engine: Engine | None = None, schema: dict | None = None,
-                 threshold: store_threshold.Choice | None = None) -> IndexSummary:
-    """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none.
+@dataclasses.dataclass(frozen=True)
+class IndexOptions:
+    """How index_corpus sketches a corpus and writes it (`neardup index`'s options, save where it runs: the engine).
 
-    Options left at None take the store's configuration (or SketchConfig's defaults for a new store); a given
-    option that differs from an existing store's raises ConfigMismatch (`sketch`, the kind: "bottomk" or
-    "simhash", included). `learn` and the stop_* cuts apply only
-    to a new store: an existing store's stop-list is what its sketches were made with. `postings=False` creates a
-    store without postings (smaller, faster to write, no corpus search); an existing store that keeps postings
-    refuses it (ConfigMismatch), since they cannot be dropped. `engine` runs the passes (default: a LocalEngine of
-    `workers` processes; dask_engine.DaskEngine on a cluster); this process writes the store either way.
-    `schema` ({"fields": [...], "rules": [...]}: see load_schema) makes an items store of records with fields; it
-    learns no stop-list. `threshold` sets the store's default threshold after the writes (threshold.record: a new
-    bottom-K store with postings learns it unless told otherwise).
+    The sketch options (unit, k, lang, min_word_len, sketch: the kind, "bottomk" or "simhash") left at None take
+    the store's configuration (or SketchConfig's defaults for a new store); a given one that differs from an
+    existing store's is a ConfigMismatch. `learn` and the stop_* cuts apply only to a new store: an existing store's
+    stop-list is what its sketches were made with. `postings=False` creates a store without postings (smaller,
+    faster to write, no corpus search); an existing store that keeps postings refuses it (ConfigMismatch), since
+    they cannot be dropped. `workers`: the processes of the default LocalEngine. `schema` ({"fields": [...],
+    "rules": [...]}: see load_schema) makes an items store of records with fields; it learns no stop-list.
+    `threshold` sets the store's default threshold after the writes (threshold.record: a new bottom-K store with
+    postings learns it unless told otherwise). Out-of-range numbers are an InvalidArgument when it is made.
     """
-    if workers < 1 or batch_size < 1:
-        raise InvalidArgument("--workers and --batch-size must be at least 1")
-    if stop_min_docs < 2 or not 0.0 <= stop_fraction <= 1.0 or not 0.0 <= stop_own_share <= 1.0:
-        raise InvalidArgument("--stop-min-docs must be at least 2 (a shingle of one document is no boilerplate), "
-                              "--stop-fraction and --stop-own-share in [0, 1]")
+
+    unit: str | None = None
+    k: int | None = None
+    lang: str | None = None
+    min_word_len: int | None = None
+    sketch: str | None = None
+    workers: int = 1
+    strict: bool = False
+    stop_min_docs: int = DEFAULT_MIN_DOCS
+    stop_fraction: float = DEFAULT_FRACTION
+    stop_own_share: float = DEFAULT_OWN_SHARE
+    learn: bool = True
+    batch_size: int = DEFAULT_BATCH_SIZE
+    postings: bool = True
+    schema: dict | None = None
+    threshold: store_threshold.Choice | None = None
+
+    def __post_init__(self) -> None:
+        if self.workers < 1 or self.batch_size < 1:
+            raise InvalidArgument("--workers and --batch-size must be at least 1")
+        if self.stop_min_docs < 2 or not 0.0 <= self.stop_fraction <= 1.0 or not 0.0 <= self.stop_own_share <= 1.0:
+            raise InvalidArgument("--stop-min-docs must be at least 2 (a shingle of one document is no boilerplate), "
+                                  "--stop-fraction and --stop-own-share in [0, 1]")
+
+
+def index_corpus(corpus: str, store_path: str, options: IndexOptions = IndexOptions(), *,
+                 engine: Engine | None = None) -> IndexSummary:
+    """Sketches a JSON Lines corpus into the store at store_path, creating it when there is none, as `options`
+    say (IndexOptions). `engine` runs the passes (default: a LocalEngine of options.workers processes;
+    dask_engine.DaskEngine on a cluster); this process writes the store either way.
+    """
     started = time.monotonic()
+    schema, postings, learn = options.schema, options.postings, options.learn
     requested = {name: value for name, value in
-                 (("unit", unit), ("k", k), ("lang", lang), ("min_word_len", min_word_len), ("kind", sketch))
+                 (("unit", options.unit), ("k", options.k), ("lang", options.lang),
+                  ("min_word_len", options.min_word_len), ("kind", options.sketch))
                  if value is not None}
-    if lang is not None:  # an auto store made by another identifier differs from the command line's
-        requested["lang_identifier"] = lang_identifier(canonical_store_lang(lang))
+    if options.lang is not None:  # an auto store made by another identifier differs from the command line's
+        requested["lang_identifier"] = lang_identifier(canonical_store_lang(options.lang))
     if schema is not None:
         requested.update(kind=ITEMS, fields=schema["fields"], rules=schema["rules"])
     existing = _existing_store(store_path)
@@ -286,11 +308,11 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         learn = learn and config.kind != ITEMS
     summary = IndexSummary(store=str(store_path), config=config, stoplist_size=len(stoplist),
                            postings=indexed if existing is not None else postings)
-    store_threshold.check_learnable(threshold, config, summary.postings)
-    if workers > 1:
+    store_threshold.check_learnable(options.threshold, config, summary.postings)
+    if options.workers > 1:
         load_nltk()  # once, before the worker processes fork (one process imports it at its first use, if any)
-    collector = RecordCollector(strict, "row" if parquet.is_parquet(corpus) else "line")
-    with engine or LocalEngine(workers) as engine:
+    collector = RecordCollector(options.strict, "row" if parquet.is_parquet(corpus) else "line")
+    with engine or LocalEngine(options.workers) as engine:
         engine.sketch(corpus, LineSketcher(Sketcher(config, stoplist), final=not learn), collector)
         summary.skipped, summary.duplicate_ids = collector.skipped, collector.duplicate_ids
         kept = collector.kept()
@@ -301,9 +323,10 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
                                   f"from its first corpus, so none was created")
         sketcher = None
         if learn:
-            cut = stoplist_cut(len(collector.chosen), stop_min_docs, stop_fraction)
+            cut = stoplist_cut(len(collector.chosen), options.stop_min_docs, options.stop_fraction)
             candidates = engine.frequent(kept, config.kind, cut)
-            stop = boilerplate(candidates, engine.sample(kept, config.kind, candidates.values), cut, stop_own_share)
+            stop = boilerplate(candidates, engine.sample(kept, config.kind, candidates.values), cut,
+                               options.stop_own_share)
             summary.popular_kept = len(candidates.values) - len(stop.values)
             stoplist = frozenset(stop.values.tolist())
             config = dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist))
@@ -312,8 +335,8 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
             sketcher = Sketcher(config, stoplist)
         summary.learned = time.monotonic() - started
         on_workers = engine.writes_from_workers and store_backend(store_path).parallel_writers
-        batches = _batches(engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen), batch_size,
-                           summary)
+        batches = _batches(engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen),
+                           options.batch_size, summary)
         if existing is None:
             store = create_store(store_path, config, stoplist, indexed=postings,
                                  articles=None if on_workers else batches, postings_done=_postings_progress())
@@ -322,12 +345,12 @@ def index_corpus(corpus: str, store_path: str, *, unit: str | None = None, k: in
         with store:
             if on_workers and not store.clustered():  # a clustered store's new articles get clusters per batch
                 with progress("writing", total=len(collector.chosen)) as bar:
-                    for documents, sketch_bytes in engine.write(store.location, kept, sketcher, batch_size):
+                    for documents, sketch_bytes in engine.write(store.location, kept, sketcher, options.batch_size):
                         summary.count(documents, sketch_bytes, bar)
             elif existing is not None:
                 _write_batches(store, batches)
             store.add_languages(collector.languages)
-            summary.threshold = store_threshold.record(store, threshold, created=existing is None)
+            summary.threshold = store_threshold.record(store, options.threshold, created=existing is None)
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started
     return summary
@@ -357,9 +380,9 @@ def _postings_progress() -> Callable[[int, int], None]:
 
 def _write_batches(store: SketchStore, batches: Iterator[list[tuple[str, bytes]]]) -> None:
     """Into an existing store: each batch atomic, so a killed process leaves whole batches only. In a clustered
-    store each new article gets its cluster after its batch (Deduplicator.assign_clusters). (A new store is
+    store each new article gets its cluster after its batch (Writer.assign_clusters). (A new store is
     written whole by create_store or not at all, where its backend allows: LMDB.)"""
-    clustered = Deduplicator(store) if store.clustered() else None
+    clustered = Writer(ServedStore(store)) if store.clustered() else None
     for batch in batches:
         store.put_many(batch)
         if clustered is not None:

@@ -17,7 +17,9 @@ import numpy as np
 from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import model_inputs, similarity_columns
 from ..core.vocabulary import ITEMS, SIMHASH
-from ..runtime.deduplicator import Deduplicator, Document, ExplainOutcome
+from ..runtime.documents import Document
+from ..runtime.explainer import Explainer, ExplainOutcome
+from ..runtime.served_store import ServedStore
 from ..store import SketchStore
 from .learners import fit_logistic
 from .pair_sample import CandidatePairs, candidate_population, text_candidate_pairs
@@ -53,17 +55,18 @@ class LabelSession:
         self.path = Path(path)
         self.fields = store.config.fields
         self.texts = store.config.kind != ITEMS
-        self._engine = engine = Deduplicator(store)
+        served = ServedStore(store)
+        self._explainer = Explainer(served)
         #: The store's default threshold (a trained model's on an items store that holds one).
-        self.threshold = engine.defaults.threshold
+        self.threshold = served.defaults.threshold
         #: What a text pair's score is (the store's default metric); an items store's is its rules' "fields".
-        self.metric = engine.defaults.metric
+        self.metric = served.defaults.metric
         if self.texts:
             self.pool: CandidatePairs = text_candidate_pairs(store)
             self._store_scores, self._inputs = self.pool.rule_scores, self.pool.features
         else:
             self.pool = candidate_population(store, seed)
-            self._store_scores = engine.items.scores(self.pool.features) if len(self.pool.a) else np.zeros(0)
+            self._store_scores = served.items.scores(self.pool.features) if len(self.pool.a) else np.zeros(0)
             self._inputs = model_inputs(self.fields, self.pool.features) if len(self.pool.a) else np.zeros((0, 0))
         self._position = {pair: i for i, pair in enumerate(zip(self.pool.a, self.pool.b))}
         self._neighbours = self._linked()
@@ -157,8 +160,9 @@ class LabelSession:
         a, b = texts.get(proposal.a), texts.get(proposal.b)
         if not self.texts or a is None or b is None:
             return None
-        return self._engine.explain(Document(proposal.a, text=a["text"], lang=a.get("lang")),
-                                    Document(proposal.b, text=b["text"], lang=b.get("lang")), self._engine.defaults)
+        return self._explainer.explain(Document(proposal.a, text=a["text"], lang=a.get("lang")),
+                                       Document(proposal.b, text=b["text"], lang=b.get("lang")),
+                                       self._explainer.served.defaults)
 
     def answer(self, a: str, b: str, duplicate: bool | None) -> None:
         """Records an answer (None: unsure), appended to the file at once."""

@@ -16,7 +16,9 @@ from ..core.candidates import item_candidates
 from ..core.fields import FieldSpec
 from ..core.item_scoring import pair_features, weighted
 from ..core.vocabulary import FIELDS
-from ..runtime.deduplicator import Deduplicator, SimilarParams
+from ..runtime.params import SimilarParams
+from ..runtime.served_store import ServedStore
+from ..runtime.similar_search import SimilarSearch
 from ..store import SketchStore
 from ..store.base import MemoizedArticles, Snapshot, read_consistently
 
@@ -74,7 +76,7 @@ def candidate_population(store: SketchStore, seed: int = 0, near_articles: int =
     """The store's candidate pairs in two strata (docs/fields.md): those scoring below NEAR_SHARE of the rules'
     threshold from the uniform sample, the others from the near pairs of up to `near_articles` articles, each
     pair with the number of candidate pairs it stands for."""
-    floor = NEAR_SHARE * Deduplicator(store, pair_model=False).defaults.threshold
+    floor = NEAR_SHARE * ServedStore(store, pair_model=False).defaults.threshold
     low = sample_candidate_pairs(store, seed)
     near = sample_candidate_pairs(store, seed, at_least=floor, near_articles=near_articles)
     return low.take(low.rule_scores < floor).join(near)
@@ -83,10 +85,11 @@ def candidate_population(store: SketchStore, seed: int = 0, near_articles: int =
 def text_candidate_pairs(store: SketchStore, articles: int = TEXT_ARTICLES) -> CandidatePairs:
     """A store of texts' candidate pairs (docs/commands/neardup-label.md), each once, with its similarity under the
     store's default metric as its one feature and its score."""
-    engine = Deduplicator(store)
-    params = SimilarParams(top_k=TEXT_MATCHES, threshold=calibration.SEARCH_FLOOR, metric=engine.defaults.metric)
+    search = SimilarSearch(ServedStore(store))
+    params = SimilarParams(top_k=TEXT_MATCHES, threshold=calibration.SEARCH_FLOOR,
+                           metric=search.served.defaults.metric)
     seen, a, b, scores = set(), [], [], []
-    for doc_id, matches in engine.sampled_matches(articles, params, max_candidates=calibration.CANDIDATES):
+    for doc_id, matches in search.sampled_matches(articles, params, max_candidates=calibration.CANDIDATES):
         for match in matches:
             pair = frozenset((doc_id, match.id))
             if pair not in seen:
@@ -104,9 +107,9 @@ def sample_candidate_pairs(store: SketchStore, seed: int = 0, at_least: float | 
     features and rule scores (under the store's field weights). `at_least`: instead, the candidate pairs whose
     rule score reaches it among those of up to `near_articles` articles drawn (every one of a smaller store), at
     most MAX_PAIRS of them at random."""
-    engine = Deduplicator(store, pair_model=False)
-    engine.check_metric(FIELDS)  # an items store
-    fields = engine.items.fields
+    served = ServedStore(store, pair_model=False)
+    served.check_metric(FIELDS)  # an items store
+    fields = served.items.fields
     most_articles = SAMPLE_ARTICLES if at_least is None else near_articles
     enough = ENOUGH_PAIRS if at_least is None else math.inf
 

@@ -1,7 +1,7 @@
 """`neardup pairs`: every near-duplicate pair of a store at a threshold, as JSON Lines on stdout or in a file.
 
 Each stored article is searched through the postings against the articles of a larger number (docno) only
-(Deduplicator.similar_pairs), so every pair comes out once, `a` being the article written first. With --workers N,
+(SimilarSearch.similar_pairs), so every pair comes out once, `a` being the article written first. With --workers N,
 N processes each take a contiguous range of [0, docno_limit), open the store read-only and send their pairs to
 the parent, which writes them as they arrive (lines of different ranges interleave differently from run to run;
 the set of pairs does not) and counts articles on one progress bar. Each process reads one snapshot of the store:
@@ -27,7 +27,9 @@ from typing import BinaryIO, Iterator, NamedTuple
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.errors import JobFailed, NearDupError
 from ..runtime import index_file
-from ..runtime.deduplicator import Deduplicator, Limits
+from ..runtime.params import Limits
+from ..runtime.served_store import ServedStore
+from ..runtime.similar_search import SimilarSearch
 from ..store import SketchStore, open_store
 from .progress import progress
 
@@ -80,8 +82,8 @@ def _searched(store: SketchStore, threshold: float, metric: str, max_candidates:
     of larger numbers it reaches the threshold with: from the store's postings, or from the index file mapped and
     caught up with the store."""
     if search_file is None:
-        engine = Deduplicator(store, Limits(max_candidates=max_candidates))
-        for doc_id, outcome in engine.similar_pairs(threshold, metric, start, stop):
+        search = SimilarSearch(ServedStore(store, Limits(max_candidates=max_candidates)))
+        for doc_id, outcome in search.similar_pairs(threshold, metric, start, stop):
             yield doc_id, [(match.id, match.similarity) for match in outcome.matches], outcome.exact
         return
     mapped = index_file.open_mapped(Path(search_file), store)
@@ -175,12 +177,12 @@ def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float
     search_file = search_file_of(store_path, search_file, search_index)
     started = time.monotonic()
     with open_store(store_path, readonly=True) as store:
-        engine = Deduplicator(store)
-        threshold = engine.defaults.threshold if threshold is None else threshold
-        metric = metric or engine.defaults.metric
-        engine.check_metric(metric)
+        served = ServedStore(store)
+        threshold = served.defaults.threshold if threshold is None else threshold
+        metric = metric or served.defaults.metric
+        served.check_metric(metric)
         summary = PairsSummary(threshold, metric, max_candidates)
-        limit = engine.docno_limit()  # ConfigMismatch when the store keeps no postings
+        limit = SimilarSearch(served).docno_limit()  # ConfigMismatch when the store keeps no postings
         if search_file is not None:  # a clear error now, not one per worker
             index_file.check_store(store)
             index_file.read_header(Path(search_file), store)

@@ -16,7 +16,8 @@ from ..core.fields import weighted_by_hand
 from ..core.item_scoring import similarity_columns
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK, ITEMS
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.served_store import ServedStore
+from ..runtime.similar_search import SimilarSearch
 from ..store import SketchStore
 from .pair_sample import sample_candidate_pairs
 
@@ -90,7 +91,8 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
     if choice == LEARN:
         check_learnable(choice, store.config, store.indexed)
         weights = learn_field_weights(store)
-        nearest = Deduplicator(store, pair_model=False, field_weights=weights or {}).nearest_similarities(sample)
+        served = ServedStore(store, pair_model=False, field_weights=weights or {})
+        nearest = SimilarSearch(served).nearest_similarities(sample)
         value = calibration.learn_threshold(nearest, lowest_valley=store.config.kind == ITEMS)
         wanted = None if value is None else {"threshold": value, "source": calibration.LEARNED,
                                              "sampled": len(nearest)}

@@ -19,7 +19,7 @@ from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, ItemScorer, PairModel, input_names,
                                  model_inputs, weighted)
 from ..core.vocabulary import ITEMS, KIND_METRICS, SIMHASH
-from ..runtime.deduplicator import Deduplicator
+from ..runtime.served_store import ServedStore
 from ..store import SketchStore, open_store
 from . import learners
 from .pair_sample import CHECK_ARTICLES, NEAR_SHARE, CandidatePairs, candidate_population, pair_rows
@@ -98,8 +98,8 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
                     write: bool) -> dict:
     """A store of texts' metric and threshold from labelled pairs (docs/commands/neardup-train.md), stored unless
     write is False or it is refused; returns the report."""
-    engine = Deduplicator(store)
-    current = engine.defaults
+    served = ServedStore(store)
+    current = served.defaults
     truth = np.array([duplicate for _, _, duplicate in pairs], bool)
     duplicates, others = int(truth.sum()), int((~truth).sum())
     if min(duplicates, others) < folds:
@@ -125,15 +125,15 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
               "metric": metric, "threshold": threshold, "cv": cv_figures,
               "metrics": {m: figures["f1"] for m, (_, figures) in fitted.items()},
               "before": {"threshold": current.threshold, "metric": current.metric,
-                         "source": engine.threshold_source, "f1": before}}
+                         "source": served.threshold_source, "f1": before}}
     everything = _f1(np.ones(len(pairs), bool), truth, weight)["f1"]
     cv = cv_figures["f1"]
     report["refused"] = (
         f"not stored: the answers do not separate by {metric}: a trained threshold cross-validates at F1 {cv:.3f}, "
         f"no better than calling every pair a duplicate ({everything:.3f})") if cv <= everything else (
         f"not stored: {metric} >= {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
-        f"{current.metric} >= {current.threshold:g} ({engine.threshold_source}) on the same answers "
-        f"({before['f1']:.3f})") if cv < before["f1"] and engine.threshold_source != calibration.TRAINED else ""
+        f"{current.metric} >= {current.threshold:g} ({served.threshold_source}) on the same answers "
+        f"({before['f1']:.3f})") if cv < before["f1"] and served.threshold_source != calibration.TRAINED else ""
     if write and not report["refused"]:
         store.set_threshold({"threshold": threshold, "metric": metric, "source": calibration.TRAINED,
                              "trained_on": len(pairs)})
@@ -212,7 +212,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
             raise InvalidArgument(f"{pairs_path}: the pairs that share a super token hold {int(labels.sum())} "
                                   f"duplicates and {int((~labels).sum())} others; {folds}-fold cross-validation "
                                   f"needs at least {folds} of each (`neardup label` proposes candidate pairs)")
-        rules = Deduplicator(store, pair_model=False)
+        rules = ServedStore(store, pair_model=False)
         fields, rules_threshold = rules.items.fields, rules.defaults.threshold  # the store's weights and threshold
         rule_scores = weighted(fields, rows[scored])
         population = candidate_population(store, near_articles=CHECK_ARTICLES)

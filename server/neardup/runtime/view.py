@@ -60,7 +60,7 @@ class LiveView:
 
 
 class Reading:
-    """One request's access to a LiveView, at generation `generation` or newer (an engine.Reader)."""
+    """One request's access to a LiveView, at generation `generation` or newer (a served_store.Reader)."""
 
     __slots__ = ("generation", "get_many", "search_index", "_clusters", "_answers")
 

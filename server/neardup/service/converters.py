@@ -1,4 +1,4 @@
-"""Messages ↔ plain domain values. The only place that knows both the protobuf types and the engine's."""
+"""Messages ↔ plain domain values. The only place that knows both the protobuf types and the runtime's."""
 from __future__ import annotations
 
 from neardup_client.enums import GROUPING_NAMES, GROUPING_VALUES, METRIC_NAMES, METRIC_VALUES
@@ -9,8 +9,11 @@ from ..core.errors import InvalidArgument
 from ..core.fields import ExactValue, FieldSpec, GeoPoint
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK
-from ..runtime.deduplicator import (DedupOutcome, DedupParams, Document, ExplainOutcome, SimilarOutcome,
-                                    SimilarParams)
+from ..runtime.deduplicator import DedupOutcome
+from ..runtime.documents import Document
+from ..runtime.explainer import ExplainOutcome
+from ..runtime.params import DedupParams, SimilarParams
+from ..runtime.similar_search import SimilarOutcome
 from ..store.base import MAX_ID_BYTES
 from . import _wire
 

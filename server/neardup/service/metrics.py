@@ -1,5 +1,6 @@
-"""Prometheus metrics for `neardup serve --metrics-port PORT`, kept apart from the servicer (an interceptor and thin
-wrappers around the session cache and the engine), and served over HTTP by the supervising process.
+"""Prometheus metrics for `neardup serve --metrics-port PORT`, kept apart from the servicer (an interceptor and
+thin wrappers around the session cache, the deduplicator and the writer), and served over HTTP by the supervising
+process.
 
 prometheus_client decides when it is first imported whether values go to memory-mapped files or to memory, from
 PROMETHEUS_MULTIPROC_DIR; so it is imported here only once `Exporter.start` has set the variable (and not at all
@@ -75,10 +76,10 @@ class ServiceMetrics:
         return MetricsInterceptor(self, methods)
 
     def instrument(self, servicer, service: str):
-        """Measures the servicer in place: its engine wrapped, its cache lookups counted, each DedupStream message
-        timed, and the store gauges set now and whenever its view or one of its writes moves the store's generation."""
-        engine = servicer.engine
-        store = engine.store
+        """Measures the servicer in place: its deduplicator and writer wrapped, its cache lookups counted, each
+        DedupStream message timed, and the store gauges set now and whenever its view or one of its writes moves the
+        store's generation."""
+        store = servicer.served.store
 
         def store_changed(generation: int) -> None:
             self.store_generation.set(generation)
@@ -88,7 +89,8 @@ class ServiceMetrics:
         store_changed(view.read().generation)
         view.subscribe(lambda now, _changed: store_changed(now))
         servicer.count_cache_lookup = lambda hit: (self.cache_hits if hit else self.cache_misses).inc()
-        servicer.engine = _MeasuredEngine(engine, self.dedup_results.observe, store_changed)
+        servicer.deduplicator = _MeasuredDeduplicator(servicer.deduplicator, self.dedup_results.observe)
+        servicer.writer = _MeasuredWriter(servicer.writer, store_changed)
         observers = {}
 
         def observe_stream_message(code: str, seconds: float) -> None:
@@ -101,35 +103,45 @@ class ServiceMetrics:
         return servicer
 
 
-class _MeasuredEngine:
-    """The engine, observing the size of each result set it answers and telling writes to the store gauges."""
+class _MeasuredDeduplicator:
+    """The deduplicator, observing the size of each result set it answers."""
 
-    def __init__(self, engine, observe_results, store_changed):
-        self._engine = engine
+    def __init__(self, deduplicator, observe_results):
+        self._deduplicator = deduplicator
         self._observe = observe_results
-        self._store_changed = store_changed
 
     def __getattr__(self, name):
-        return getattr(self._engine, name)
+        return getattr(self._deduplicator, name)
 
-    # The result set comes first; the rest passes through as given, so the engine's signatures are written once.
+    # The result set comes first; the rest passes through as given, so the signatures are written once.
     def dedup_ids(self, ids, *args, **kwargs):
-        outcome = self._engine.dedup_ids(ids, *args, **kwargs)
+        outcome = self._deduplicator.dedup_ids(ids, *args, **kwargs)
         self._observe(len(ids))
         return outcome
 
     def dedup_documents(self, documents, *args, **kwargs):
-        outcome = self._engine.dedup_documents(documents, *args, **kwargs)
+        outcome = self._deduplicator.dedup_documents(documents, *args, **kwargs)
         self._observe(len(documents))
         return outcome
 
+
+class _MeasuredWriter:
+    """The writer, telling each write's generation to the store gauges."""
+
+    def __init__(self, writer, store_changed):
+        self._writer = writer
+        self._store_changed = store_changed
+
+    def __getattr__(self, name):
+        return getattr(self._writer, name)
+
     def upsert(self, documents):
-        upserted, generation = self._engine.upsert(documents)
+        upserted, generation = self._writer.upsert(documents)
         self._store_changed(generation)
         return upserted, generation
 
     def delete(self, ids):
-        deleted, generation = self._engine.delete(ids)
+        deleted, generation = self._writer.delete(ids)
         self._store_changed(generation)
         return deleted, generation
 

@@ -32,7 +32,9 @@ from ..core.language import load_identifier
 from ..core.nltk_text import load_nltk
 from ..runtime import index_file, live_index
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
-from ..runtime.deduplicator import DEFAULT_MAX_RESULT_SET, Deduplicator, Limits
+from ..runtime.documents import identifies_queries
+from ..runtime.params import DEFAULT_MAX_RESULT_SET, Limits
+from ..runtime.served_store import ServedStore
 from ..store import open_store
 from . import metrics
 from .auth import TokenInterceptor
@@ -320,7 +322,7 @@ def serve(options: ServeOptions) -> int:
     address once (a clear error now rather than a crash loop), then runs the worker(s)."""
     with open_store(options.store, readonly=True) as store:
         # refuses a damaged pair model, or one trained for another configuration
-        identifies = Deduplicator(store).identifies_queries()
+        identifies = identifies_queries(ServedStore(store))
         if options.search_index == "memory":
             live_index.check_store(store)
         if options.search_index == "shared":

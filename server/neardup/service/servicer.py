@@ -1,4 +1,5 @@
-"""The NearDup servicer: thin. Decode, call the engine, encode; errors become status codes in one place.
+"""The NearDup servicer: thin. Decode, call the served store's operation (runtime/), encode; errors become status
+codes in one place.
 
 It does not subclass the generated servicer base: add_to_server registers raw-bytes handlers (no deserializer),
 for speed. Dedup looks its answer up in the session cache by those bytes before decoding anything, the compiled
@@ -22,7 +23,13 @@ from neardup_client.messages import WORKER_METADATA
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..core.errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
-from ..runtime.deduplicator import DedupOutcome, DedupParams, Deduplicator, Document, Limits
+from ..runtime.deduplicator import DedupOutcome, Deduplicator
+from ..runtime.documents import Document
+from ..runtime.explainer import Explainer
+from ..runtime.params import DedupParams, Limits
+from ..runtime.served_store import ServedStore
+from ..runtime.similar_search import SimilarSearch
+from ..runtime.writer import Writer
 from ..runtime.view import LiveView, Reading
 from ..store.base import SketchStore
 from . import converters
@@ -57,12 +64,17 @@ def _decode(message_type, request_bytes: bytes):
 
 
 class NearDupServicer:
-    def __init__(self, engine: Deduplicator, view: LiveView, defaults: DedupParams | None = None,
+    def __init__(self, served: ServedStore, view: LiveView, defaults: DedupParams | None = None,
                  max_streams: int = DEFAULT_MAX_STREAMS):
-        self.engine = engine
+        #: The served store's operations, one per RPC: Dedup, FindSimilar, Explain, Upsert and Delete; Info.
+        self.served = served
+        self.deduplicator = Deduplicator(served)
+        self.search = SimilarSearch(served)
+        self.explainer = Explainer(served)
+        self.writer = Writer(served)
         self.view = view
         #: What a request leaves unset gets: the store's defaults (by its sketch kind), as Info reports them.
-        self.defaults = defaults or engine.defaults
+        self.defaults = defaults or served.defaults
         self.streams = StreamSlots(max_streams)
         #: Told (status code name, seconds) for each DedupStream message answered (metrics set it).
         self.observe_stream_message: Callable[[str, float], None] | None = None
@@ -74,8 +86,8 @@ class NearDupServicer:
                   max_streams: int = DEFAULT_MAX_STREAMS, search_index: bool | str = False,
                   index_file: str | None = None) -> "NearDupServicer":
         """The request path of one process: the live view of the store (sketches, session cache, the search index
-        in memory if asked for: "memory", or "shared" mapping `index_file`) and the engine."""
-        return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl, search_index=search_index,
+        in memory if asked for: "memory", or "shared" mapping `index_file`) and the store's operations."""
+        return cls(ServedStore(store, limits), LiveView(store, cache_size, cache_ttl, search_index=search_index,
                                                          index_file=index_file), max_streams=max_streams)
 
     def Dedup(self, request_bytes: bytes, context) -> bytes:
@@ -111,7 +123,8 @@ class NearDupServicer:
                 return answer + _CACHED_FLAG + tag_bytes
         self.count_cache_lookup(False)
         if request is None:
-            params, outcome = self.defaults, self.engine.dedup_ids(ids, self.defaults, reading, ids_checked=True)
+            params, outcome = self.defaults, self.deduplicator.dedup_ids(ids, self.defaults, reading,
+                                                                             ids_checked=True)
         else:
             params, outcome = self._outcome(request, reading)
         answer = converters.dedup_response(outcome, params)
@@ -123,11 +136,11 @@ class NearDupServicer:
         if request.ids and request.documents:
             raise InvalidArgument("set either ids or documents in a DedupRequest, not both", "documents")
         if request.documents:
-            self.engine.check_config(converters.request_sketch_config(request))
+            self.served.check_config(converters.request_sketch_config(request))
             documents = [converters.document(d, f"documents[{position}]")
                          for position, d in enumerate(request.documents)]
-            return params, self.engine.dedup_documents(documents, params, reading)
-        return params, self.engine.dedup_ids(list(request.ids), params, reading)
+            return params, self.deduplicator.dedup_documents(documents, params, reading)
+        return params, self.deduplicator.dedup_ids(list(request.ids), params, reading)
 
     def DedupStream(self, request_iterator: Iterator[bytes], context) -> Iterator[bytes]:
         """Dedup per message, answers in order; a failed message is answered with its status, the stream goes on."""
@@ -162,14 +175,14 @@ class NearDupServicer:
 
     def Upsert(self, request_bytes: bytes, context) -> bytes:
         request = _decode(pb.UpsertRequest, request_bytes)
-        self.engine.check_config(converters.request_sketch_config(request))
-        upserted, generation = self.engine.upsert([converters.document(d, f"documents[{position}]")
+        self.served.check_config(converters.request_sketch_config(request))
+        upserted, generation = self.writer.upsert([converters.document(d, f"documents[{position}]")
                                                    for position, d in enumerate(request.documents)])
         return pb.UpsertResponse(upserted=upserted, generation=generation).SerializeToString()
 
     def Delete(self, request_bytes: bytes, context) -> bytes:
         request = _decode(pb.DeleteRequest, request_bytes)
-        deleted, generation = self.engine.delete(list(request.ids))
+        deleted, generation = self.writer.delete(list(request.ids))
         return pb.DeleteResponse(deleted=deleted, generation=generation).SerializeToString()
 
     def FindSimilar(self, request_bytes: bytes, context) -> bytes:
@@ -179,9 +192,9 @@ class NearDupServicer:
         params = converters.similar_params(request, self.defaults)
         query = converters.similar_query(request, request_bytes)
         if isinstance(query, Document):
-            self.engine.check_config(converters.request_sketch_config(request))
+            self.served.check_config(converters.request_sketch_config(request))
         reading = self.view.read() if self.view.search_index is not None else None
-        outcome = self.engine.find_similar(query, params, reading)
+        outcome = self.search.find_similar(query, params, reading)
         return converters.similar_response(outcome, params).SerializeToString()
 
     def Explain(self, request_bytes: bytes, context) -> bytes:
@@ -189,14 +202,14 @@ class NearDupServicer:
         request = _decode(pb.ExplainRequest, request_bytes)
         params = converters.explain_params(request, self.defaults)
         a, b = converters.explain_documents(request)
-        self.engine.check_config(converters.request_sketch_config(request))
-        outcome = self.engine.explain(a, b, params, self.view.read())
+        self.served.check_config(converters.request_sketch_config(request))
+        outcome = self.explainer.explain(a, b, params, self.view.read())
         return converters.explain_response(outcome, params, (a.id, b.id)).SerializeToString()
 
     def Info(self, request_bytes: bytes, context) -> bytes:
         _decode(pb.InfoRequest, request_bytes)
         context.set_trailing_metadata(((WORKER_METADATA, str(os.getpid())),))
-        return converters.info_response(self.engine.info()).SerializeToString()
+        return converters.info_response(self.served.info()).SerializeToString()
 
 
 class StreamSlots:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..core.errors import ConfigMismatch
 from ..jobs.label import LabelSession, Proposal
-from ..runtime.deduplicator import ExplainOutcome
+from ..runtime.explainer import ExplainOutcome
 from ..store import SketchStore
 from .corpus import Corpus, field_rows
 
