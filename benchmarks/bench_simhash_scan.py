@@ -21,7 +21,7 @@ from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import HAMMING, SIMHASH, SIMHASH_THRESHOLD
-from neardup.runtime.deduplicator import Deduplicator, Document, SimilarParams
+from neardup.runtime.deduplicator import Deduplicator, RequestDocument, SimilarParams
 from neardup.store import create_store
 
 TABLES_THRESHOLD = 61 / 64
@@ -63,7 +63,7 @@ def measured(size: int, queries: int) -> dict:
             {name: (lambda doc_id, p=p: engine.find_similar(doc_id, p), ids) for name, p in params.items()}, 3)
         after_write = []
         for round_ in range(5):
-            engine.upsert([Document(f"new{round_}", sketch=random.Random(round_).getrandbits(64).to_bytes(8, "little"))])
+            engine.upsert([RequestDocument(f"new{round_}", sketch=random.Random(round_).getrandbits(64).to_bytes(8, "little"))])
             began = time.perf_counter()
             engine.find_similar(ids[round_][0], params["scan"])
             after_write.append((time.perf_counter() - began) * 1000)

@@ -11,7 +11,7 @@ from ..core.stoplist import DEFAULT_FRACTION, DEFAULT_MIN_DOCS, DEFAULT_OWN_SHAR
 from ..core.vocabulary import KINDS, SIMHASH
 from ..jobs.index import (DASK, DEFAULT_BATCH_SIZE, DEFAULT_CONNECT_TIMEOUT, ENGINES, MAX_PARTITION_BYTES,
                           MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER, index_corpus, load_schema)
-from ..store import STORE_HELP, default_store_path, open_store
+from ..store import STORE_HELP, default_store_path
 from .configure import add_threshold_argument
 from .options import add_progress_argument, checked, reporting
 
@@ -118,12 +118,7 @@ def _run(args: argparse.Namespace) -> int:
             engine=engine, schema=load_schema(args.fields) if args.fields else None, threshold=args.threshold)
     print(summary.format())
     if args.search_index:
-        from ..runtime import index_file
         from .search_index import build
 
-        with open_store(args.store, readonly=True) as store:
-            path = index_file.resolve_path(args.store, args.search_index_file)
-            built = build(args, store, path)
-        print(f"search index {path}: {built.header['articles']:,} articles, {built.header['file_bytes']:,} bytes, "
-              f"built in {built.seconds:.1f} s")
+        build(args, args.store, args.search_index_file)
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

@@ -44,7 +44,7 @@ import numpy as np
 from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import model_inputs, similarity_columns
 from ..core.vocabulary import ITEMS, SIMHASH
-from ..runtime.deduplicator import Deduplicator, Document, ExplainOutcome
+from ..runtime.deduplicator import Deduplicator, ExplainOutcome, RequestDocument
 from ..store import SketchStore
 from .learners import fit_logistic
 from .pair_sample import CandidatePairs, candidate_population, text_candidate_pairs
@@ -182,8 +182,9 @@ class LabelSession:
         a, b = texts.get(proposal.a), texts.get(proposal.b)
         if not self.texts or a is None or b is None:
             return None
-        return self._engine.explain(Document(proposal.a, text=a["text"], lang=a.get("lang")),
-                                    Document(proposal.b, text=b["text"], lang=b.get("lang")), self._engine.defaults)
+        return self._engine.explain(RequestDocument(proposal.a, text=a["text"], lang=a.get("lang")),
+                                    RequestDocument(proposal.b, text=b["text"], lang=b.get("lang")),
+                                    self._engine.defaults)
 
     def answer(self, a: str, b: str, duplicate: bool | None) -> None:
         """Records an answer (None: unsure), appended to the file at once."""

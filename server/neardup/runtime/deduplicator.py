@@ -22,14 +22,14 @@ from ..core.vocabulary import (DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHO
 from ..store.base import MemoizedArticles, SketchStore, Snapshot, check_ids, encode_id, read_consistently
 
 if TYPE_CHECKING:
-    from ..core.memory_index import Found
+    from ..core.postings_index import Found
 
 DEFAULT_MAX_RESULT_SET = 2_000
 DEFAULT_MAX_TEXT_BYTES = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True)
-class Document:
+class RequestDocument:
     """One result (or article to store): an id with its text, its fields (an items store), its precomputed sketch,
     or none of them (read the store)."""
 
@@ -121,11 +121,11 @@ class ExplainOutcome(NamedTuple):
 
 
 class SearchIndex(Protocol):
-    """A corpus search in memory (live_index.LiveIndex): bottom-K stores only."""
+    """A corpus search in memory (runtime/search/: MemorySearchIndex, SharedSearchIndex): bottom-K stores only."""
 
     def search(self, doc_id: str | None, sketch: bytes | None, threshold: float, metric: str,
                max_candidates: int) -> "tuple[bool, Found] | None":
-        """(whether doc_id is stored, core.memory_index.Found) for article doc_id (its stored sketch when sketch is
+        """(whether doc_id is stored, core.postings_index.Found) for article doc_id (its stored sketch when sketch is
         None), or for sketch never matching doc_id; None while the index cannot answer (search the store)."""
 
 
@@ -224,7 +224,7 @@ class Deduplicator:
             raise TooLarge(f"result set of {count} exceeds the limit of {self.limits.max_result_set}; "
                            "send fewer results or raise --max-result-set", field, self.limits.max_result_set)
 
-    def _inline_sketch(self, doc: Document, field: str) -> bytes:
+    def _inline_sketch(self, doc: RequestDocument, field: str) -> bytes:
         """The sketch of a document sent inline; `field` is its place in the request ("documents[3]")."""
         if doc.sketch is not None:
             try:
@@ -272,7 +272,7 @@ class Deduplicator:
         grouping = self._dedup(sketches, params)
         return DedupOutcome(grouping, missing, ids, reader.clusters(ids))
 
-    def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
+    def dedup_documents(self, documents: Sequence[RequestDocument], params: DedupParams,
                         reader: Reader | None = None) -> DedupOutcome:
         """A result set that may carry texts or sketches inline; documents with only an id are read from the store."""
         self._check_size(len(documents), "documents")
@@ -298,7 +298,8 @@ class Deduplicator:
         return DedupOutcome(grouping, missing, stored_ids if clusters is None else [d.id for d in documents],
                             clusters)
 
-    def explain(self, a: Document, b: Document, params: DedupParams, reader: Reader | None = None) -> ExplainOutcome:
+    def explain(self, a: RequestDocument, b: RequestDocument, params: DedupParams,
+                reader: Reader | None = None) -> ExplainOutcome:
         """How similar two documents are under params (threshold and metric), whether Dedup makes the second a
         duplicate of the first, and what they share (core/explain.py). Each is a stored article (only an id: its
         stored sketch, NotFound when there is none) or inline (text, or a sketch: spans need the text); both are
@@ -350,7 +351,7 @@ class Deduplicator:
                             for spec, value in zip(fields, values))
         return ExplainOutcome(score, duplicate, explain.PairExplanation(empty, empty, 0, 0, note), comparisons)
 
-    def find_similar(self, query: str | Document, params: SimilarParams, reader: Reader | None = None
+    def find_similar(self, query: str | RequestDocument, params: SimilarParams, reader: Reader | None = None
                      ) -> SimilarOutcome:
         """Stored articles similar to a stored one (by id) or to a document (text or sketch), best first, never
         the query itself. From the reader's search index when it has one (in memory, as fresh as the reader),
@@ -362,7 +363,7 @@ class Deduplicator:
                            self.limits.max_result_set)
         self.check_metric(params.metric)
         chosen = None
-        if isinstance(query, Document):
+        if isinstance(query, RequestDocument):
             if not query.inline:
                 raise InvalidArgument("a document to search with needs text or a sketch (fields, on an items "
                                       "store), or search by its id", "document")
@@ -371,7 +372,7 @@ class Deduplicator:
                 query = replace(query, lang=chosen.lang)
             sketch = self._inline_sketch(query, "document")
         if index is not None:
-            if isinstance(query, Document):
+            if isinstance(query, RequestDocument):
                 searched = index.search(query.id or None, sketch, params.threshold, params.metric,
                                         self.limits.max_candidates)
             else:
@@ -379,12 +380,12 @@ class Deduplicator:
                 searched = index.search(query, None, params.threshold, params.metric, self.limits.max_candidates)
             if searched is not None:
                 stored, found = searched
-                if not stored and not isinstance(query, Document):
+                if not stored and not isinstance(query, RequestDocument):
                     raise NotFound(f"no article {query!r} is stored")
                 return self._with_language(self._answer(found.matches, found.exact, params, reader), chosen)
 
         def search(snapshot: Snapshot) -> SimilarOutcome:
-            if isinstance(query, Document):
+            if isinstance(query, RequestDocument):
                 stored = snapshot.sketch(query.id) if query.id else None
                 return self._search(snapshot, sketch, params, exclude=stored[0] if stored else -1)
             encode_id(query, field="id")
@@ -395,7 +396,7 @@ class Deduplicator:
 
         return self._with_language(read_consistently(self.store, search), chosen)
 
-    def query_language(self, doc: Document) -> language.QueryLanguage:
+    def query_language(self, doc: RequestDocument) -> language.QueryLanguage:
         """The stemmer language a query document's text is sketched in, and how it was chosen: the one rule
         (core.language.query_language) over the store's language and the languages its texts carried, read now
         (another worker's Upsert may have added one); an unknown lang of the document is the INVALID_ARGUMENT of
@@ -531,7 +532,7 @@ class Deduplicator:
                 matches = [match._replace(cluster=cluster) for match, cluster in zip(matches, clusters)]
         return SimilarOutcome(matches, exact)
 
-    def upsert(self, documents: Sequence[Document]) -> tuple[int, int]:
+    def upsert(self, documents: Sequence[RequestDocument]) -> tuple[int, int]:
         """Sketches every document first, then writes them in one atomic batch: all or nothing."""
         self._check_size(len(documents), "documents")
         check_ids([doc.id for doc in documents], "documents[{}].id")

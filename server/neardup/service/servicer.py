@@ -22,7 +22,7 @@ from neardup_client.messages import WORKER_METADATA
 from neardup_client.v1 import neardup_pb2 as pb
 
 from ..core.errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
-from ..runtime.deduplicator import DedupOutcome, DedupParams, Deduplicator, Document, Limits
+from ..runtime.deduplicator import DedupOutcome, DedupParams, Deduplicator, Limits, RequestDocument
 from ..runtime.view import LiveView, Reading
 from ..store.base import SketchStore
 from . import converters
@@ -72,11 +72,12 @@ class NearDupServicer:
     @classmethod
     def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float,
                   max_streams: int = DEFAULT_MAX_STREAMS, search_index: bool | str = False,
-                  index_file: str | None = None) -> "NearDupServicer":
+                  search_index_file: str | None = None) -> "NearDupServicer":
         """The request path of one process: the live view of the store (sketches, session cache, the search index
-        in memory if asked for: "memory", or "shared" mapping `index_file`) and the engine."""
+        in memory if asked for: "memory", or "shared" mapping `search_index_file`) and the engine."""
         return cls(Deduplicator(store, limits), LiveView(store, cache_size, cache_ttl, search_index=search_index,
-                                                         index_file=index_file), max_streams=max_streams)
+                                                         search_index_file=search_index_file),
+                   max_streams=max_streams)
 
     def Dedup(self, request_bytes: bytes, context) -> bytes:
         # The usual request (ids, the server's parameters) is read by the compiled wire reader, first: the view
@@ -178,7 +179,7 @@ class NearDupServicer:
         request = _decode(pb.FindSimilarRequest, request_bytes)
         params = converters.similar_params(request, self.defaults)
         query = converters.similar_query(request, request_bytes)
-        if isinstance(query, Document):
+        if isinstance(query, RequestDocument):
             self.engine.check_config(converters.request_sketch_config(request))
         reading = self.view.read() if self.view.search_index is not None else None
         outcome = self.engine.find_similar(query, params, reading)
