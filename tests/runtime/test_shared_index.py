@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import struct
 import time
@@ -391,6 +392,13 @@ def test_index_builds_the_file_when_asked_and_check_verifies_it(tmp_path, neardu
     done = neardup("index", corpus, "--store", store, "--search-index")
     assert done.returncode == 0, done.stderr
     assert f"search index {store / 'search-index'}: 40 articles" in done.stdout
+    rebuilt = neardup("search-index", "--store", store)  # the same build (base_file.build_store_file), the same line
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    said = [re.sub(r"built in [0-9.]+ s$", "built in S s", done.stdout.strip().splitlines()[-1]),
+            re.sub(r"built in [0-9.]+ s$", "built in S s", rebuilt.stdout.strip())]
+    assert said[0] == said[1] and re.fullmatch(
+        re.escape(f"search index {store / 'search-index'}: 40 articles, ") + r"[0-9,]+ postings at generation "
+        r"[0-9,]+, [0-9,]+ bytes, built in S s", said[0]), said
     checked = neardup("search-index", "--store", store, "--check")
     assert checked.returncode == 0 and "40 articles at generation" in checked.stdout and "0 ids written since" in \
         checked.stdout, checked.stderr
