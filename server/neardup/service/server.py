@@ -325,7 +325,7 @@ def serve(options: ServeOptions) -> int:
         if options.search_index == "memory":
             memory.check_store(store)
         if options.search_index == "shared":
-            options = prepare_index_file(options, store)
+            options = prepare_search_index_file(options, store)
     _check_address(options)
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",
@@ -348,7 +348,7 @@ def serve(options: ServeOptions) -> int:
             exporter.close()
 
 
-def prepare_index_file(options: ServeOptions, store) -> ServeOptions:
+def prepare_search_index_file(options: ServeOptions, store) -> ServeOptions:
     """--search-index shared, once before the workers start: the file checked whole (its version, checksum, counts
     and configuration: a clear error now rather than a worker dying at every start), or built from the store when
     there is none yet. Returns the options with the file's path."""
