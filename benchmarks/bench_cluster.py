@@ -22,7 +22,7 @@ from pathlib import Path
 from benchmarks.lib import similar_corpus
 from benchmarks.lib.server_process import NEARDUP
 from neardup.core.sketch_config import SketchConfig
-from neardup.runtime.documents import Document
+from neardup.runtime.documents import RequestDocument
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.writer import Writer
 from neardup.store import create_store, open_store
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> None:
         with open_store(store) as opened:
             engine = Writer(ServedStore(opened))
             for at in range(0, len(new), 1000):
-                engine.upsert([Document(f"new-{at + n}", sketch=s) for n, s in enumerate(new[at:at + 1000])])
+                engine.upsert([RequestDocument(f"new-{at + n}", sketch=s) for n, s in enumerate(new[at:at + 1000])])
             unclustered = opened.clusters([f"new-{n}" for n in range(len(new))]).count(-1)
         print(f"upsert of {len(new):,} new articles: {time.perf_counter() - started:.0f} s, "
               f"{unclustered} without a cluster", flush=True)

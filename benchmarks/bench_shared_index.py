@@ -1,6 +1,6 @@
 """One search index per host against one per worker: `neardup serve --workers 2 --search-index shared` (every
-worker maps one index file, runtime/index_file.py) beside `--search-index memory` (each worker builds its own
-copy), on a store of generated bottom-K sketches (lib/similar_corpus.py).
+worker maps one search index file, runtime/search/base_file.py) beside `--search-index memory` (each worker builds
+its own copy), on a store of generated bottom-K sketches (lib/similar_corpus.py).
 
 Per size: the store created with its articles in batches of 50,000 (create_store, articles/s); `neardup search-index` building the file
 (seconds, bytes); then per mode a real server of 2 workers: seconds until both serve; each worker's memory from
@@ -54,7 +54,7 @@ from benchmarks.lib.store_content import article_id
 from neardup.core import kernel
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import DEFAULT_METRIC, DEFAULT_THRESHOLD
-from neardup.runtime import index_file
+from neardup.runtime.search import base_file, delta
 from neardup.runtime.params import SimilarParams
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import SimilarSearch
@@ -320,12 +320,12 @@ def rebuild_in_process(store_path: Path, path: Path) -> dict:
     """What a worker's background rebuild does: map the file, catch up, export, write a new file (elsewhere)."""
     with open_store(store_path, readonly=True) as store:
         began = time.perf_counter()
-        mapped = index_file.open_mapped(path, store)
-        index_file.catch_up(mapped.index, store, mapped.header["generation"], lambda _: None)
+        mapped = base_file.open_mapped(path, store)
+        delta.catch_up(mapped.index, store, mapped.header["generation"], lambda _: None)
         mapped_seconds = time.perf_counter() - began
         began = time.perf_counter()
         target = path.with_name(path.name + ".rebuilt")
-        header = index_file.write_file(target, mapped.index.export(), store.generation(), store)
+        header = base_file.write_file(target, mapped.index.export(), store.generation(), store)
         seconds = time.perf_counter() - began
         target.unlink()
     return {"map_and_catch_up_seconds": mapped_seconds, "write_seconds": seconds, "bytes": header["file_bytes"]}
@@ -362,7 +362,7 @@ def measure_file_only(size: int, args, paths: list[Path], queries: list[dict]) -
                 print(f"file {size:,}: {(index + 1) * CHUNK:,} articles written", flush=True)
 
     began = time.perf_counter()
-    header = index_file.write_articles(path, articles(), size, K, SketchConfig().digest(), 0)
+    header = base_file.write_articles(path, articles(), size, K, SketchConfig().digest(), 0)
     row["file"] = {"build_seconds": time.perf_counter() - began, "bytes": path.stat().st_size,
                    "postings": header["pool_values"]}
     (directory / "file.json").write_text(json.dumps(row["file"]))
@@ -404,11 +404,11 @@ def _map_twice(row: dict, args, path: Path, work: Path) -> dict:
 def mapper(path: str, queries_path: str, threshold: float, calls: int) -> None:
     """One process mapping the file as a worker does and searching it: a JSON line of what it measured, then it
     holds the mapping until SIGTERM (its memory is read meanwhile)."""
-    from neardup.core.memory_index import MemoryIndex
+    from neardup.core.postings_index import PostingsIndex
 
     began = time.perf_counter()
-    mapped, _ = index_file.map_file(Path(path))  # as a worker maps it
-    index = MemoryIndex(K, file=mapped)
+    mapped, _ = base_file.map_file(Path(path))  # as a worker maps it
+    index = PostingsIndex(K, file=mapped)
     map_seconds = time.perf_counter() - began
     queries = json.loads(Path(queries_path).read_text())
     found = relevant = 0
@@ -451,7 +451,7 @@ def measure_size(size: int, args, paths: list[Path], queries: list[dict]) -> dic
     top = truth(store_path, queries, sketches, args.threshold)
     row["phases"]["exhaustive scan"] = time.perf_counter() - began
     print(f"{size:,}: exhaustive scan {row['phases']['exhaustive scan']:.0f} s", flush=True)
-    path = index_file.default_path(store_path)
+    path = base_file.default_path(store_path)
     path.unlink(missing_ok=True)
     began = time.perf_counter()
     done = subprocess.run([*NEARDUP, "search-index", "--store", str(store_path)], capture_output=True, text=True)

@@ -21,7 +21,7 @@ from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import HAMMING, SIMHASH, SIMHASH_THRESHOLD
-from neardup.runtime.documents import Document
+from neardup.runtime.documents import RequestDocument
 from neardup.runtime.params import SimilarParams
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import SimilarSearch
@@ -69,7 +69,7 @@ def measured(size: int, queries: int) -> dict:
         after_write = []
         for round_ in range(5):
             fingerprint = random.Random(round_).getrandbits(64).to_bytes(8, "little")
-            writer.upsert([Document(f"new{round_}", sketch=fingerprint)])
+            writer.upsert([RequestDocument(f"new{round_}", sketch=fingerprint)])
             began = time.perf_counter()
             engine.find_similar(ids[round_][0], params["scan"])
             after_write.append((time.perf_counter() - began) * 1000)

@@ -33,19 +33,21 @@ LAYERS = (
           ("core",)),
     Layer("runtime", "the domain operations on a served store (`served_store.py`): Dedup (`deduplicator.py`), "
           "FindSimilar and pairs (`similar_search.py`), Explain (`explainer.py`), Upsert, Delete and clusters "
-          "(`writer.py`); the live view that keeps every read fresh, the session cache, the change feed, the "
-          "in-memory search index, the search index file and the index every worker maps from it",
+          "(`writer.py`); the live view that keeps every read fresh, the session cache, the change feed, and the "
+          "search indexes (`search/`: the search index file, the delta that follows the store, each worker's own "
+          "copy in memory, the file every worker maps)",
           ("store", "core")),
     Layer("service", "the gRPC servicer, the server bootstrap (workers, TLS, signals), protobuf converters, the "
           "bearer-token interceptor, metrics", ("runtime", "store", "core", "client")),
     Layer("jobs", "offline work: the index pipeline and its engines (local, Dask), record parsing, Parquet, pairs, "
           "clustering, training and its labelling session, migration, threshold setting, progress bars",
           ("runtime", "store", "core", "client")),
-    Layer("ui", "`neardup ui`: an HTTP server with a JSON API that calls a running server through the client, the "
-          "page's static files, (with `--store`) the store's clusters read-only, (with `--corpus`) the corpus's "
-          "titles, texts and records read by id, and (with `--labels`) the labelling session of `neardup label` "
+    Layer("ui", "`neardup ui`: the page's lifecycle (`serving.py`: what it opens, its serving thread, signals), an "
+          "HTTP server with a JSON API that calls a running server through the client, the page's static files, "
+          "(with `--store`) the store's clusters read-only, (with `--corpus`) the corpus's titles, texts and "
+          "records read by id, and (with `--labels`) the labelling session of `neardup label` "
           "(jobs/label.py)", ("jobs", "runtime", "store", "core", "client")),
-    Layer("cli", "`neardup COMMAND`: dispatch and one argument module per command",
+    Layer("cli", "`neardup COMMAND`: dispatch and one argument module per command, which parses and prints",
           ("ui", "service", "jobs", "runtime", "store", "core", "client", "client command line")),
 )
 NAMES = {layer.name for layer in LAYERS}

@@ -10,7 +10,7 @@ import pytest
 from neardup.core import reference, vocabulary
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.documents import Document
+from neardup.runtime.documents import RequestDocument
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.writer import Writer
 from neardup.store import create_store, open_store
@@ -105,8 +105,8 @@ def test_a_rerun_keeps_every_id_and_new_articles_get_a_cluster_at_once(store):
     rng = random.Random(9)
     copy_of = sorted(rng.sample(articles["f3-0"], K - 6))
     with open_store(path) as opened:
-        Writer(ServedStore(opened)).upsert([Document("late-copy", sketch=encode_sketch(copy_of)),
-                                     Document("late-new", sketch=encode_sketch(sorted(rng.sample(range(2**32), 20))))])
+        Writer(ServedStore(opened)).upsert([RequestDocument("late-copy", sketch=encode_sketch(copy_of)),
+                                     RequestDocument("late-new", sketch=encode_sketch(sorted(rng.sample(range(2**32), 20))))])
         late = dict(zip(["late-copy", "late-new"], opened.clusters(["late-copy", "late-new"])))
     assert late["late-copy"] == first["f3-0"]
     assert late["late-new"] >= 0 and late["late-new"] not in first.values()

@@ -1,6 +1,6 @@
 """The in-memory search index (`neardup serve --search-index memory`) answers exactly what a search of the store
 answers, and what an exhaustive scan finds, on random corpora through writes, replacements and deletes: in
-process (core.memory_index, and the view following a real LMDB store written by another handle), and through real
+process (core.postings_index, and the view following a real LMDB store written by another handle), and through real
 servers taking Upsert and Delete."""
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import time
 import grpc
 import pytest
 
-from neardup.core import candidates as similar, memory_index, vocabulary
-from neardup.core.memory_index import MemoryIndex
+from neardup.core import candidates, postings_index, vocabulary
+from neardup.core.postings_index import PostingsIndex
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.documents import Document
+from neardup.runtime.documents import RequestDocument
 from neardup.runtime.params import Limits, SimilarParams
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import SimilarSearch
@@ -54,14 +54,14 @@ def change(rng: random.Random, corpus: dict[str, list[int]], round_: int) -> tup
 
 @pytest.fixture
 def low_hot_limit(monkeypatch):
-    monkeypatch.setattr(similar, "HOT_POSTINGS", HOT_LIMIT)
+    monkeypatch.setattr(candidates, "HOT_POSTINGS", HOT_LIMIT)
 
 
 @pytest.mark.slow
 def test_the_index_equals_an_exhaustive_scan_through_writes_and_compactions():
     rng = random.Random(5)
     corpus = make_corpus(rng, 400)
-    index = MemoryIndex(K, hot_postings=HOT_LIMIT)
+    index = PostingsIndex(K, hot_postings=HOT_LIMIT)
     docnos = {}
     for doc_id, values in corpus.items():
         docnos[doc_id] = len(docnos)
@@ -129,7 +129,7 @@ def test_the_view_follows_another_writer_and_answers_like_the_store(tmp_path, mo
                     assert from_memory == engine.find_similar(doc_id, params)
                     assert answer(from_memory) == answer_of(exhaustive(corpus, corpus[doc_id], doc_id, threshold,
                                                                        metric))
-        query = Document("new-query", sketch=encode_sketch(corpus[doc_id][:5] + [2**32 - 1]))
+        query = RequestDocument("new-query", sketch=encode_sketch(corpus[doc_id][:5] + [2**32 - 1]))
         assert engine.find_similar(query, SimilarParams(top_k=5), view.read()) == \
             engine.find_similar(query, SimilarParams(top_k=5))
 
@@ -165,8 +165,8 @@ def test_a_compaction_in_the_background_stalls_no_request(tmp_path, monkeypatch)
     """While the delta is folded into a new base (seconds at a million articles), the feed's subscriber returns at
     once (requests catch up with writes without waiting), searches are answered from the store, and the writes
     made meanwhile are in the index when it answers again."""
-    monkeypatch.setattr(memory_index, "DELTA_MIN", 0)
-    monkeypatch.setattr(memory_index, "DELTA_SHARE", 0.05)
+    monkeypatch.setattr(postings_index, "DELTA_MIN", 0)
+    monkeypatch.setattr(postings_index, "DELTA_SHARE", 0.05)
     rng = random.Random(11)
     corpus = make_corpus(rng, 200)
     store = create_store(tmp_path / "s", SketchConfig(k=K), [])
@@ -174,7 +174,7 @@ def test_a_compaction_in_the_background_stalls_no_request(tmp_path, monkeypatch)
     view = LiveView(store, search_index=True)
     index, engine = view.search_index, SimilarSearch(ServedStore(store))
     folding, release = threading.Event(), threading.Event()
-    compact = MemoryIndex.compact
+    compact = PostingsIndex.compact
 
     def held_compact(self):
         if folding.is_set():  # the background fold: held until the test releases it
@@ -182,7 +182,7 @@ def test_a_compaction_in_the_background_stalls_no_request(tmp_path, monkeypatch)
         folding.set()
         compact(self)
 
-    monkeypatch.setattr(MemoryIndex, "compact", held_compact)
+    monkeypatch.setattr(PostingsIndex, "compact", held_compact)
     folding.set()
     params = SimilarParams(top_k=1000, threshold=0.2)
     written, gone = change(rng, corpus, 0)  # over DELTA_SHARE of the base: the fold is due

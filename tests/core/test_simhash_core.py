@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import textgen
-from neardup.core import _shingle, candidates as similar, kernel, reference, vocabulary
+from neardup.core import _shingle, candidates, kernel, reference, vocabulary
 from neardup.core.vocabulary import BOTTOMK, GROUPINGS, HAMMING, LOG_TF, SIMHASH, TF, UNIT, WEIGHTINGS
 from neardup.core.candidates import Postings
 from neardup.core.sketch_config import SketchConfig, SKETCHER_VERSION, stoplist_digest
@@ -417,11 +417,11 @@ def test_similar_simhash_equals_a_scan():
 # ---- permutation tables ----------------------------------------------------------------------------------------
 
 def test_index_values_per_kind():
-    bottom = similar.index_values([encode_sketch([1, 5, 9]), b"", encode_sketch(range(20))], BOTTOMK)
+    bottom = candidates.index_values([encode_sketch([1, 5, 9]), b"", encode_sketch(range(20))], BOTTOMK)
     assert bottom.values.tolist() == [1, 5, 9, *range(20)]
     assert bottom.lengths.tolist() == [3, 0, 20] and bottom.length_class.tolist() == [3, 0, 0]
     value = 0x1234_5678_9ABC_DEF0
-    keys = similar.index_values([encode(value), b"", encode(0)], SIMHASH)
+    keys = candidates.index_values([encode(value), b"", encode(0)], SIMHASH)
     assert keys.values.tolist() == [0xDEF0, 1 << 16 | 0x9ABC, 2 << 16 | 0x5678, 3 << 16 | 0x1234, 0, 1 << 16,
                                     2 << 16, 3 << 16]
     assert keys.lengths.tolist() == [4, 0, 4] and not keys.length_class.any()
@@ -431,14 +431,14 @@ def test_index_values_per_kind():
 @given(st.integers(0, 2**64 - 1), st.lists(st.integers(0, 63), max_size=3, unique=True))
 def test_fingerprints_within_3_bits_share_an_index_value(value, bits):
     other = value ^ sum(1 << bit for bit in bits)
-    keys = similar.index_values([encode(value), encode(other)], SIMHASH).values
+    keys = candidates.index_values([encode(value), encode(other)], SIMHASH).values
     assert set(keys[:4].tolist()) & set(keys[4:].tolist())
 
 
 def postings_of(query: int, stored: list[int]) -> Postings:
     """The postings a store would read for query, over stored fingerprints numbered 0.. (exhaustively)."""
-    keys = similar.index_values([encode(value) for value in stored], SIMHASH).values.reshape(-1, 4)
-    query_keys = similar.index_values([encode(query)], SIMHASH).values
+    keys = candidates.index_values([encode(value) for value in stored], SIMHASH).values.reshape(-1, 4)
+    query_keys = candidates.index_values([encode(query)], SIMHASH).values
     value_index, docno = np.nonzero(keys.T == query_keys[:, None])
     return Postings(value_index, docno.astype(np.uint32), np.zeros(len(docno), np.uint8))
 
@@ -449,7 +449,7 @@ def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_c
     stored = [query ^ sum(1 << bit for bit in rng.sample(range(64), rng.randrange(10))) for _ in range(2000)]
     postings = postings_of(query, stored)
     for threshold, exact in ((61 / 64, True), (62 / 64, True), (1.0, True), (60 / 64, False), (0.5, False)):
-        found = similar.simhash_candidates(postings, threshold)
+        found = candidates.simhash_candidates(postings, threshold)
         within = {docno for docno, value in enumerate(stored)
                   if reference.hamming(query, value) <= reference.max_distance(threshold)}
         assert found.exact == exact
@@ -457,11 +457,11 @@ def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_c
             assert within <= set(found.docnos.tolist())
         # an article agreeing on c blocks differs in at least 4 - c bits: the bound drops nothing it should keep
         assert {d for d in within if d in set(postings.docno.tolist())} <= set(found.docnos.tolist())
-    found = similar.simhash_candidates(postings, 61 / 64, max_candidates=10)
+    found = candidates.simhash_candidates(postings, 61 / 64, max_candidates=10)
     assert not found.exact and len(found.docnos) == 10
-    assert similar.simhash_candidates(postings, 61 / 64, exclude=int(found.docnos[0])).docnos.tolist().count(
+    assert candidates.simhash_candidates(postings, 61 / 64, exclude=int(found.docnos[0])).docnos.tolist().count(
         int(found.docnos[0])) == 0
-    assert (similar.simhash_candidates(postings, 61 / 64, above=1000).docnos > 1000).all()
+    assert (candidates.simhash_candidates(postings, 61 / 64, above=1000).docnos > 1000).all()
 
 
 @settings(max_examples=150, deadline=None)
@@ -474,26 +474,26 @@ def test_simhash_scan_finds_every_article_within_the_distance(query, articles, t
     rng = random.Random(query)
     stored = {docno: query ^ sum(1 << bit for bit in rng.sample(range(64), bits)) for docno, bits in articles}
     empty = {docno for docno in stored if docno % 7 == 0}
-    fingerprints = similar.Fingerprints.of((docno, b"" if docno in empty else encode(stored[docno]))
+    fingerprints = candidates.Fingerprints.of((docno, b"" if docno in empty else encode(stored[docno]))
                                            for docno in sorted(stored))
-    found = similar.simhash_scan(fingerprints, encode(query), threshold, exclude=exclude, above=above)
+    found = candidates.simhash_scan(fingerprints, encode(query), threshold, exclude=exclude, above=above)
     expected = sorted((reference.hamming(query, value), docno) for docno, value in stored.items()
                       if docno not in empty and docno != exclude and docno > above
                       and reference.hamming(query, value) <= reference.max_distance(threshold))
     assert found.exact and found.docnos.tolist() == [docno for _, docno in expected]
-    nearest = similar.simhash_scan(fingerprints, encode(query), threshold, exclude=exclude, above=above,
+    nearest = candidates.simhash_scan(fingerprints, encode(query), threshold, exclude=exclude, above=above,
                                    max_candidates=3)
     assert nearest.docnos.tolist() == [docno for _, docno in expected[:3]] and nearest.exact == (len(expected) <= 3)
-    assert similar.simhash_scan(fingerprints, b"", threshold).docnos.tolist() == []
+    assert candidates.simhash_scan(fingerprints, b"", threshold).docnos.tolist() == []
 
 
 def test_simhash_scan_refuses_what_is_no_fingerprint():
-    fingerprints = similar.Fingerprints.of([(0, encode(5))])
+    fingerprints = candidates.Fingerprints.of([(0, encode(5))])
     with pytest.raises(ValueError, match="SimHash sketch is 8"):
-        similar.simhash_scan(fingerprints, b"123", 0.5)
+        candidates.simhash_scan(fingerprints, b"123", 0.5)
     with pytest.raises(ValueError, match="not a multiple of 8"):
-        similar._kernel.scan_simhash(b"1234567", encode(5), 3)
-    assert similar.simhash_tables_suffice(61 / 64) and not similar.simhash_tables_suffice(60 / 64)
+        candidates._kernel.scan_simhash(b"1234567", encode(5), 3)
+    assert candidates.simhash_tables_suffice(61 / 64) and not candidates.simhash_tables_suffice(60 / 64)
 
 
 def test_hamming_is_a_metric_of_simhash_stores_only():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import struct
 import time
@@ -16,13 +17,13 @@ from pathlib import Path
 import grpc
 import pytest
 
-from neardup.core import _search, candidates as similar
+from neardup.core import _search, candidates
 from neardup.core.encoding import encode_sketch
 from neardup.core.errors import ConfigMismatch, NotFound, StoreUnavailable
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.jobs.pairs import find_pairs
-from neardup.runtime import index_file, shared_index
+from neardup.runtime.search import base_file, delta, shared
 from neardup.runtime.params import SimilarParams
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import SimilarSearch
@@ -74,7 +75,7 @@ def check_index(index, corpus: dict[str, list[int]], every: int = 7) -> None:
 
 @pytest.fixture
 def low_hot_limit(monkeypatch):
-    monkeypatch.setattr(similar, "HOT_POSTINGS", HOT_LIMIT)
+    monkeypatch.setattr(candidates, "HOT_POSTINGS", HOT_LIMIT)
 
 
 @pytest.fixture
@@ -111,9 +112,9 @@ def reference_checksum(data: bytes) -> int:
 
 def test_the_file_header_holds_the_version_the_store_generation_and_a_checksum(corpus_store):
     _, corpus, store = corpus_store
-    path = index_file.resolve_path(store.location, None)
+    path = base_file.resolve_path(store.location, None)
     assert path == Path(store.location) / "search-index"
-    built = index_file.build(store, path, hot_postings=HOT_LIMIT)
+    built = base_file.build(store, path, hot_postings=HOT_LIMIT)
     data = path.read_bytes()
     assert data[:8] == b"NDSRCHIX"
     version, header_bytes, file_bytes, generation, k, hot = struct.unpack_from("<IIQQII", data, 8)
@@ -133,9 +134,9 @@ def test_the_file_header_holds_the_version_the_store_generation_and_a_checksum(c
 
 def test_a_file_built_a_few_buckets_at_a_time_is_the_same_file(tmp_path, corpus_store, monkeypatch):
     _, _, store = corpus_store
-    whole = index_file.build(store, tmp_path / "whole", hot_postings=HOT_LIMIT).path.read_bytes()
-    monkeypatch.setattr(index_file, "BUILD_WINDOW", 300)  # a few thousand buckets a window: about twenty windows
-    windowed = index_file.build(store, tmp_path / "windowed", hot_postings=HOT_LIMIT).path.read_bytes()
+    whole = base_file.build(store, tmp_path / "whole", hot_postings=HOT_LIMIT).path.read_bytes()
+    monkeypatch.setattr(base_file, "BUILD_WINDOW", 300)  # a few thousand buckets a window: about twenty windows
+    windowed = base_file.build(store, tmp_path / "windowed", hot_postings=HOT_LIMIT).path.read_bytes()
     assert len(windowed) == len(whole)
     different = [at for at in range(0, len(whole), 8) if whole[at:at + 8] != windowed[at:at + 8]]
     assert set(different) <= {184, 248}  # when it was written, and so the checksum
@@ -143,22 +144,22 @@ def test_a_file_built_a_few_buckets_at_a_time_is_the_same_file(tmp_path, corpus_
 
 def test_a_mapped_file_answers_as_an_exhaustive_scan_through_writes_and_a_new_file(corpus_store):
     rng, corpus, store = corpus_store
-    path = index_file.build(store, Path(store.location) / "search-index", hot_postings=HOT_LIMIT).path
-    mapped = index_file.open_mapped(path, store)
+    path = base_file.build(store, Path(store.location) / "search-index", hot_postings=HOT_LIMIT).path
+    mapped = base_file.open_mapped(path, store)
     index = mapped.index
     check_index(index, corpus)
     for round_ in range(3):  # written after the file: caught up from the change log, into the delta
         written, gone = change(rng, corpus, round_)
         write(store, written, gone)
-        index_file.catch_up(index, store, mapped.header["generation"], lambda _: None)
+        delta.catch_up(index, store, mapped.header["generation"], lambda _: None)
         assert all(index.stored(doc_id) is None for doc_id in gone)
         check_index(index, corpus)
     assert index.stats()["delta_entries"] > 0 and len(index) == len(corpus)
     assert index.stats()["hot_values_skipped"] > 0, "no search left a hot posting unread: the rule is untested"
     # a new file from the base and the delta: the same answers, nothing in its delta
-    header = index_file.write_file(path, index.export(), store.generation(), store, hot_postings=HOT_LIMIT)
+    header = base_file.write_file(path, index.export(), store.generation(), store, hot_postings=HOT_LIMIT)
     assert header["articles"] == len(corpus) and header["generation"] == store.generation()
-    renewed = index_file.open_mapped(path, store).index
+    renewed = base_file.open_mapped(path, store).index
     assert renewed.stats()["delta_entries"] == 0 and len(renewed) == len(corpus)
     check_index(renewed, corpus, every=5)
     check_index(index, corpus, every=11)  # the old mapping still answers (its inode lives while mapped)
@@ -168,13 +169,13 @@ def test_catching_up_compares_every_article_when_the_change_log_no_longer_reache
                                                                                        monkeypatch):
     rng, corpus, store = corpus_store
     monkeypatch.setattr(lmdb_store, "CHANGE_LOG_IDS", 30)
-    path = index_file.build(store, tmp_path / "index", hot_postings=HOT_LIMIT).path
+    path = base_file.build(store, tmp_path / "index", hot_postings=HOT_LIMIT).path
     for round_ in range(2):
         write(store, *change(rng, corpus, round_))
-    mapped = index_file.open_mapped(path, store)
+    mapped = base_file.open_mapped(path, store)
     assert store.changed_since(mapped.header["generation"]) is None
     lines = []
-    index_file.catch_up(mapped.index, store, mapped.header["generation"], lines.append)
+    delta.catch_up(mapped.index, store, mapped.header["generation"], lines.append)
     assert any("comparing every article" in line for line in lines)
     assert len(mapped.index) == len(corpus)
     check_index(mapped.index, corpus)
@@ -182,9 +183,9 @@ def test_catching_up_compares_every_article_when_the_change_log_no_longer_reache
     other_corpus = make_corpus(random.Random(3), 200)
     with create_store(tmp_path / "other", SketchConfig(k=K), []) as other:
         other.put_many([(doc_id, encode_sketch(values)) for doc_id, values in other_corpus.items()])
-        foreign = index_file.build(other, tmp_path / "foreign", hot_postings=HOT_LIMIT).path
-    mapped = index_file.open_mapped(foreign, store)
-    index_file.reconcile(mapped.index, store, lambda _: None)
+        foreign = base_file.build(other, tmp_path / "foreign", hot_postings=HOT_LIMIT).path
+    mapped = base_file.open_mapped(foreign, store)
+    delta.reconcile(mapped.index, store, lambda _: None)
     assert len(mapped.index) == len(corpus)
     assert all(mapped.index.stored(doc_id) is None for doc_id in set(other_corpus) - set(corpus))
     check_index(mapped.index, corpus, every=5)
@@ -198,7 +199,7 @@ def resealed(data: bytearray) -> bytes:
 
 def test_a_damaged_cut_forged_or_foreign_file_is_refused_saying_what_to_run(tmp_path, corpus_store):
     _, _, store = corpus_store
-    path = index_file.build(store, tmp_path / "index", hot_postings=HOT_LIMIT).path
+    path = base_file.build(store, tmp_path / "index", hot_postings=HOT_LIMIT).path
     good = path.read_bytes()
     offsets = struct.unpack_from("<9Q", good, 112)
     pool_offsets = offsets[1]
@@ -207,7 +208,7 @@ def test_a_damaged_cut_forged_or_foreign_file_is_refused_saying_what_to_run(tmp_
     def refusal(data: bytes) -> str:
         path.write_bytes(data)
         with pytest.raises(StoreUnavailable) as raised:
-            index_file.open_mapped(path, store)
+            base_file.open_mapped(path, store)
         assert str(raised.value).endswith(rebuild)
         return str(raised.value)
 
@@ -229,11 +230,11 @@ def test_a_damaged_cut_forged_or_foreign_file_is_refused_saying_what_to_run(tmp_
     path.write_bytes(good)
     with create_store(tmp_path / "simhash", SketchConfig(kind="simhash"), []) as simhash:
         with pytest.raises(ConfigMismatch, match="serves stores of bottom-K sketches; .* use --search-index store"):
-            index_file.build(simhash, tmp_path / "never")
+            base_file.build(simhash, tmp_path / "never")
     with create_store(tmp_path / "other", SketchConfig(k=K, min_word_len=2), []) as other:
         with pytest.raises(ConfigMismatch, match="was built for sketch configuration"):
-            index_file.open_mapped(path, other)
-    assert index_file.open_mapped(path, store).header["checksum"] == reference_checksum(good)
+            base_file.open_mapped(path, other)
+    assert base_file.open_mapped(path, store).header["checksum"] == reference_checksum(good)
 
 
 def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_when_its_delta_grows(
@@ -241,13 +242,13 @@ def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_wh
     """The request path with --search-index shared, on a store written behind its back: every answer equals the
     store path's and the exhaustive scan's; a delta past its share is folded into a new file (written in the
     background, mapped by this worker as by any other), after which the answers are the same."""
-    monkeypatch.setattr(shared_index, "SHARED_DELTA_SHARE", 0.0)
-    monkeypatch.setattr(shared_index, "DELTA_MIN", 200)  # a new file once a few batches were written
+    monkeypatch.setattr(shared, "SHARED_DELTA_SHARE", 0.0)
+    monkeypatch.setattr(shared, "DELTA_MIN", 200)  # a new file once a few batches were written
     rng, corpus, store = corpus_store
-    path = index_file.build(store, Path(store.location) / "search-index", hot_postings=HOT_LIMIT).path
-    monkeypatch.setattr(shared_index, "WATCH_SECONDS", 0.05)
-    view = LiveView(store, search_index="shared", index_file=str(path))
-    other = LiveView(store, search_index="shared", index_file=str(path))  # another worker on the same file
+    path = base_file.build(store, Path(store.location) / "search-index", hot_postings=HOT_LIMIT).path
+    monkeypatch.setattr(shared, "WATCH_SECONDS", 0.05)
+    view = LiveView(store, search_index="shared", search_index_file=str(path))
+    other = LiveView(store, search_index="shared", search_index_file=str(path))  # another worker on the same file
     index, engine = view.search_index, SimilarSearch(ServedStore(store))
 
     def check() -> None:
@@ -260,7 +261,7 @@ def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_wh
                 assert answer_of(from_file.matches) == answer_of(exhaustive(corpus, corpus[doc_id], doc_id, 0.3,
                                                                             metric))
 
-    first = index_file.read_header(path, store)["generation"]
+    first = base_file.read_header(path, store)["generation"]
     check()
     for round_ in range(3):
         written, gone = change(rng, corpus, round_)
@@ -270,10 +271,10 @@ def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_wh
             engine.find_similar(gone[0], SimilarParams(), view.read())
     deadline = time.monotonic() + 30
     while (index.files_mapped < 2 or index.busy or other.search_index.busy
-           or other.search_index.stats()["generation"] < index_file.read_header(path, store)["generation"]):
+           or other.search_index.stats()["generation"] < base_file.read_header(path, store)["generation"]):
         assert time.monotonic() < deadline, "no new file was written and mapped by both"
         time.sleep(0.02)
-    header = index_file.read_header(path, store)
+    header = base_file.read_header(path, store)
     written = index.files_written + other.search_index.files_written
     assert written >= 1 and header["generation"] > first and header["articles"] == len(corpus)
     assert other.search_index.files_mapped >= 2  # the one that did not write it mapped it
@@ -393,10 +394,17 @@ def test_index_builds_the_file_when_asked_and_check_verifies_it(tmp_path, neardu
     done = neardup("index", corpus, "--store", store, "--search-index")
     assert done.returncode == 0, done.stderr
     assert f"search index {store / 'search-index'}: 40 articles" in done.stdout
+    rebuilt = neardup("search-index", "--store", store)  # the same build (base_file.build_store_file), the same line
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    said = [re.sub(r"built in [0-9.]+ s$", "built in S s", done.stdout.strip().splitlines()[-1]),
+            re.sub(r"built in [0-9.]+ s$", "built in S s", rebuilt.stdout.strip())]
+    assert said[0] == said[1] and re.fullmatch(
+        re.escape(f"search index {store / 'search-index'}: 40 articles, ") + r"[0-9,]+ postings at generation "
+        r"[0-9,]+, [0-9,]+ bytes, built in S s", said[0]), said
     checked = neardup("search-index", "--store", store, "--check")
     assert checked.returncode == 0 and "40 articles at generation" in checked.stdout and "0 ids written since" in \
         checked.stdout, checked.stderr
     with open_store(store) as opened:
-        mapped = index_file.open_mapped(store / "search-index", opened)
+        mapped = base_file.open_mapped(store / "search-index", opened)
         assert len(mapped.index) == 40 and mapped.index.stored("doc-3")[1] == opened.get_many(["doc-3"])[0]
     assert neardup("index", corpus, "--store", tmp_path / "t", "--search-index-file", tmp_path / "x").returncode == 2

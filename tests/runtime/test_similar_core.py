@@ -5,11 +5,11 @@ import random
 
 import pytest
 
-from neardup.core import candidates as similar, kernel, reference, vocabulary
+from neardup.core import candidates, kernel, reference, vocabulary
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
 from neardup.core.encoding import encode_sketch
-from neardup.runtime.documents import Document
+from neardup.runtime.documents import RequestDocument
 from neardup.runtime.params import Limits, SimilarParams
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import Match, SimilarSearch
@@ -45,16 +45,16 @@ def indexed(request, tmp_path_factory):
 @pytest.fixture
 def skips(monkeypatch):
     """A low hot limit, so that searches skip postings, and a record of how many each search skipped."""
-    monkeypatch.setattr(similar, "HOT_POSTINGS", 40)
+    monkeypatch.setattr(candidates, "HOT_POSTINGS", 40)
     seen = []
-    candidates = similar.candidates
+    search = candidates.candidates
 
     def recorded(*args, **kwargs):
-        found = candidates(*args, **kwargs)
+        found = search(*args, **kwargs)
         seen.append(found.skipped)
         return found
 
-    monkeypatch.setattr(similar, "candidates", recorded)
+    monkeypatch.setattr(candidates, "candidates", recorded)
     return seen
 
 
@@ -83,8 +83,8 @@ def test_search_by_document_excludes_its_own_stored_id(indexed):
     engine, corpus = indexed
     doc_id = next(iter(corpus))
     sketch = encode_sketch(corpus[doc_id])
-    with_id = engine.find_similar(Document(doc_id, sketch=sketch), SimilarParams(top_k=1000, threshold=0.3))
-    without = engine.find_similar(Document("", sketch=sketch), SimilarParams(top_k=1000, threshold=0.3))
+    with_id = engine.find_similar(RequestDocument(doc_id, sketch=sketch), SimilarParams(top_k=1000, threshold=0.3))
+    without = engine.find_similar(RequestDocument("", sketch=sketch), SimilarParams(top_k=1000, threshold=0.3))
     assert without.matches[0] == Match(doc_id, 1.0)
     assert with_id.matches == without.matches[1:] == exhaustive(corpus, corpus[doc_id], doc_id, 0.3,
                                                                 vocabulary.CONTAINMENT)
@@ -99,7 +99,7 @@ def test_errors_name_the_problem(indexed):
     with pytest.raises(TooLarge, match="top_k"):
         engine.find_similar("doc-1", SimilarParams(top_k=engine.limits.max_result_set + 1))
     with pytest.raises(InvalidArgument, match="text or a sketch"):
-        engine.find_similar(Document("x"), SimilarParams())
+        engine.find_similar(RequestDocument("x"), SimilarParams())
     for bad in (dict(top_k=0), dict(threshold=1.5), dict(metric="cosine")):
         with pytest.raises(InvalidArgument):
             SimilarParams(**bad)

@@ -22,7 +22,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import encode_sketch
 from neardup.runtime.deduplicator import Deduplicator
-from neardup.runtime.documents import Document
+from neardup.runtime.documents import RequestDocument
 from neardup.runtime.params import DedupParams, Limits, SimilarParams
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import SimilarSearch
@@ -144,15 +144,15 @@ def test_dedup_of_documents_sketches_texts_like_the_store(tmp_path):
     texts = {f"t{seed}": textgen.text(textgen.article(seed, 25)) for seed in range(4)}
     with create_store(tmp_path / "s", SIMHASH_CONFIG, []) as store:
         engine = Operations(store)
-        engine.writer.upsert([Document(doc_id, text=text) for doc_id, text in texts.items()])
+        engine.writer.upsert([RequestDocument(doc_id, text=text) for doc_id, text in texts.items()])
         copy = texts["t1"].replace(".", "!")  # the same shingles
-        outcome = engine.dedup.dedup_documents([Document("t0"), Document("copy", text=copy), Document("t1"),
-                                          Document("sketch", sketch=store.get_many(["t2"])[0])],
+        outcome = engine.dedup.dedup_documents([RequestDocument("t0"), RequestDocument("copy", text=copy), RequestDocument("t1"),
+                                          RequestDocument("sketch", sketch=store.get_many(["t2"])[0])],
                                          engine.served.defaults)
         grouping = kernel.unpack(outcome.packed_grouping)
         assert grouping.duplicate_of == [-1, -1, 1, -1] and grouping.similarity[2] == 1.0
         with pytest.raises(InvalidArgument, match="a simhash sketch is 8 bytes"):
-            engine.dedup.dedup_documents([Document("x", sketch=encode_sketch([1, 2, 3]))], engine.served.defaults)
+            engine.dedup.dedup_documents([RequestDocument("x", sketch=encode_sketch([1, 2, 3]))], engine.served.defaults)
 
 
 def repetitive(seed: int) -> str:
@@ -178,13 +178,13 @@ def test_a_store_made_before_weights_sketches_inline_texts_as_its_fingerprints_w
         assert engine.served.info()["sketch_config"].sketcher_version == 2
         for doc_id, text in texts.items():
             assert engine.served.sketcher.sketch(text) == stored[doc_id]
-            outcome = engine.dedup.dedup_documents([Document(doc_id), Document("inline", text=text)],
+            outcome = engine.dedup.dedup_documents([RequestDocument(doc_id), RequestDocument("inline", text=text)],
                                              DedupParams(1.0, HAMMING))
             grouping = kernel.unpack(outcome.packed_grouping)
             assert grouping.duplicate_of == [-1, 0] and grouping.similarity[1] == 1.0
-            found = engine.search.find_similar(Document("", text=text), SimilarParams(threshold=1.0, metric=HAMMING))
+            found = engine.search.find_similar(RequestDocument("", text=text), SimilarParams(threshold=1.0, metric=HAMMING))
             assert [(m.id, m.similarity) for m in found.matches] == [(doc_id, 1.0)]
-        engine.writer.upsert([Document("upserted", text=texts["r0"])])
+        engine.writer.upsert([RequestDocument("upserted", text=texts["r0"])])
         assert store.get_many(["upserted"]) == [stored["r0"]]
         # a client stating the store's configuration (as Info gives it) is accepted; the current one is not
         engine.served.check_config(UNWEIGHTED_CONFIG)
@@ -279,10 +279,10 @@ def test_find_similar_equals_an_exhaustive_scan_up_to_3_bits(engine, store_path,
 def test_find_similar_by_sketch_and_top_k(engine, store_path):
     fingerprints = store_path[1]
     query = fingerprints["b3"] ^ 1
-    outcome = engine.search.find_similar(Document("", sketch=encode(query)),
+    outcome = engine.search.find_similar(RequestDocument("", sketch=encode(query)),
                                   SimilarParams(top_k=2, threshold=61 / 64, metric=HAMMING))
     assert [(m.id, m.similarity) for m in outcome.matches] == exhaustive_hamming(fingerprints, query, 61 / 64)[:2]
-    empty = engine.search.find_similar(Document("", sketch=b""), SimilarParams(threshold=0.0, metric=HAMMING))
+    empty = engine.search.find_similar(RequestDocument("", sketch=b""), SimilarParams(threshold=0.0, metric=HAMMING))
     assert empty.matches == []
 
 
@@ -305,7 +305,7 @@ def test_the_scan_sees_a_write_at_once(store_path, tmp_path):
         params = SimilarParams(top_k=2000, threshold=0.8, metric=HAMMING)
         before = {m.id for m in engine.search.find_similar("b3", params).matches}
         query = store_path[1]["b3"]
-        engine.writer.upsert([Document("b3-twin", sketch=encode(query ^ 0b1111))])
+        engine.writer.upsert([RequestDocument("b3-twin", sketch=encode(query ^ 0b1111))])
         assert {m.id for m in engine.search.find_similar("b3", params).matches} == before | {"b3-twin"}
         engine.writer.delete(["b3-twin"])
         assert {m.id for m in engine.search.find_similar("b3", params).matches} == before

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -573,6 +574,23 @@ def test_a_store_that_cannot_be_opened_is_a_one_line_error_before_the_page_start
     assert str(location) in done.stderr and "Traceback" not in done.stderr
     with pytest.raises(OSError):  # nothing listened
         urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2)
+
+
+def test_a_port_in_use_is_a_one_line_error_and_the_store_is_left_as_it_was(server, store, tmp_path):
+    """ui/serving.py opens the store, then cannot listen: one line naming the address, exit code 1, and the store
+    it opened read-only is closed again, unchanged."""
+    before = sorted((path.name, path.stat().st_size) for path in Path(store).iterdir())
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([*NEARDUP, "ui", "--target", server.target, "--port", str(port), "--store",
+                               str(store)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done
+    assert done.stdout == "" and done.stderr.strip().splitlines() == [
+        f"neardup: error: cannot listen on 127.0.0.1:{port}: Address already in use (is the port in use?)"], \
+        done.stderr
+    assert sorted((path.name, path.stat().st_size) for path in Path(store).iterdir()) == before
 
 
 # --- the JSON API without a browser -------------------------------------------------------------------------------

@@ -120,12 +120,7 @@ def _run(args: argparse.Namespace) -> int:
         summary = index_corpus(args.corpus, args.store, options, engine=engine)
     print(summary.format())
     if args.search_index:
-        from ..runtime import index_file
         from .search_index import build
 
-        with open_store(args.store, readonly=True) as store:
-            path = index_file.resolve_path(args.store, args.search_index_file)
-            built = build(args, store, path)
-        print(f"search index {path}: {built.header['articles']:,} articles, {built.header['file_bytes']:,} bytes, "
-              f"built in {built.seconds:.1f} s")
+        build(args, args.store, args.search_index_file)
     return EXIT_PARTIAL if summary.skipped else EXIT_OK

@@ -1,10 +1,11 @@
 """`neardup search-index`: builds (or checks) the search index file that `neardup serve --search-index shared`,
-`neardup pairs` and `neardup cluster` map; the work is runtime/index_file.py."""
+`neardup pairs` and `neardup cluster` map; the work is runtime/search/base_file.py (build_store_file, which
+`neardup index --search-index` and `neardup serve --search-index shared` run too)."""
 from __future__ import annotations
 
 import argparse
 
-from ..runtime import index_file
+from ..runtime.search import base_file
 from ..store import STORE_HELP, default_store_path, open_store
 from .options import add_progress_argument, reporting
 
@@ -27,28 +28,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    with open_store(args.store, readonly=args.check) as store:
-        path = index_file.resolve_path(args.store, args.file)
-        if args.check:
-            mapped = index_file.open_mapped(path, store)
-            header = mapped.header
-            changed = store.changed_since(header["generation"])
-            behind = ("the store's change log no longer reaches back to it: a server compares every article when "
-                      "it maps it; rebuild it" if changed is None else f"{len(changed):,} ids written since")
-            print(f"search index {path}: {header['articles']:,} articles at generation {header['generation']:,} "
-                  f"(the store is at {store.generation():,}; {behind}), {header['file_bytes']:,} bytes, checksum "
-                  "verified")
-            return 0
-        built = build(args, store, path)
-    header = built.header
-    print(f"search index {path}: {header['articles']:,} articles, {header['pool_values']:,} postings at generation "
-          f"{header['generation']:,}, {header['file_bytes']:,} bytes, built in {built.seconds:.1f} s")
+    if args.check:
+        with open_store(args.store, readonly=True) as store:
+            checked = base_file.check_store_file(store, args.file)
+        header = checked.header
+        behind = ("the store's change log no longer reaches back to it: a server compares every article when it "
+                  "maps it; rebuild it" if checked.changed is None else f"{len(checked.changed):,} ids written since")
+        print(f"search index {checked.path}: {header['articles']:,} articles at generation {header['generation']:,} "
+              f"(the store is at {checked.store_generation:,}; {behind}), {header['file_bytes']:,} bytes, checksum "
+              "verified")
+        return 0
+    build(args, args.store, args.file)
     return 0
 
 
-def build(args: argparse.Namespace, store, path) -> index_file.Built:
-    """The file built under the progress rule of `neardup search-index` (and `neardup index --search-index`)."""
+def build(args: argparse.Namespace, location: str, given: str | None) -> None:
+    """Builds the search index file of the store at `location` (at `given`, else its default place) under the
+    progress rule of `neardup search-index` (jobs/progress.py), and prints what was built: `neardup search-index`
+    and `neardup index --search-index`."""
     from ..jobs.progress import counted_steps
 
-    with reporting(args, "search-index"), counted_steps() as report:
-        return index_file.build(store, path, report)
+    with open_store(location, readonly=True) as store:
+        with reporting(args, "search-index"), counted_steps() as report:
+            built = base_file.build_store_file(store, given, report)
+    print(built.summary())

@@ -1,16 +1,13 @@
-"""`neardup ui`: the web page (neardup/ui) for a running server, until SIGTERM or Ctrl-C (then exit code 0)."""
+"""`neardup ui`: the web page (neardup/ui) for a running server, until SIGTERM or Ctrl-C (then exit code 0): its
+options and what it prints; the page's lifecycle is ui/serving.py."""
 from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 
-import grpc
-from neardup_client import NearDupClientError
-from neardup_client.cli import add_connection_arguments, connect, unreachable
-from neardup_client.cli_framework import CommandFailed, UsageError
+from neardup_client.cli import add_connection_arguments, connect
+from neardup_client.cli_framework import UsageError
 
 DEFAULT_PORT = 8080
 
@@ -47,92 +44,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args) -> int:
-    from ..ui.app import UiServer
+    from ..ui.serving import ServedPage
 
     if args.labels is not None and args.store is None:
         raise UsageError("--labels needs --store: the server's store, whose pairs it proposes")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-    corpus = _open_corpus(args.corpus) if args.corpus is not None else None
-    try:
-        clusters, labels = _open_store(args, corpus) if args.store is not None else (None, None)
-    except BaseException:
-        if corpus is not None:
-            corpus.close()
-        raise
-    client = connect(args)
-    try:
-        server = UiServer(args.host, args.port, client, clusters, labels, corpus)
-    except OSError as error:
-        client.close()
-        for opened in (clusters, corpus):
-            if opened is not None:
-                opened.close()
-        raise CommandFailed(f"cannot listen on {args.host}:{args.port}: {error.strerror} (is the port in use?)") \
-            from None
-    store = f"; clusters of {args.store}" if clusters is not None else ""
-    if labels is not None:
-        store += f"; labels in {args.labels}" if labels.session is not None else "; no labels (see above)"
-    if corpus is not None:
-        store += f"; {len(corpus):,} records of {args.corpus}"
-    print(f"neardup ui: {server.url} (server {args.target}{store})", file=sys.stderr, flush=True)
-    if (problem := _server_problem(client, args)) is not None:  # said now; the page keeps serving, and says it too
+    page = ServedPage.open(args.host, args.port, lambda: connect(args), args.target, args.store, args.labels,
+                           args.corpus)
+    print(f"neardup ui: {page.describe()}", file=sys.stderr, flush=True)
+    if (problem := page.server_problem(args.connect_timeout)) is not None:  # the page keeps serving, and says it too
         print(f"neardup ui: warning: {problem}", file=sys.stderr, flush=True)
-    # the page serves from a thread of its own; this one waits for SIGTERM or Ctrl-C, then stops it (a signal
-    # handler that raised into serve_forever could land inside a request's start, which socketserver catches)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
-    serving = threading.Thread(target=server.serve_forever, name="neardup-ui")
-    serving.start()
-    try:
-        while not stop.wait(0.5):
-            pass
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.shutdown()
-        serving.join()
-        server.server_close()
-        client.close()
-        for opened in (clusters, corpus):
-            if opened is not None:
-                opened.close()
+    page.serve()
     return 0
-
-
-def _open_corpus(path: str):
-    """The --corpus records, scanned once (ui/corpus.py); one that cannot be read is the command's error."""
-    from ..ui.corpus import Corpus
-
-    corpus = Corpus(path)
-    logging.getLogger("neardup.ui").info("corpus: %s records in %s", f"{len(corpus):,}", path)
-    return corpus
-
-
-def _server_problem(client, args) -> str | None:
-    """Why the server the page calls does not answer (asked once, when the page starts), or None when it does."""
-    try:
-        client.wait_until_ready(args.connect_timeout)
-        client.info()
-    except NearDupClientError as error:
-        return unreachable(error, args.target) if error.code == grpc.StatusCode.UNAVAILABLE else str(error)
-    return None
-
-
-def _open_store(args, corpus):
-    """The store's clusters, and with --labels the labelling session, both read once now from the store opened
-    once; a store that cannot be opened, an answers file that cannot be read or written, or a --corpus that cannot
-    be read is the command's one-line error (exit code 1) before the page starts."""
-    from ..store import open_store
-    from ..ui.clusters import StoreClusters
-    from ..ui.labels import StoreLabels, writable
-
-    if args.labels is not None and (problem := writable(args.labels)):
-        raise CommandFailed(problem)
-    store = open_store(args.store, readonly=True)
-    try:
-        clusters = StoreClusters(store)
-        labels = StoreLabels(store, args.labels, corpus) if args.labels is not None else None
-    except BaseException:
-        store.close()
-        raise
-    return clusters, labels

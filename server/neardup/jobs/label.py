@@ -17,7 +17,7 @@ import numpy as np
 from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import model_inputs, similarity_columns
 from ..core.vocabulary import ITEMS, SIMHASH
-from ..runtime.documents import Document
+from ..runtime.documents import RequestDocument
 from ..runtime.explainer import Explainer, ExplainOutcome
 from ..runtime.served_store import ServedStore
 from ..store import SketchStore
@@ -160,8 +160,8 @@ class LabelSession:
         a, b = texts.get(proposal.a), texts.get(proposal.b)
         if not self.texts or a is None or b is None:
             return None
-        return self._explainer.explain(Document(proposal.a, text=a["text"], lang=a.get("lang")),
-                                       Document(proposal.b, text=b["text"], lang=b.get("lang")),
+        return self._explainer.explain(RequestDocument(proposal.a, text=a["text"], lang=a.get("lang")),
+                                       RequestDocument(proposal.b, text=b["text"], lang=b.get("lang")),
                                        self._explainer.served.defaults)
 
     def answer(self, a: str, b: str, duplicate: bool | None) -> None:

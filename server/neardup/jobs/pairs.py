@@ -7,9 +7,9 @@ the parent, which writes them as they arrive (lines of different ranges interlea
 the set of pairs does not) and counts articles on one progress bar. Each process reads one snapshot of the store:
 on a store written to during the run, the pairs are those of the moments the processes started.
 
-With a search index file (runtime/index_file.py: the store's own when it has one, or the one given), each process
-maps it, catches up with the store (the writes since the file), and searches it in place instead of the store's
-postings: the same pairs, and the page cache's one copy of the file serves every process.
+With a search index file (runtime/search/base_file.py: the store's own when it has one, or the one given), each
+process maps it, catches up with the store (the writes since the file), and searches it in place instead of the
+store's postings: the same pairs, and the page cache's one copy of the file serves every process.
 """
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ from typing import BinaryIO, Iterator, NamedTuple
 
 from ..core.candidates import DEFAULT_MAX_CANDIDATES
 from ..core.errors import JobFailed, NearDupError
-from ..runtime import index_file
+from ..runtime.search import base_file
+from ..runtime.search.delta import catch_up
 from ..runtime.params import Limits
 from ..runtime.served_store import ServedStore
 from ..runtime.similar_search import SimilarSearch
@@ -86,9 +87,9 @@ def _searched(store: SketchStore, threshold: float, metric: str, max_candidates:
         for doc_id, outcome in search.similar_pairs(threshold, metric, start, stop):
             yield doc_id, [(match.id, match.similarity) for match in outcome.matches], outcome.exact
         return
-    mapped = index_file.open_mapped(Path(search_file), store)
+    mapped = base_file.open_mapped(Path(search_file), store)
     index = mapped.index
-    index_file.catch_up(index, store, mapped.header["generation"], lambda _: None)
+    catch_up(index, store, mapped.header["generation"], lambda _: None)
     for docno, doc_id, sketch in index.articles(start, stop):
         found = index.search(sketch, threshold, metric, above=docno, max_candidates=max_candidates)
         yield doc_id, sorted(found.matches, key=lambda match: (-match[1], match[0])), found.exact
@@ -101,9 +102,9 @@ def search_file_of(store_path: str | os.PathLike, given: str | None, use: str = 
         return None
     if given is not None:
         return str(given)
-    path = index_file.default_path(store_path)
+    path = base_file.default_path(store_path)
     if use == "shared" and path is None:
-        index_file.resolve_path(store_path, None)  # says a Redis store needs one given
+        base_file.resolve_path(store_path, None)  # says a Redis store needs one given
     if path is not None and (use == "shared" or path.exists()):
         return str(path)
     return None
@@ -184,8 +185,8 @@ def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float
         summary = PairsSummary(threshold, metric, max_candidates)
         limit = SimilarSearch(served).docno_limit()  # ConfigMismatch when the store keeps no postings
         if search_file is not None:  # a clear error now, not one per worker
-            index_file.check_store(store)
-            index_file.read_header(Path(search_file), store)
+            base_file.check_store(store)
+            base_file.read_header(Path(search_file), store)
             summary.search_file = search_file
         total = store.count()
         summary.workers = max(1, min(workers, limit))

@@ -11,7 +11,7 @@ from typing import NamedTuple, Sequence
 from ..core import kernel
 from ..core.vocabulary import SIMHASH
 from ..store.base import check_ids
-from .documents import Document, inline_sketch
+from .documents import RequestDocument, inline_sketch
 from .params import DedupParams
 from .served_store import Reader, ServedStore
 
@@ -57,7 +57,7 @@ class Deduplicator:
         grouping = self.group(sketches, params)
         return DedupOutcome(grouping, missing, ids, reader.clusters(ids))
 
-    def dedup_documents(self, documents: Sequence[Document], params: DedupParams,
+    def dedup_documents(self, documents: Sequence[RequestDocument], params: DedupParams,
                         reader: Reader | None = None) -> DedupOutcome:
         """A result set that may carry texts or sketches inline; documents with only an id are read from the store."""
         self._check_size(len(documents), "documents")

@@ -1,4 +1,4 @@
-"""A document a request sends (Document) and how a served store sketches it: inline_sketch (a text, an items
+"""A document a request sends (RequestDocument) and how a served store sketches it: inline_sketch (a text, an items
 store's fields, or a sketch the client made, each within the limits), and the stemmer language of a query text."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .served_store import ServedStore
 
 
 @dataclass(frozen=True)
-class Document:
+class RequestDocument:
     """One result (or article to store): an id with its text, its fields (an items store), its precomputed sketch,
     or none of them (read the store)."""
 
@@ -28,7 +28,7 @@ class Document:
         return self.text is not None or self.sketch is not None or self.fields is not None
 
 
-def inline_sketch(served: ServedStore, doc: Document, field: str) -> bytes:
+def inline_sketch(served: ServedStore, doc: RequestDocument, field: str) -> bytes:
     """The sketch of a document sent inline; `field` is its place in the request ("documents[3]")."""
     limit = served.limits.max_text_bytes
     if doc.sketch is not None:
@@ -63,7 +63,7 @@ def inline_sketch(served: ServedStore, doc: Document, field: str) -> bytes:
         raise InvalidArgument(str(error), f"{field}.lang") from None
 
 
-def query_language(served: ServedStore, doc: Document) -> language.QueryLanguage:
+def query_language(served: ServedStore, doc: RequestDocument) -> language.QueryLanguage:
     """The stemmer language a query document's text is sketched in, and how it was chosen: the one rule
     (core.language.query_language) over the store's language and the languages its texts carried, read now
     (another worker's Upsert may have added one); an unknown lang of the document is the INVALID_ARGUMENT of

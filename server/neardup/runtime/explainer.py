@@ -10,7 +10,7 @@ from ..core.errors import InvalidArgument, NotFound
 from ..core.vocabulary import GREEDY, SIMHASH
 from ..store.base import encode_id
 from .deduplicator import Deduplicator
-from .documents import Document, inline_sketch
+from .documents import RequestDocument, inline_sketch
 from .params import DedupParams
 from .served_store import Reader, ServedStore
 
@@ -39,7 +39,7 @@ class Explainer:
         self.items = served.items
         self.deduplicator = Deduplicator(served)
 
-    def explain(self, a: Document, b: Document, params: DedupParams, reader: Reader | None = None) -> ExplainOutcome:
+    def explain(self, a: RequestDocument, b: RequestDocument, params: DedupParams, reader: Reader | None = None) -> ExplainOutcome:
         """How similar two documents are under params (threshold and metric), whether Dedup makes the second a
         duplicate of the first, and what they share (core/explain.py). Each is a stored article (only an id: its
         stored sketch, NotFound when there is none) or inline (text, or a sketch: spans need the text); both are

@@ -18,15 +18,15 @@ from ..store.base import SketchStore
 from .params import DedupParams, Limits
 
 if TYPE_CHECKING:
-    from ..core.memory_index import Found
+    from ..core.postings_index import Found
 
 
 class SearchIndex(Protocol):
-    """A corpus search in memory (live_index.LiveIndex): bottom-K stores only."""
+    """A corpus search in memory (runtime/search/: MemorySearchIndex, SharedSearchIndex): bottom-K stores only."""
 
     def search(self, doc_id: str | None, sketch: bytes | None, threshold: float, metric: str,
                max_candidates: int) -> "tuple[bool, Found] | None":
-        """(whether doc_id is stored, core.memory_index.Found) for article doc_id (its stored sketch when sketch is
+        """(whether doc_id is stored, core.postings_index.Found) for article doc_id (its stored sketch when sketch is
         None), or for sketch never matching doc_id; None while the index cannot answer (search the store)."""
 
 

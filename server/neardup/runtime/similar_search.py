@@ -11,7 +11,7 @@ from ..core import calibration, candidates, kernel, language
 from ..core.errors import InvalidArgument, NotFound, TooLarge
 from ..core.vocabulary import SIMHASH
 from ..store.base import MemoizedArticles, Snapshot, encode_id, read_consistently
-from .documents import Document, inline_sketch, query_language
+from .documents import RequestDocument, inline_sketch, query_language
 from .params import SimilarParams
 from .served_store import Reader, ServedStore
 
@@ -42,7 +42,7 @@ class SimilarSearch:
         self.reader = served.reader
         self.items = served.items
 
-    def find_similar(self, query: str | Document, params: SimilarParams, reader: Reader | None = None
+    def find_similar(self, query: str | RequestDocument, params: SimilarParams, reader: Reader | None = None
                      ) -> SimilarOutcome:
         """Stored articles similar to a stored one (by id) or to a document (text or sketch), best first, never
         the query itself. From the reader's search index when it has one (in memory, as fresh as the reader),
@@ -54,7 +54,7 @@ class SimilarSearch:
                            self.limits.max_result_set)
         self.served.check_metric(params.metric)
         chosen = None
-        if isinstance(query, Document):
+        if isinstance(query, RequestDocument):
             if not query.inline:
                 raise InvalidArgument("a document to search with needs text or a sketch (fields, on an items "
                                       "store), or search by its id", "document")
@@ -63,7 +63,7 @@ class SimilarSearch:
                 query = replace(query, lang=chosen.lang)
             sketch = inline_sketch(self.served, query, "document")
         if index is not None:
-            if isinstance(query, Document):
+            if isinstance(query, RequestDocument):
                 searched = index.search(query.id or None, sketch, params.threshold, params.metric,
                                         self.limits.max_candidates)
             else:
@@ -71,12 +71,12 @@ class SimilarSearch:
                 searched = index.search(query, None, params.threshold, params.metric, self.limits.max_candidates)
             if searched is not None:
                 stored, found = searched
-                if not stored and not isinstance(query, Document):
+                if not stored and not isinstance(query, RequestDocument):
                     raise NotFound(f"no article {query!r} is stored")
                 return self._with_language(self._answer(found.matches, found.exact, params, reader), chosen)
 
         def search(snapshot: Snapshot) -> SimilarOutcome:
-            if isinstance(query, Document):
+            if isinstance(query, RequestDocument):
                 stored = snapshot.sketch(query.id) if query.id else None
                 return self._search(snapshot, sketch, params, exclude=stored[0] if stored else -1)
             encode_id(query, field="id")

@@ -14,8 +14,8 @@ from ..core._id_map import IdMap
 from ..store.base import SketchStore
 from .cache import DEFAULT_MAXSIZE, DEFAULT_TTL, SessionCache
 from .changefeed import ChangeFeed
-from .live_index import LiveIndex
-from .shared_index import SharedIndex
+from .search.memory import MemorySearchIndex
+from .search.shared import SharedSearchIndex
 
 DEFAULT_MAX_SKETCHES = 1_000_000
 
@@ -23,10 +23,10 @@ DEFAULT_MAX_SKETCHES = 1_000_000
 class LiveView:
     def __init__(self, store: SketchStore, cache_size: int = DEFAULT_MAXSIZE, cache_ttl: float = DEFAULT_TTL,
                  max_sketches: int = DEFAULT_MAX_SKETCHES, search_index: bool | str = False,
-                 index_file: str | None = None):
+                 search_index_file: str | None = None):
         """`search_index`: keep the store's sketches and postings in memory for FindSimilar: True or "memory", a
-        copy of this process's own (LiveIndex, built now); "shared", the index file at `index_file` mapped
-        (SharedIndex, mapped and caught up now)."""
+        copy of this process's own (MemorySearchIndex, built now); "shared", the search index file at
+        `search_index_file` mapped (SharedSearchIndex, mapped and caught up now)."""
         self.store = store
         self._feed = ChangeFeed(store)
         self._sketches = _Memo(store.get_many, self._feed, max_sketches)
@@ -37,9 +37,10 @@ class LiveView:
         self._feed.subscribe(lambda _now, _changed: setattr(self, "clustered", store.clustered()))
         self.answers = SessionCache(self._feed, cache_size, cache_ttl)
         if search_index == "shared":
-            self.search_index: LiveIndex | SharedIndex | None = SharedIndex(store, self._feed, index_file)
+            self.search_index: MemorySearchIndex | SharedSearchIndex | None = SharedSearchIndex(
+                store, self._feed, search_index_file)
         else:
-            self.search_index = LiveIndex(store, self._feed) if search_index else None
+            self.search_index = MemorySearchIndex(store, self._feed) if search_index else None
 
     def read(self, ids: Sequence[str] = ()) -> "Reading":
         """What one request reads: everything at least as new as the store's generation now. With the request's

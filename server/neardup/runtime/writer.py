@@ -8,7 +8,7 @@ from typing import Sequence
 from ..core import language
 from ..core.errors import InvalidArgument, NotFound
 from ..store.base import check_ids
-from .documents import Document, inline_sketch
+from .documents import RequestDocument, inline_sketch
 from .params import SimilarParams
 from .served_store import ServedStore
 from .similar_search import SimilarSearch
@@ -23,7 +23,7 @@ class Writer:
         self.config = served.config
         self.search = SimilarSearch(served)
 
-    def upsert(self, documents: Sequence[Document]) -> tuple[int, int]:
+    def upsert(self, documents: Sequence[RequestDocument]) -> tuple[int, int]:
         """Sketches every document first, then writes them in one atomic batch: all or nothing."""
         self.served.check_size(len(documents), "documents")
         check_ids([doc.id for doc in documents], "documents[{}].id")

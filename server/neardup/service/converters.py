@@ -10,7 +10,7 @@ from ..core.fields import ExactValue, FieldSpec, GeoPoint
 from ..core.sketch_config import SketchConfig
 from ..core.vocabulary import BOTTOMK
 from ..runtime.deduplicator import DedupOutcome
-from ..runtime.documents import Document
+from ..runtime.documents import RequestDocument
 from ..runtime.explainer import ExplainOutcome
 from ..runtime.params import DedupParams, SimilarParams
 from ..runtime.similar_search import SimilarOutcome
@@ -55,7 +55,7 @@ def explain_params(request: pb.ExplainRequest, defaults: DedupParams) -> DedupPa
     )
 
 
-def explain_documents(request: pb.ExplainRequest) -> tuple[Document, Document]:
+def explain_documents(request: pb.ExplainRequest) -> tuple[RequestDocument, RequestDocument]:
     """Both documents of an ExplainRequest; one that is not set is INVALID_ARGUMENT naming it."""
     for field in ("a", "b"):
         if not request.HasField(field):
@@ -83,7 +83,7 @@ def _explained_document(doc_id: str, side) -> pb.ExplainedDocument:
            for name in ("shared", "sketch_shared", "boilerplate")})
 
 
-def similar_query(request: pb.FindSimilarRequest, request_bytes: bytes) -> str | Document:
+def similar_query(request: pb.FindSimilarRequest, request_bytes: bytes) -> str | RequestDocument:
     """The stored id or the document to search with. A oneof keeps only the last of its fields on the wire, so
     a request that sets both is found in its bytes."""
     kind = request.WhichOneof("query")
@@ -169,7 +169,7 @@ def request_sketch_config(request) -> SketchConfig | None:
     return sketch_config(request.sketch_config) if request.HasField("sketch_config") else None
 
 
-def document(message: pb.Document, field: str) -> Document:
+def document(message: pb.Document, field: str) -> RequestDocument:
     """The document of a request; `field` is its place in the request ("documents[3]"), for errors."""
     content = message.WhichOneof("content")
     fields = None
@@ -179,7 +179,7 @@ def document(message: pb.Document, field: str) -> Document:
                                   f"{field}.fields")
         fields = {name: _field_value(message.id, name, value, f"{field}.fields[{name!r}]")
                   for name, value in message.fields.items()}
-    return Document(id=message.id,
+    return RequestDocument(id=message.id,
                     text=message.text if content == "text" else None,
                     sketch=message.sketch if content == "sketch" else None,
                     lang=message.lang or None, fields=fields)

@@ -30,10 +30,10 @@ from grpc_reflection.v1alpha import reflection
 from ..core.errors import InvalidArgument, NearDupError
 from ..core.language import load_identifier
 from ..core.nltk_text import load_nltk
-from ..runtime import index_file, live_index
 from ..runtime.cache import DEFAULT_MAXSIZE, DEFAULT_TTL
 from ..runtime.documents import identifies_queries
 from ..runtime.params import DEFAULT_MAX_RESULT_SET, Limits
+from ..runtime.search import base_file, memory
 from ..runtime.served_store import ServedStore
 from ..store import open_store
 from . import metrics
@@ -122,7 +122,8 @@ class ServeOptions:
     token: str | None = field(default=None, repr=False)  # every RPC but health checks must carry it
     metrics_port: int | None = None  # Prometheus metrics over HTTP on host:metrics_port; None: off
     search_index: str = SEARCH_INDEXES[0]
-    #: --search-index shared: the index file every worker maps (None: the LMDB store's own, index_file.FILE_NAME)
+    #: --search-index shared: the search index file every worker maps (None: the LMDB store's own,
+    #: base_file.FILE_NAME)
     search_index_file: str | None = None
     #: Worker i (from 0) also listens on worker_ports + i, its own: a client given every worker's address spreads
     #: its calls over them (round robin), where the shared port hands each connection to one worker. None: off.
@@ -206,7 +207,7 @@ def _build_server(options: ServeOptions, store, worker: int = 0) -> tuple[grpc.S
     servicer = NearDupServicer.for_store(store, Limits(max_result_set=options.max_result_set),
                                          options.cache_size, options.cache_ttl, options.max_streams,
                                          search_index=options.search_index if options.search_index != "store"
-                                         else False, index_file=options.search_index_file)
+                                         else False, search_index_file=options.search_index_file)
     if measured:
         measured.instrument(servicer, SERVICE_NAME)
     add_to_server(servicer, server)
@@ -324,9 +325,9 @@ def serve(options: ServeOptions) -> int:
         # refuses a damaged pair model, or one trained for another configuration
         identifies = identifies_queries(ServedStore(store))
         if options.search_index == "memory":
-            live_index.check_store(store)
+            memory.check_store(store)
         if options.search_index == "shared":
-            options = prepare_index_file(options, store)
+            options = prepare_search_index_file(options, store)
     _check_address(options)
     if not options.on_loopback() and not options.tls:
         log.warning("neardup serve: listening on %s without TLS: requests%s travel in clear text",
@@ -349,20 +350,20 @@ def serve(options: ServeOptions) -> int:
             exporter.close()
 
 
-def prepare_index_file(options: ServeOptions, store) -> ServeOptions:
+def prepare_search_index_file(options: ServeOptions, store) -> ServeOptions:
     """--search-index shared, once before the workers start: the file checked whole (its version, checksum, counts
     and configuration: a clear error now rather than a worker dying at every start), or built from the store when
     there is none yet. Returns the options with the file's path."""
-    index_file.check_store(store)
-    path = index_file.resolve_path(options.store, options.search_index_file)
+    base_file.check_store(store)
+    path = base_file.resolve_path(options.store, options.search_index_file)
     if path.exists():
-        header = index_file.open_mapped(path, store).header
+        header = base_file.open_mapped(path, store).header
         log.info("neardup serve: search index file %s: %s articles at generation %s (%.0f MB)", path,
                  f"{header['articles']:,}", f"{header['generation']:,}", header["file_bytes"] / 1e6)
     else:
         log.info("neardup serve: no search index file %s yet: building it from the store", path)
-        built = index_file.build(store, path, lambda step, count: log.info("neardup serve: search index: %s: %s",
-                                                                          step, f"{count:,} articles"))
+        built = base_file.build_store_file(store, path, lambda step, count: log.info(
+            "neardup serve: search index: %s: %s", step, f"{count:,} articles"))
         log.info("neardup serve: search index file %s built in %.1f s (%.0f MB)", path, built.seconds,
                  built.header["file_bytes"] / 1e6)
     return replace(options, search_index_file=str(path))

@@ -24,7 +24,7 @@ from neardup_client.v1 import neardup_pb2 as pb
 
 from ..core.errors import ConfigMismatch, InvalidArgument, NearDupError, NotFound, StoreUnavailable, TooLarge
 from ..runtime.deduplicator import DedupOutcome, Deduplicator
-from ..runtime.documents import Document
+from ..runtime.documents import RequestDocument
 from ..runtime.explainer import Explainer
 from ..runtime.params import DedupParams, Limits
 from ..runtime.served_store import ServedStore
@@ -84,11 +84,11 @@ class NearDupServicer:
     @classmethod
     def for_store(cls, store: SketchStore, limits: Limits, cache_size: int, cache_ttl: float,
                   max_streams: int = DEFAULT_MAX_STREAMS, search_index: bool | str = False,
-                  index_file: str | None = None) -> "NearDupServicer":
+                  search_index_file: str | None = None) -> "NearDupServicer":
         """The request path of one process: the live view of the store (sketches, session cache, the search index
-        in memory if asked for: "memory", or "shared" mapping `index_file`) and the store's operations."""
+        in memory if asked for: "memory", or "shared" mapping `search_index_file`) and the store's operations."""
         return cls(ServedStore(store, limits), LiveView(store, cache_size, cache_ttl, search_index=search_index,
-                                                         index_file=index_file), max_streams=max_streams)
+                                                         search_index_file=search_index_file), max_streams=max_streams)
 
     def Dedup(self, request_bytes: bytes, context) -> bytes:
         # The usual request (ids, the server's parameters) is read by the compiled wire reader, first: the view
@@ -191,7 +191,7 @@ class NearDupServicer:
         request = _decode(pb.FindSimilarRequest, request_bytes)
         params = converters.similar_params(request, self.defaults)
         query = converters.similar_query(request, request_bytes)
-        if isinstance(query, Document):
+        if isinstance(query, RequestDocument):
             self.served.check_config(converters.request_sketch_config(request))
         reading = self.view.read() if self.view.search_index is not None else None
         outcome = self.search.find_similar(query, params, reading)

@@ -275,7 +275,7 @@ class Snapshot(abc.ABC):
 
     @abc.abstractmethod
     def postings(self, query: bytes) -> Postings:
-        """Every stored article indexed under each of the query sketch's index values (core.similar.index_values:
+        """Every stored article indexed under each of the query sketch's index values (core.candidates.index_values:
         its own values for bottom-K, its four permutation-table keys for SimHash); a hot value's long articles
         may be left out (Postings.unread)."""
 

@@ -13,7 +13,7 @@ from typing import Callable, Hashable, NamedTuple, Sequence
 
 import numpy as np
 
-from ..core import candidates as similar
+from ..core import candidates
 from ..core.candidates import Fingerprints, Postings, index_values
 from .base import Snapshot
 
@@ -33,7 +33,7 @@ def bucket_keys(values: np.ndarray) -> list[bytes]:
 
 
 class LargeBucket:
-    """A postings bucket of over similar.HOT_POSTINGS entries (a hot value's, at 1M articles 10K-100K of them),
+    """A postings bucket of over candidates.HOT_POSTINGS entries (a hot value's, at 1M articles 10K-100K of them),
     decoded once and grouped by value: reading and scanning it per query was most of a search's time (~300 KB a
     query at 1M). Valid only for the committed state it was read at (`state`: LMDB's transaction id, a Redis
     store's generation): a snapshot of another one reads the bucket again."""
@@ -218,16 +218,16 @@ class BucketSnapshot(Snapshot):
         return held[1]
 
     def postings(self, query: bytes) -> Postings:
-        """The query values' entries: small buckets decoded together; a large one (over similar.HOT_POSTINGS
+        """The query values' entries: small buckets decoded together; a large one (over candidates.HOT_POSTINGS
         entries) from its decoded form, which the store keeps per committed state (LargeBucket), where a value
-        holding more than similar.HOT_POSTINGS long articles leaves them out (Postings.unread) until asked."""
+        holding more than candidates.HOT_POSTINGS long articles leaves them out (Postings.unread) until asked."""
         values = index_values([query], self._kind).values
         keys = bucket_keys(values)
         large = self._large_buckets.at(keys, self._state)
         wanted = [key for key in keys if key not in large]
         found = self._buckets(wanted) if wanted else {}
         for key, bucket in found.items():
-            if len(bucket) > similar.HOT_POSTINGS * ENTRY.itemsize:
+            if len(bucket) > candidates.HOT_POSTINGS * ENTRY.itemsize:
                 large[key] = self._large_buckets.remember(key, LargeBucket(self._state, bucket))
         held = [b"" if key in large else found.get(key, b"") for key in keys]
         sizes = np.fromiter(map(len, held), np.int64, len(held)) // ENTRY.itemsize
@@ -243,7 +243,7 @@ class BucketSnapshot(Snapshot):
             if key not in large:
                 continue
             short, short_lengths, long = large[key].entries(int(values[index]) >> BUCKET_BITS)
-            if len(long) > similar.HOT_POSTINGS:  # only the short articles' entries are taken
+            if len(long) > candidates.HOT_POSTINGS:  # only the short articles' entries are taken
                 unread.append(index)
                 unread_lengths.append(len(long))
                 parts.append((np.full(len(short), index), short, short_lengths))
@@ -267,7 +267,7 @@ class BucketSnapshot(Snapshot):
 
 
 def _flatten(sketches: list[tuple[bytes, int]], kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The index values of (sketch, docno) pairs (core.similar.index_values), and the docno and length class of
+    """The index values of (sketch, docno) pairs (core.candidates.index_values), and the docno and length class of
     each value."""
     indexed = index_values([sketch for sketch, _ in sketches], kind)
     docnos = np.repeat(np.array([docno for _, docno in sketches], np.uint64), indexed.lengths)

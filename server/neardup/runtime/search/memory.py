@@ -2,13 +2,13 @@
 store at start, kept current by the change feed the view follows, so a FindSimilar answered from it is at least as
 fresh as the store's generation when the call began, as a search of the store is.
 
-Each changed id is read again from the store (its docno and sketch, or its absence; a batch's ids in one read, one
-round trip on Redis) and put or deleted; a feed that lost track (None: the change log no longer reaches back, the
-store went back) drops the index and rebuilds it. The work that takes seconds at a million articles, that rebuild
-and the fold of the delta into a new base (MemoryIndex.compact), runs in a background thread: the feed's
-subscriber, called on a request's thread under the feed's lock, never waits for it, so no request of the worker
-stalls. Meanwhile searches return None and the engine searches the store (exact, slower), and the ids changed
-meanwhile are kept and applied before the index answers again. Every read of the store is one committed state,
+Each changed id is read again from the store and put or deleted (delta.py: its docno and sketch, or its absence;
+delta.READ_CHUNK ids a read, one round trip each on Redis); a feed that lost track (None: the change log no longer
+reaches back, the store went back) drops the index and rebuilds it. The work that takes seconds at a million
+articles, that rebuild and the fold of the delta into a new base (PostingsIndex.compact), runs in a background
+thread: the feed's subscriber, called on a request's thread under the feed's lock, never waits for it, so no request
+of the worker stalls. Meanwhile searches return None and the engine searches the store (exact, slower), and the ids
+changed meanwhile are kept and applied before the index answers again. Every read of the store is one committed state,
 read through store.read_consistently (on Redis, again when a write spans it), as a search of the store is.
 """
 from __future__ import annotations
@@ -18,15 +18,14 @@ import threading
 import time
 from typing import Callable
 
-from ..core.errors import ConfigMismatch
-from ..core.memory_index import Found, MemoryIndex
-from ..core.vocabulary import BOTTOMK
-from ..store.base import SketchStore, Snapshot, read_consistently
-from .changefeed import ChangeFeed
+from ...core.errors import ConfigMismatch
+from ...core.postings_index import PostingsIndex
+from ...core.vocabulary import BOTTOMK
+from ...store.base import SketchStore, Snapshot, read_consistently
+from ..changefeed import ChangeFeed
+from .delta import PROGRESS_EVERY, FollowingSearchIndex, put_or_delete, read_current
 
 log = logging.getLogger("neardup.serve")
-#: Articles between two progress lines of a build.
-PROGRESS_EVERY = 200_000
 
 
 def check_store(store: SketchStore) -> None:
@@ -37,14 +36,14 @@ def check_store(store: SketchStore) -> None:
                              f"holds {store.config.kind} sketches: use --search-index store")
 
 
-class LiveIndex:
+class MemorySearchIndex(FollowingSearchIndex):
     def __init__(self, store: SketchStore, feed: ChangeFeed, progress: Callable[[str], None] = log.info):
         """Builds the index from the store now (subscribed to the feed first: nothing written meanwhile is lost)."""
         check_store(store)
         self._store = store
         self._progress = progress
         self._lock = threading.Lock()  # guards the fields below; held for a search or an update, never for seconds
-        self._index: MemoryIndex | None = None  # None: being rebuilt, or a background step failed (see the log)
+        self._index: PostingsIndex | None = None  # None: being rebuilt, or a background step failed (see the log)
         self._busy = False  # a background rebuild or compaction owns the index
         self._changed: set[str] = set()  # while busy: the ids changed meanwhile
         self._lost = False  # while busy: the feed lost track meanwhile (rebuild)
@@ -58,7 +57,7 @@ class LiveIndex:
         with self._lock:
             return self._busy
 
-    def _build(self) -> MemoryIndex:
+    def _build(self) -> PostingsIndex:
         began = time.perf_counter()
         index = read_consistently(self._store, self._scan)
         index.build()
@@ -68,19 +67,14 @@ class LiveIndex:
                        f"{stats['bytes'] / 1e6:,.0f} MB of arrays, built in {self.build_seconds:.1f} s")
         return index
 
-    def _scan(self, snapshot: Snapshot) -> MemoryIndex:
+    def _scan(self, snapshot: Snapshot) -> PostingsIndex:
         began = time.perf_counter()
-        index = MemoryIndex(self._store.config.k)
+        index = PostingsIndex(self._store.config.k)
         for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(), 1):
             index.put(doc_id, docno, sketch)
             if count % PROGRESS_EVERY == 0:
                 self._progress(f"search index: {count:,} articles read ({time.perf_counter() - began:.1f} s)")
         return index
-
-    def _read(self, ids: set[str]) -> list[tuple[str, tuple[int, bytes] | None]]:
-        """(id, (docno, sketch) or None) of each id as the store holds it now: one round trip on Redis."""
-        ids = list(ids)
-        return read_consistently(self._store, lambda snapshot: list(zip(ids, snapshot.sketches(ids))))
 
     def _follow(self, _now: int, changed: set[str] | None) -> None:
         # The feed calls this once at a time, so no background step starts between the two locked blocks.
@@ -95,9 +89,9 @@ class LiveIndex:
                 self._index = None  # may answer with what is no longer stored; freed before the rebuild
                 self._start(rebuild=True)
                 return
-        current = self._read(changed)  # outside the lock: searches go on meanwhile
+        current = read_current(self._store, changed)  # outside the lock: searches go on meanwhile
         with self._lock:
-            _put_or_delete(self._index, current)
+            put_or_delete(self._index, current)
             if self._index.compaction_due():
                 self._start(rebuild=False)
 
@@ -127,7 +121,7 @@ class LiveIndex:
                     if lost:
                         index = None
                         break
-                    _put_or_delete(index, self._read(changed))
+                    put_or_delete(index, read_current(self._store, changed))
                     if index.compaction_due():
                         break
         except Exception:  # noqa: BLE001 (a thread's failure is logged; the store answers from now on)
@@ -136,35 +130,9 @@ class LiveIndex:
             with self._lock:
                 self._index, self._busy = None, False
 
-    def search(self, doc_id: str | None, sketch: bytes | None, threshold: float, metric: str,
-               max_candidates: int) -> "tuple[bool, Found] | None":
-        """The articles reaching the threshold with article doc_id (with its stored sketch when sketch is None;
-        else with sketch, never doc_id itself), and whether doc_id is stored; (False, no matches) for a doc_id
-        not stored and no sketch. None while the index is rebuilt or compacted: search the store."""
-        with self._lock:
-            if self._busy or self._index is None:
-                return None
-            stored = self._index.stored(doc_id) if doc_id else None
-            if sketch is None:
-                if stored is None:
-                    return False, Found([], True)
-                sketch = stored[1]
-            return stored is not None, self._index.search(sketch, threshold, metric, stored[0] if stored else -1,
-                                                          max_candidates=max_candidates)
+    def _answering(self) -> PostingsIndex | None:
+        return None if self._busy else self._index
 
-    def stats(self) -> dict | None:
-        """MemoryIndex.stats and the seconds of the last build; None while busy or after a failure."""
-        with self._lock:
-            if self._busy or self._index is None:
-                return None
-            return {**self._index.stats(), "build_seconds": self.build_seconds}
-
-
-def _put_or_delete(index: MemoryIndex, current: list[tuple[str, tuple[int, bytes] | None]]) -> None:
-    """Each (id, (docno, sketch) or None) read from the store, put into the index or deleted from it."""
-    for doc_id, stored in current:
-        if stored is None:
-            index.delete(doc_id)
-        else:
-            index.put(doc_id, *stored)
-
+    def _own_stats(self) -> dict:
+        """The seconds of the last build."""
+        return {"build_seconds": self.build_seconds}

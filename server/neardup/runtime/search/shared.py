@@ -1,11 +1,11 @@
 """The search index one host's serving processes share (`neardup serve --search-index shared`): each worker maps
-the same index file (runtime/index_file.py: the base's postings, sketches and ids, read in place, one copy in the
+the same search index file (base_file.py: the base's postings, sketches and ids, read in place, one copy in the
 page cache for every worker and every restart) and keeps only what was written since the file in its own memory
-(the delta), following the change feed as the per-worker index does (live_index.LiveIndex): every FindSimilar
-answered from it is at least as fresh as the store's generation when the call began, and a replaced or deleted
-article is never answered from the file.
+(the delta, delta.py), following the change feed as the per-worker index does (memory.MemorySearchIndex): every
+FindSimilar answered from it is at least as fresh as the store's generation when the call began, and a replaced
+or deleted article is never answered from the file.
 
-At start a worker maps the file and catches up from the file's generation (index_file.catch_up): seconds, not a
+At start a worker maps the file and catches up from the file's generation (delta.catch_up): seconds, not a
 rebuild. Once its delta holds SHARED_DELTA_SHARE of the base's postings, one worker (the one holding the file's
 lock) writes a new file in a background thread from what it holds (the base it maps and its delta, copied at one
 moment; the index goes on answering and following writes meanwhile) and renames it over the old one; every worker
@@ -23,28 +23,29 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..core.memory_index import DELTA_MIN, SHARED_DELTA_SHARE, Found, MemoryIndex
-from ..store.base import SketchStore
-from . import index_file
-from .changefeed import ChangeFeed
+from ...core.postings_index import DELTA_MIN, SHARED_DELTA_SHARE, PostingsIndex
+from ...store.base import SketchStore
+from ..changefeed import ChangeFeed
+from . import base_file
+from .delta import FollowingSearchIndex, catch_up, put_or_delete, read_current, reconcile
 
 log = logging.getLogger("neardup.serve")
 #: How often a worker looks whether the file was replaced (by another worker's rebuild, or the command).
 WATCH_SECONDS = 1.0
 
 
-class SharedIndex:
+class SharedSearchIndex(FollowingSearchIndex):
     def __init__(self, store: SketchStore, feed: ChangeFeed, path: str | os.PathLike,
                  progress: Callable[[str], None] = log.info, watch_seconds: float | None = None):
         """Maps the file and catches up with the store now (subscribed to the feed first: nothing written meanwhile
         is lost); StoreUnavailable or ConfigMismatch when the file cannot be used."""
-        index_file.check_store(store)
+        base_file.check_store(store)
         self._store = store
         self._path = Path(path)
         self._progress = progress
         self._lock = threading.Lock()  # guards the fields below; held for a search or an update, never for seconds
-        self._index: MemoryIndex | None = None  # None while it cannot answer (searches go to the store)
-        self._identity: index_file.Identity | None = None  # the file mapped (or last refused)
+        self._index: PostingsIndex | None = None  # None while it cannot answer (searches go to the store)
+        self._identity: base_file.Identity | None = None  # the file mapped (or last refused)
         self._generation = 0  # a store generation the index is at least as new as
         self._reloading = False  # a background step maps a file; the ids changed meanwhile are kept:
         self._pending: set[str] = set()
@@ -55,8 +56,8 @@ class SharedIndex:
         self._stopped = threading.Event()
         feed.subscribe(self._follow)
         began = time.perf_counter()
-        mapped = index_file.open_mapped(self._path, store)
-        self._generation = index_file.catch_up(mapped.index, store, mapped.header["generation"], progress)
+        mapped = base_file.open_mapped(self._path, store)
+        self._generation = catch_up(mapped.index, store, mapped.header["generation"], progress)
         self._index, self._identity = mapped.index, mapped.identity
         self.files_mapped = 1
         self.start_seconds = time.perf_counter() - began
@@ -66,7 +67,7 @@ class SharedIndex:
                                          daemon=True)
         self._watcher.start()
 
-    def _report(self, mapped: index_file.Mapped, what: str, seconds: float) -> None:
+    def _report(self, mapped: base_file.Mapped, what: str, seconds: float) -> None:
         stats = mapped.index.stats()
         self._progress(f"search index: {what} {self._path} ({mapped.header['articles']:,} articles at generation "
                        f"{mapped.header['generation']:,}, {stats['file_bytes'] / 1e6:,.0f} MB shared; "
@@ -97,11 +98,11 @@ class SharedIndex:
                 if not self._reloading:
                     self._start(self._reload, answering=False)
                 return
-        current = index_file.read_current(self._store, changed)  # outside the lock: searches go on meanwhile
+        current = read_current(self._store, changed)  # outside the lock: searches go on meanwhile
         with self._lock:
             if self._index is None:
                 return
-            index_file.apply(self._index, current)
+            put_or_delete(self._index, current)
             self._generation = max(self._generation, now)
             if (not self._writing and not self._reloading
                     and self._index.compaction_due(SHARED_DELTA_SHARE, DELTA_MIN)):
@@ -123,14 +124,14 @@ class SharedIndex:
         lock = None
         try:
             lock = _try_lock(self._path)
-            if lock is None or index_file.identity(self._path) != self._identity:
+            if lock is None or base_file.identity(self._path) != self._identity:
                 return
             began = time.perf_counter()
             with self._lock:
                 if self._index is None:
                     return
                 export, generation = self._index.export(), self._generation
-            header = index_file.write_file(self._path, export, generation, self._store)
+            header = base_file.write_file(self._path, export, generation, self._store)
             del export
             self.files_written += 1
             self._progress(f"search index: wrote {self._path} ({header['articles']:,} articles at generation "
@@ -152,7 +153,7 @@ class SharedIndex:
 
     def _watch(self, seconds: float) -> None:
         while not self._stopped.wait(seconds):
-            now = index_file.identity(self._path)
+            now = base_file.identity(self._path)
             with self._lock:
                 if now is None or now == self._identity or self._reloading or self._index is None:
                     continue
@@ -164,9 +165,9 @@ class SharedIndex:
         `answering`: the current index answers meanwhile; else the store does."""
         try:
             began = time.perf_counter()
-            mapped = index_file.open_mapped(self._path, self._store)
+            mapped = base_file.open_mapped(self._path, self._store)
             index = mapped.index
-            generation = index_file.catch_up(index, self._store, mapped.header["generation"], self._progress)
+            generation = catch_up(index, self._store, mapped.header["generation"], self._progress)
             while True:  # the ids changed meanwhile, until none is left
                 with self._lock:
                     changed, lost = self._pending, self._pending_lost
@@ -178,42 +179,24 @@ class SharedIndex:
                         self.files_mapped += 1
                         break
                 if lost:
-                    generation = index_file.reconcile(index, self._store, self._progress)
+                    generation = reconcile(index, self._store, self._progress)
                 else:
-                    index_file.apply(index, index_file.read_current(self._store, changed))
+                    put_or_delete(index, read_current(self._store, changed))
             self._report(mapped, "mapped", time.perf_counter() - began)
         except Exception:  # noqa: BLE001
             log.exception("search index: mapping %s failed; %s", self._path,
                           "the file mapped before answers" if answering else
                           "FindSimilar searches the store until a restart")
             with self._lock:
-                self._identity = index_file.identity(self._path)  # not tried again until it changes
+                self._identity = base_file.identity(self._path)  # not tried again until it changes
                 self._reloading = False
 
     # --- answers --------------------------------------------------------------------------------------------
 
-    def search(self, doc_id: str | None, sketch: bytes | None, threshold: float, metric: str,
-               max_candidates: int) -> "tuple[bool, Found] | None":
-        """As live_index.LiveIndex.search; None while the index cannot answer (search the store)."""
-        with self._lock:
-            if self._index is None:
-                return None
-            stored = self._index.stored(doc_id) if doc_id else None
-            if sketch is None:
-                if stored is None:
-                    return False, Found([], True)
-                sketch = stored[1]
-            return stored is not None, self._index.search(sketch, threshold, metric, stored[0] if stored else -1,
-                                                          max_candidates=max_candidates)
-
-    def stats(self) -> dict | None:
-        """MemoryIndex.stats, the seconds the start took, files written and mapped; None while it cannot
-        answer."""
-        with self._lock:
-            if self._index is None:
-                return None
-            return {**self._index.stats(), "start_seconds": self.start_seconds, "generation": self._generation,
-                    "files_written": self.files_written, "files_mapped": self.files_mapped}
+    def _own_stats(self) -> dict:
+        """The seconds the start took, the generation, files written and mapped."""
+        return {"start_seconds": self.start_seconds, "generation": self._generation,
+                "files_written": self.files_written, "files_mapped": self.files_mapped}
 
 
 def _try_lock(path: Path) -> int | None:

@@ -6,7 +6,7 @@ holds one copy for all of them and for their restarts.
 The file records the store generation it is at least as new as. Whoever maps it catches up with the store before
 answering: the ids the store's change log names since that generation are read again and put into (or deleted
 from) the mapping process's delta; when the log no longer reaches back (or the store's generation went back),
-every article of the store is compared with the file's (reconcile) and what differs goes into the delta. Either
+every article of the store is compared with the file's (delta.reconcile) and what differs goes into the delta. Either
 way a replaced or deleted article is never answered from the file.
 
 A file is written whole to a temporary name beside it, synced, and renamed over the old one (write_file, build):
@@ -24,25 +24,21 @@ from typing import Callable, Iterable, NamedTuple
 
 import numpy as np
 
-from ..core import _search, candidates as similar
-from ..core.errors import ConfigMismatch, StoreUnavailable
-from ..core.memory_index import MemoryIndex
-from ..core.vocabulary import BOTTOMK
-from ..store import is_redis
-from ..store.base import SketchStore, Snapshot, read_consistently
+from ...core import _search, candidates
+from ...core.errors import ConfigMismatch, StoreUnavailable
+from ...core.postings_index import PostingsIndex
+from ...core.vocabulary import BOTTOMK
+from ...store import is_redis
+from ...store.base import SketchStore, Snapshot, read_consistently
+from .delta import PROGRESS_EVERY
 
 #: The file's name inside an LMDB store's directory, where it is looked for unless a path is given.
 FILE_NAME = "search-index"
-#: Articles between two progress lines of a build or a reconcile.
-PROGRESS_EVERY = 200_000
 #: The steps of a build (BuildProgress).
 READING, POSTINGS = "reading articles", "building the postings"
-#: Ids read from the store in one read while catching up (one round trip each on Redis).
-READ_CHUNK = 10_000
 #: Postings built in memory at a time before they go to the file (0: _search.build_file's own, 384 MB).
 BUILD_WINDOW = 0
 
-Progress = Callable[[str], None]
 #: What a build says as it goes: a step ("reading articles", "building the postings") and its count of articles so
 #: far; the caller shows it (a bar, a summary line, a log line: jobs/progress.counted_steps, serve's log).
 BuildProgress = Callable[[str, int], None]
@@ -97,7 +93,7 @@ def identity(path: Path) -> Identity | None:
 
 
 class Mapped(NamedTuple):
-    index: MemoryIndex
+    index: PostingsIndex
     header: dict
     identity: Identity
 
@@ -139,12 +135,12 @@ def read_header(path: Path, store: SketchStore) -> dict:
 
 def open_mapped(path: Path, store: SketchStore) -> Mapped:
     """The file mapped and checked whole (its checksum, every count and offset): an index searching it in place,
-    not yet caught up with the store (catch_up)."""
+    not yet caught up with the store (delta.catch_up)."""
     mapped, ident = map_file(path)
     try:
         header = _search.header(mapped)
         _check_config(path, header, store)
-        index = MemoryIndex(store.config.k, file=mapped)
+        index = PostingsIndex(store.config.k, file=mapped)
     except ValueError as error:
         mapped.close()
         raise _refused(path, store, error) from None
@@ -166,72 +162,12 @@ def _refused(path: Path, store: SketchStore, error: ValueError) -> StoreUnavaila
                             f"{rebuild_command(store.location, path)}")
 
 
-# --- catching up with the store -----------------------------------------------------------------------------------
-
-def read_current(store: SketchStore, ids: Iterable[str]) -> list[tuple[str, tuple[int, bytes] | None]]:
-    """(id, (docno, sketch) or None) of each id as the store holds it now, READ_CHUNK ids a read."""
-    ids = list(ids)
-    current = []
-    for first in range(0, len(ids), READ_CHUNK):
-        chunk = ids[first:first + READ_CHUNK]
-        current += read_consistently(store, lambda snapshot: list(zip(chunk, snapshot.sketches(chunk))))
-    return current
-
-
-def apply(index: MemoryIndex, current: list[tuple[str, tuple[int, bytes] | None]]) -> None:
-    """Each (id, (docno, sketch) or None) read from the store, put into the index or deleted from it."""
-    for doc_id, stored in current:
-        if stored is None:
-            index.delete(doc_id)
-        else:
-            index.put(doc_id, *stored)
-
-
-def catch_up(index: MemoryIndex, store: SketchStore, generation: int, progress: Progress) -> int:
-    """Brings an index at `generation` up to the store's state now; returns a generation it is at least as new as.
-    The change log's ids since `generation`, read again; else (the log no longer reaches back, or the store went
-    back) every article compared (reconcile)."""
-    now = store.generation()
-    changed = store.changed_since(generation)
-    if changed is None:
-        why = "is older than" if now < generation else "no longer reaches back to"
-        progress(f"search index: the store (generation {now:,}) {why} the file's generation {generation:,}: "
-                 "comparing every article")
-        return reconcile(index, store, progress)
-    apply(index, read_current(store, changed))
-    return now
-
-
-def reconcile(index: MemoryIndex, store: SketchStore, progress: Progress) -> int:
-    """Every article of the store compared with the index's (by docno: id and sketch); what differs is put, what the
-    store no longer holds deleted. Returns the generation read before the scan."""
-    began = time.perf_counter()
-
-    def scan(snapshot: Snapshot, now: int) -> int:
-        seen = bytearray(max(snapshot.docno_limit(), index.stats()["docno_limit"]))
-        for count, (docno, doc_id, sketch) in enumerate(snapshot.scan(), 1):
-            seen[docno] = 1
-            if index.article(docno) != (doc_id, sketch):
-                index.put(doc_id, docno, sketch)
-            if count % PROGRESS_EVERY == 0:
-                progress(f"search index: {count:,} articles compared ({time.perf_counter() - began:.1f} s)")
-        gone = [doc_id for docno, doc_id, _ in index.articles() if docno >= len(seen) or not seen[docno]]
-        for doc_id in gone:
-            index.delete(doc_id)
-        return now
-
-    now = read_consistently(store, scan, with_generation=True)
-    progress(f"search index: compared with the store in {time.perf_counter() - began:.1f} s "
-             f"({index.stats()['delta_entries']:,} postings in the delta)")
-    return now
-
-
 # --- writing a file -----------------------------------------------------------------------------------------------
 
 def write_file(path: Path, export, generation: int, store: SketchStore, hot_postings: int | None = None) -> dict:
-    """A new file from an index's export (MemoryIndex.export) at `generation`, renamed over `path` once whole and
+    """A new file from an index's export (PostingsIndex.export) at `generation`, renamed over `path` once whole and
     synced; its header."""
-    hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
+    hot = candidates.HOT_POSTINGS if hot_postings is None else hot_postings
     limit, articles, pool_values, id_bytes = export.sizes()
 
     def fill(file, mapped: mmap.mmap) -> None:
@@ -284,6 +220,37 @@ class Built(NamedTuple):
     header: dict
     seconds: float
 
+    def summary(self) -> str:
+        """The line `neardup search-index` and `neardup index --search-index` print."""
+        header = self.header
+        return (f"search index {self.path}: {header['articles']:,} articles, {header['pool_values']:,} postings at "
+                f"generation {header['generation']:,}, {header['file_bytes']:,} bytes, built in {self.seconds:.1f} s")
+
+
+def build_store_file(store: SketchStore, given: str | os.PathLike | None = None,
+                     progress: BuildProgress = lambda *_: None) -> Built:
+    """The store's search index file built from it, at `given` or else its default place (resolve_path): what
+    `neardup search-index`, `neardup index --search-index` and `neardup serve --search-index shared` (when there is
+    none yet) run, each showing `progress` its own way (jobs/progress.counted_steps, serve's log)."""
+    check_store(store)
+    return build(store, resolve_path(store.location, given), progress)
+
+
+class Checked(NamedTuple):
+    """A search index file checked whole against its store (`neardup search-index --check`)."""
+    path: Path
+    header: dict
+    store_generation: int
+    changed: "set[str] | None"  # the ids written since the file's generation; None: the change log no longer reaches
+
+
+def check_store_file(store: SketchStore, given: str | os.PathLike | None = None) -> Checked:
+    """The store's search index file (at `given`, else its default place) mapped and checked whole, and how far
+    behind the store it is."""
+    path = resolve_path(store.location, given)
+    header = open_mapped(path, store).header
+    return Checked(path, header, store.generation(), store.changed_since(header["generation"]))
+
 
 def build(store: SketchStore, path: Path, progress: BuildProgress = lambda *_: None,
           hot_postings: int | None = None) -> Built:
@@ -308,7 +275,7 @@ def write_articles(path: Path, articles: Iterable[tuple[int, str, bytes]], limit
     """A file of `articles` ((docno, id, sketch) in docno order, every docno below `limit`), sketches of K = k
     and configuration digest `config`, at `generation`: the sketches stream into a scratch file beside it, then
     into the file, whose postings are built in place. Its header."""
-    hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
+    hot = candidates.HOT_POSTINGS if hot_postings is None else hot_postings
     path = Path(path)
     lengths = np.zeros(limit + 1, np.uint64)
     id_lengths = np.zeros(limit + 1, np.uint64)

@@ -1,43 +1,44 @@
-"""Corpus search in memory: a serving process's copy of the store's bottom-K sketches and their postings
+"""The postings index every search index is made of: a copy of the store's bottom-K sketches and their postings
 (_search.Index), searched in one compiled call with the store path's rule (core/candidates.py) and the kernel's
 merge, so it answers exactly what a search of the store answers (tests compare the two).
 
 Pure: it is told which article (id, docno, sketch) was written or deleted; what follows the store is the
-caller's business (live_index.LiveIndex, shared_index.SharedIndex). Built over an index file (the base every
-worker maps: runtime/index_file.py), it reads the base's postings, sketches and ids in place and keeps only what
-was written since (the delta) in its own memory.
+caller's business (runtime/search/: memory.MemorySearchIndex, shared.SharedSearchIndex). Built over a search index
+file (the base every worker maps: runtime/search/base_file.py), it reads the base's postings, sketches and ids in
+place and keeps only what was written since (the delta) in its own memory.
 """
 from __future__ import annotations
 
 from typing import Iterator, NamedTuple
 
-from . import _search, candidates as similar
+from . import _search, candidates
 from .kernel import metric_code
 
 #: The delta (postings written since the base was built) is folded into a new base once it holds this share of
 #: the base's entries: each search reads the delta's chains of its values too, and a fold takes seconds at 1M
-#: (live_index.LiveIndex runs it in the background).
+#: (runtime/search/memory.py runs it in the background).
 DELTA_SHARE = 0.25
 #: ... and at least this many entries (a small index is rebuilt as soon as it is cheap anyway).
 DELTA_MIN = 1 << 16
 #: A mapped index's delta is each worker's own memory, where the base is shared: a new file is written once the
-#: delta holds this share of the base's entries (runtime/shared_index.py).
+#: delta holds this share of the base's entries (runtime/search/shared.py).
 SHARED_DELTA_SHARE = 0.02
 
 
 class Found(NamedTuple):
     matches: list[tuple[str, float]]  # (id, similarity) of each article reaching the threshold, in no given order
-    exact: bool                       # as similar.Candidates.exact
+    exact: bool                       # as candidates.Candidates.exact
 
 
-class MemoryIndex:
+class PostingsIndex:
     """Articles by id and docno (the store's numbers), their sketches and postings in memory; or, built over an
-    index file's buffer (`file`), the file's base read in place with what was written since in memory."""
+    search index file's buffer (`file`), the file's base read in place with what was written since in memory."""
 
     def __init__(self, k: int, hot_postings: int | None = None, file=None):
-        """`hot_postings`: similar.HOT_POSTINGS unless given (the store path's hot limit; a file's own otherwise).
-        `file`: a buffer holding an index file (runtime/index_file.py maps it); ValueError when it is damaged."""
-        hot = similar.HOT_POSTINGS if hot_postings is None else hot_postings
+        """`hot_postings`: candidates.HOT_POSTINGS unless given (the store path's hot limit; a file's own
+        otherwise). `file`: a buffer holding a search index file (runtime/search/base_file.py maps it); ValueError
+        when it is damaged."""
+        hot = candidates.HOT_POSTINGS if hot_postings is None else hot_postings
         self._mapped = file is not None
         self._index = _search.Index(k, hot, file) if self._mapped else _search.Index(k, hot)
         # Memory: every article's id by docno, and its docno by id. Mapped: only what was written since the file
@@ -130,7 +131,7 @@ class MemoryIndex:
                 yield docno, self._id_of(docno), sketch
 
     def search(self, sketch: bytes, threshold: float, metric: str, exclude: int = -1, above: int = -1,
-               max_candidates: int = similar.DEFAULT_MAX_CANDIDATES) -> Found:
+               max_candidates: int = candidates.DEFAULT_MAX_CANDIDATES) -> Found:
         """The stored articles reaching the threshold with the sketch, never docno `exclude`, only docnos over
         `above` when given."""
         found, exact = self._index.search(sketch, threshold, metric_code(metric), exclude, above, max_candidates)
