@@ -11,8 +11,6 @@ import pytest
 
 from neardup.core import _search as S
 
-pytestmark = pytest.mark.fast
-
 
 def sketch(*values: int) -> bytes:
     return struct.pack(f"<{len(values)}I", *values)
