@@ -12,9 +12,10 @@ setup(
         ),
         Extension(
             "neardup.core._search",
-            sources=["server/neardup/core/_search.c"],
-            depends=["server/neardup/core/_pair.h"],
-            extra_compile_args=["-O3", "-std=c99"],
+            sources=["server/neardup/core/_search.c", "server/neardup/core/_search_index.c",
+                     "server/neardup/core/_search_file.c"],
+            depends=["server/neardup/core/_pair.h", "server/neardup/core/_search.h"],
+            extra_compile_args=["-O3", "-std=c99", "-fvisibility=hidden"],
         ),
         Extension(
             "neardup.core._id_map",

@@ -1,3 +1,4 @@
+# Whole on purpose: one benchmark, one script; its steps (store, file, serve, measure, report) share the per-size rows.
 """One search index per host against one per worker: `neardup serve --workers 2 --search-index shared` (every
 worker maps one search index file, runtime/search/base_file.py) beside `--search-index memory` (each worker builds
 its own copy), on a store of generated bottom-K sketches (lib/similar_corpus.py).

@@ -1,3 +1,4 @@
+# Whole on purpose: every RPC is fuzzed on the same module-scoped servers (fuzzed_server), started once.
 """Every RPC of neardup.v1 fuzzed through real `neardup serve` processes (two workers each, over loopback), on both
 backends (LMDB, Redis) and both search indexes (`--search-index store` and `memory`) of a bottom-K store, on items
 stores (documents with fields) of both backends and on a simhash store (the memory index serves bottom-K stores

@@ -1,3 +1,4 @@
+# Whole on purpose: its tests share module-scoped servers, `neardup ui` processes and a browser, started once.
 """The web page (`neardup ui`) in a real browser: a real `neardup serve` on a store made by `neardup index`, a real
 `neardup ui` process in front of it, and Debian's chromium driven by Playwright. What the page shows must be what
 the server answers the Python client: the groups of a result set (as a shared link, and after the threshold slider

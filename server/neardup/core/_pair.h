@@ -1,4 +1,4 @@
-/* What the pair kernel (_kernel.c) and the in-memory search index (_search.c) share: one sketch pair's
+/* What the pair kernel (_kernel.c) and the in-memory search index (_search_index.c) share: one sketch pair's
  * similarity as reference.py defines it, and the early-terminating merge that decides whether a pair reaches a
  * threshold (is_duplicate). One copy, included by both extensions. */
 #ifndef NEARDUP_PAIR_H

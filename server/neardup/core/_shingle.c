@@ -217,6 +217,53 @@ static int ascending(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The distinct values of an iterable outside a stop-list set, one at a time (bottom_k's and simhash's loop). */
+typedef struct {
+    PyObject *unique, *iterator, *stoplist;
+    const char *overflow; /* the OverflowError's message for a value outside [0, 2**32) */
+} kept_values;
+
+/* 0, or -1 with an exception set (kept_close still to be called). */
+static int kept_open(kept_values *kept, PyObject *values, PyObject *stoplist, const char *overflow)
+{
+    kept->stoplist = stoplist;
+    kept->overflow = overflow;
+    kept->iterator = NULL;
+    kept->unique = PyAnySet_Check(values) ? (Py_INCREF(values), values) : PySet_New(values);
+    if (!kept->unique)
+        return -1;
+    kept->iterator = PyObject_GetIter(kept->unique);
+    return kept->iterator ? 0 : -1;
+}
+
+/* 1 with the next kept value in *value, 0 when there is none left, -1 with an exception set. */
+static int kept_next(kept_values *kept, uint32_t *value)
+{
+    PyObject *item;
+    while ((item = PyIter_Next(kept->iterator))) {
+        int stopped = PySet_GET_SIZE(kept->stoplist) ? PySet_Contains(kept->stoplist, item) : 0;
+        unsigned long number = stopped ? 0 : PyLong_AsUnsignedLong(item);
+        Py_DECREF(item);
+        if (stopped < 0 || (number == (unsigned long)-1 && PyErr_Occurred()))
+            return -1;
+        if (stopped)
+            continue;
+        if (number > 0xFFFFFFFFul) {
+            PyErr_SetString(PyExc_OverflowError, kept->overflow);
+            return -1;
+        }
+        *value = (uint32_t)number;
+        return 1;
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static void kept_close(kept_values *kept)
+{
+    Py_XDECREF(kept->iterator);
+    Py_XDECREF(kept->unique);
+}
+
 PyDoc_STRVAR(bottom_k_doc,
              "bottom_k(values, stoplist, k) -> bytes\n\n"
              "The k smallest distinct values of the iterable `values` that are not in the set `stoplist`, as "
@@ -232,45 +279,35 @@ static PyObject *bottom_k(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "k must be at least 1");
         return NULL;
     }
-    PyObject *unique = PyAnySet_Check(values) ? (Py_INCREF(values), values) : PySet_New(values);
-    if (!unique)
-        return NULL;
-    Py_ssize_t capacity = PySet_GET_SIZE(unique) < k ? PySet_GET_SIZE(unique) : k, size = 0;
-    uint32_t *heap = PyMem_Malloc((size_t)(capacity ? capacity : 1) * sizeof *heap);
-    PyObject *iterator = heap ? PyObject_GetIter(unique) : NULL, *item, *result = NULL;
+    kept_values kept;
+    uint32_t *heap = NULL, value;
+    PyObject *result = NULL;
+    Py_ssize_t capacity = 0, size = 0;
+    int status;
+    if (kept_open(&kept, values, stoplist, "sketch values must fit in 32 bits") < 0)
+        goto done;
+    capacity = PySet_GET_SIZE(kept.unique) < k ? PySet_GET_SIZE(kept.unique) : k;
+    heap = PyMem_Malloc((size_t)(capacity ? capacity : 1) * sizeof *heap);
     if (!heap) {
         PyErr_NoMemory();
         goto done;
     }
-    if (!iterator)
-        goto done;
-    while ((item = PyIter_Next(iterator))) {
-        int stopped = PySet_GET_SIZE(stoplist) ? PySet_Contains(stoplist, item) : 0;
-        unsigned long value = stopped ? 0 : PyLong_AsUnsignedLong(item);
-        Py_DECREF(item);
-        if (stopped < 0 || (value == (unsigned long)-1 && PyErr_Occurred()))
-            goto done;
-        if (stopped)
-            continue;
-        if (value > 0xFFFFFFFFul) {
-            PyErr_SetString(PyExc_OverflowError, "sketch values must fit in 32 bits");
-            goto done;
-        }
+    while ((status = kept_next(&kept, &value)) > 0) {
         if (size < capacity) {
             Py_ssize_t at = size++;
-            heap[at] = (uint32_t)value;
+            heap[at] = value;
             while (at && heap[(at - 1) / 2] < heap[at]) {  /* sift up */
                 uint32_t swap = heap[at];
                 heap[at] = heap[(at - 1) / 2];
                 heap[(at - 1) / 2] = swap;
                 at = (at - 1) / 2;
             }
-        } else if ((uint32_t)value < heap[0]) {
-            heap[0] = (uint32_t)value;
+        } else if (value < heap[0]) {
+            heap[0] = value;
             sift_down(heap, size, 0);
         }
     }
-    if (PyErr_Occurred())
+    if (status < 0)
         goto done;
     qsort(heap, (size_t)size, sizeof *heap, ascending);
     if (!(result = PyBytes_FromStringAndSize(NULL, size * 4)))
@@ -283,8 +320,7 @@ static PyObject *bottom_k(PyObject *module, PyObject *args)
         out[4 * i + 3] = (unsigned char)(heap[i] >> 24);
     }
 done:
-    Py_XDECREF(iterator);
-    Py_DECREF(unique);
+    kept_close(&kept);
     PyMem_Free(heap);
     return result;
 }
@@ -339,32 +375,17 @@ static PyObject *simhash(PyObject *module, PyObject *args)
     PyObject *values, *stoplist;
     if (!PyArg_ParseTuple(args, "OO!:simhash", &values, &PyFrozenSet_Type, &stoplist))
         return NULL;
-    PyObject *unique = PyAnySet_Check(values) ? (Py_INCREF(values), values) : PySet_New(values);
-    if (!unique)
-        return NULL;
-    PyObject *iterator = PyObject_GetIter(unique), *item, *result = NULL;
+    kept_values kept;
+    PyObject *result = NULL;
     Votes votes = {{0}, 0};
-    if (!iterator)
-        goto done;
-    while ((item = PyIter_Next(iterator))) {
-        int stopped = PySet_GET_SIZE(stoplist) ? PySet_Contains(stoplist, item) : 0;
-        unsigned long value = stopped ? 0 : PyLong_AsUnsignedLong(item);
-        Py_DECREF(item);
-        if (stopped < 0 || (value == (unsigned long)-1 && PyErr_Occurred()))
-            goto done;
-        if (stopped)
-            continue;
-        if (value > 0xFFFFFFFFul) {
-            PyErr_SetString(PyExc_OverflowError, "shingle hashes must fit in 32 bits");
-            goto done;
-        }
-        vote(&votes, (uint32_t)value, 1);
-    }
-    if (!PyErr_Occurred())
+    uint32_t value;
+    int status = kept_open(&kept, values, stoplist, "shingle hashes must fit in 32 bits");
+    if (status == 0)
+        while ((status = kept_next(&kept, &value)) > 0)
+            vote(&votes, value, 1);
+    if (status == 0)
         result = fingerprint_bytes(&votes, votes.total > 0);
-done:
-    Py_XDECREF(iterator);
-    Py_DECREF(unique);
+    kept_close(&kept);
     return result;
 }
 

@@ -12,7 +12,7 @@ their c is exact; (2) an article whose bound stays below the threshold (counting
 for long ones) is dropped without reading its sketch. What is left is verified by the compiled kernel's
 early-terminating merge. The answer is exact unless more than max_candidates articles pass, a bound on the tail
 latency the caller chooses. The rule itself (which hot values may be skipped, which articles may reach the
-threshold) is compiled, in _search.c, where the postings index (core/postings_index.py) applies it too.
+threshold) is compiled, in _search_index.c, where the postings index (core/postings_index.py) applies it too.
 
 SimHash stores search by the permutation-table method of Manku, Jain and Das Sarma (WWW 2007): the 64 bits are
 cut into SIMHASH_BLOCKS blocks of 16 bits, and two fingerprints within distance SIMHASH_BLOCKS - 1 = 3 agree

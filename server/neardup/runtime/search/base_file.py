@@ -1,5 +1,5 @@
 """The search index file: one base of a bottom-K store's corpus search (its postings, the sketches a search
-verifies and the ids, in the layout core/_search.c documents), which every process of a host maps read-only and
+verifies and the ids, in the layout core/_search_file.c documents), which every process of a host maps read-only and
 searches in place (`neardup serve --search-index shared`, `neardup pairs`, `neardup cluster`), so the page cache
 holds one copy for all of them and for their restarts.
 
