@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks.lib import similar_corpus
-from benchmarks.lib.server_process import NEARDUP
+from tests.server_process import NEARDUP
 from neardup.core.sketch_config import SketchConfig
 from neardup.runtime.deduplicator import Deduplicator, Document
 from neardup.store import create_store, open_store

@@ -21,7 +21,7 @@ from neardup.store import open_store
 from neardup_client import cli as client_cli, cli_framework
 from neardup_client.cli_framework import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from observe import HEAVY, imported_by
-from benchmarks.lib.server_process import NEARDUP, Server, free_port, run_neardup
+from server_process import NEARDUP, Server, free_port, run_neardup
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parents[2]

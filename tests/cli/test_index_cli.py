@@ -26,7 +26,7 @@ from neardup.core.encoding import decode_sketch
 from neardup.runtime.deduplicator import Deduplicator
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import create_store, open_store
-from benchmarks.lib.server_process import NEARDUP, run_neardup, write_jsonl
+from server_process import NEARDUP, run_neardup, write_jsonl
 from observe import building, stored_count, written_count
 from textgen import BOILERPLATE, article, corpus_records, malformed_corpus, text
 

@@ -8,7 +8,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.core.encoding import encode_sketch
 from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.store import open_store
-from benchmarks.lib.server_process import sketch_store
+from server_process import sketch_store
 from textgen import stories as corpus
 
 

@@ -15,7 +15,7 @@ from neardup.runtime.deduplicator import Deduplicator, SimilarParams
 from neardup.core.vocabulary import DEFAULT_THRESHOLD
 from neardup.store import open_store
 from neardup_client import NearDupClient
-from benchmarks.lib.server_process import serving, write_jsonl
+from server_process import serving, write_jsonl
 from textgen import _VOCABULARY, RECORD_SCHEMA, article, records_with_typos, text
 
 FAMILIES, SINGLES = 70, 80

@@ -29,7 +29,7 @@ from neardup.store import create_store, open_store
 from neardup.store import lmdb as lmdb_store
 from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
-from benchmarks.lib.server_process import free_ports, run_neardup, serving, sketch_store
+from server_process import free_ports, run_neardup, serving, sketch_store
 from brute import exhaustive
 from sketches import K, make_corpus
 

@@ -15,7 +15,7 @@ from neardup.core.encoding import encode_sketch
 from neardup.store import create_store, open_store
 from neardup.runtime.view import LiveView
 from observe import commands_sent
-from benchmarks.lib.server_process import sketch_store
+from server_process import sketch_store
 
 
 def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: list[str] = ()) -> None:

@@ -20,7 +20,7 @@ from neardup.core.encoding import encode_sketch
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import MAX_ID_BYTES, create_store, open_store
 from neardup.store.lmdb import CHANGE_LOG_IDS, LmdbStore
-from benchmarks.lib.server_process import sketch_store
+from server_process import sketch_store
 from sketches import random_sketch
 
 K = SketchConfig().k
