@@ -28,8 +28,9 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: `pytest -m fast` takes the tests of these folders, and of these modules of tests/service (whose others run real
-#: servers; tests/corpora builds the benchmark corpora)...
-FAST_FOLDERS = {"core", "store", "runtime", "jobs", "cli"}
+#: servers; tests/corpora builds the benchmark corpora; tests/jobs runs the offline stages, seconds each: the full
+#: suite's)...
+FAST_FOLDERS = {"core", "store", "runtime", "cli"}
 FAST_SERVICE_MODULES = {"test_wire.py", "test_fuzz.py", "test_proto_fresh.py"}
 #: ...but for those marked slow or redis, and those using a fixture that starts a process: a `neardup serve`
 #: (`server` or any `*_server(s)`, and what uses one: client, channel...), redis-server (`redis_server`, and so

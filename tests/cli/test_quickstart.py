@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from server_process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # a shell running the README's commands, a server among them
 
 
 def sh_blocks(markdown: str) -> list[str]:

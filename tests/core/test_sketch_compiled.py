@@ -114,6 +114,7 @@ def test_the_compiled_stemmers_are_in_use_and_the_references_are_nltks():
         assert reference is not stem and type(reference.__self__).__module__ == "nltk.stem.snowball"
 
 
+@pytest.mark.slow  # some 30,000 words through both stemmers: seconds
 @pytest.mark.parametrize("lang", COMPILED)
 def test_stems_equal_nltks_on_every_suffix_after_every_short_stem(lang):
     """Every stem of up to two letters of a small alphabet (vowels, consonants the steps name, an apostrophe) and
@@ -132,6 +133,7 @@ def test_stems_equal_nltks_on_every_suffix_after_every_short_stem(lang):
     assert differ == []
 
 
+@pytest.mark.slow  # 600 examples a language: seconds
 @pytest.mark.parametrize("lang", COMPILED)
 @settings(max_examples=600, deadline=None)
 @given(data=st.data())
