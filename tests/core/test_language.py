@@ -61,6 +61,7 @@ TEXTS = {
 FRENCH = TEXTS["french"]
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("lang", sorted(TEXTS))
 def test_each_text_is_identified_as_its_stemmer_language(lang):
     assert language.identify(TEXTS[lang]) == lang

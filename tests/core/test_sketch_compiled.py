@@ -58,6 +58,7 @@ def nltk_or_error(stem, word: str):
 
 # --- the tokenizer ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("separator", ["", " "])
 def test_the_tokenizer_classes_every_code_point_as_the_regex_does(separator):
     """All of Unicode, each code point alone between spaces, and all of it run together."""
@@ -65,6 +66,7 @@ def test_the_tokenizer_classes_every_code_point_as_the_regex_does(separator):
     assert compiled_words(text, 1, None) == reference_bytes(text, 1, str)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=400, deadline=None)
 @given(text=texts, min_len=st.integers(0, 6))
 @example(text="İstanbul ΟΔΟΣ x² ①② e\u0301t\u00e9 snake_case don’t", min_len=1)

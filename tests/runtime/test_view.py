@@ -69,6 +69,7 @@ def test_view_is_dropped_when_the_change_log_cannot_tell(store, tmp_path):
     assert view.read().get_many(["a"]) == [encode_sketch([11])]
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_session_cache_drops_only_answers_that_read_a_changed_id(store, tmp_path):
     feed = ChangeFeed(store)
     cache = SessionCache(feed, maxsize=10, ttl=0)
