@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from benchmarks.lib import similar_corpus
-from benchmarks.lib.server_process import NEARDUP
+from tests.server_process import NEARDUP
 from neardup.core.sketch_config import SketchConfig
 from neardup.runtime.documents import RequestDocument
 from neardup.runtime.served_store import ServedStore

@@ -38,7 +38,7 @@ from distributed import Client, LocalCluster
 from benchmarks.lib import devcorpus
 from benchmarks.lib.paths import OUT as OUT_DIR, ROOT
 from benchmarks.lib.report import table
-from benchmarks.lib.server_process import NEARDUP, RedisServer
+from tests.server_process import NEARDUP, RedisServer
 from neardup.store import open_store
 
 OUT = OUT_DIR / "index_dask.json"

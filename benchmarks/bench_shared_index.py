@@ -48,7 +48,7 @@ import numpy as np
 from benchmarks.lib import load, measure
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
-from benchmarks.lib.server_process import NEARDUP, Server, free_port, free_ports
+from tests.server_process import NEARDUP, Server, free_port, free_ports
 from benchmarks.lib.similar_corpus import CHUNK, K, SEED, bottom_k, fmix32, generate_chunk, hot_values
 from benchmarks.lib.similar_queries import KINDS, pick_queries
 from benchmarks.lib.store_content import article_id

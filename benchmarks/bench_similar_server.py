@@ -18,7 +18,7 @@ import grpc
 
 from benchmarks.lib import load, measure, similar_run
 from benchmarks.lib.report import table
-from benchmarks.lib.server_process import Server, free_port
+from tests.server_process import Server, free_port
 from benchmarks.lib.similar_queries import Corpus, Query
 from benchmarks.lib.similar_run import JACCARD_TOP_K, TOP
 from neardup.core.vocabulary import DEFAULT_METRIC

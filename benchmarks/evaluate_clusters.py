@@ -36,7 +36,7 @@ import numpy as np
 
 from benchmarks.lib import devcorpus
 from benchmarks.lib.paths import OUT
-from benchmarks.lib.server_process import NEARDUP
+from tests.server_process import NEARDUP
 from benchmarks.lib.sources import SourceMissing
 from neardup.core import linkage as clusters, vocabulary
 

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from benchmarks.lib import fuzz
 from benchmarks.lib.load import stop_server
 from benchmarks.lib.paths import OUT
-from benchmarks.lib.server_process import Server
+from tests.server_process import Server
 
 
 def run(name: str, strategy: st.SearchStrategy, check, inputs: int) -> dict:

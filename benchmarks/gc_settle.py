@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmarks.lib import load, report
 from benchmarks.lib.paths import OUT
-from benchmarks.lib.server_process import Server, free_port
+from tests.server_process import Server, free_port
 
 MODES = ("settled", "default")
 ENDPOINTS = ("health", "dedup")

@@ -33,7 +33,7 @@ import grpc
 
 from benchmarks.lib import load, report
 from benchmarks.lib.paths import OUT
-from benchmarks.lib.server_process import Server
+from tests.server_process import Server
 from neardup.core import kernel
 from neardup.core.vocabulary import DEFAULT_GROUPING, DEFAULT_METRIC, DEFAULT_THRESHOLD
 from neardup.store import open_store

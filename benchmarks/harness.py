@@ -42,7 +42,7 @@ from benchmarks.lib.harness_inprocess import kernel_comparison, sketching
 from benchmarks.lib.harness_report import floor_of, markdown, plot
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.request_path import representative, request_path
-from benchmarks.lib.server_process import Server, free_port
+from tests.server_process import Server, free_port
 from neardup.store import open_store
 from neardup_client import NearDupClient
 from neardup_client.v1 import neardup_pb2 as pb

@@ -34,7 +34,7 @@ import numpy as np
 from benchmarks.lib import load, measure
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import latency_cells, table
-from benchmarks.lib.server_process import RedisServer, Server, free_port
+from tests.server_process import RedisServer, Server, free_port
 from benchmarks.lib.store_content import batches
 from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store

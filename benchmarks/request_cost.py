@@ -40,7 +40,7 @@ from benchmarks.lib import ab, load, measure
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
 from benchmarks.lib.request_path import representative, request_path
-from benchmarks.lib.server_process import Server, free_port
+from tests.server_process import Server, free_port
 from neardup_client import NearDupClient
 from neardup_client.v1 import neardup_pb2 as pb
 

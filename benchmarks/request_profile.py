@@ -23,7 +23,7 @@ from benchmarks.lib import load, measure
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
 from benchmarks.lib.request_path import representative
-from benchmarks.lib.server_process import Server, free_port
+from tests.server_process import Server, free_port
 
 #: (bucket, function names that put a stack in it), innermost first: a stack goes to the first bucket one of whose
 #: names it holds, looked for from its innermost frame outwards.

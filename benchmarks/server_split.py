@@ -23,7 +23,7 @@ from pathlib import Path
 
 from benchmarks.lib import load, measure, report
 from benchmarks.lib.paths import OUT
-from benchmarks.lib.server_process import Server
+from tests.server_process import Server
 
 MODES = ("floor", "kernel", "full")
 BLOCK = 100

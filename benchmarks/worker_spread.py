@@ -22,7 +22,7 @@ from pathlib import Path
 from benchmarks.lib import measure
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.report import save, table
-from benchmarks.lib.server_process import free_ports, index, serving
+from tests.server_process import free_ports, index, serving
 from neardup_client import NearDupClient
 
 SAMPLE = Path(__file__).parent / "data" / "sample.jsonl.gz"

@@ -1,7 +1,7 @@
 """Fixtures shared by the test modules: the command line run in this process, stores indexed from a corpus (the
 module's own texts by default), where a store of each backend goes, and a server (with a client) on the module's
-`store`. Plain helpers are modules beside this one: benchmarks/lib/server_process.py (real server processes, stores of
-given sketches), textgen.py, sketches.py, brute.py, certs.py and observe.py (tests/README.md)."""
+`store`. Plain helpers are modules beside this one: server_process.py (real server processes,
+stores of given sketches), textgen.py, sketches.py, brute.py, certs.py and observe.py (tests/README.md)."""
 from __future__ import annotations
 
 import itertools
@@ -15,11 +15,11 @@ from typing import Callable
 import pytest
 
 # the shared helpers' asserts report like a test's own (before anything imports them)
-pytest.register_assert_rewrite("brute", "certs", "observe", "sketches", "textgen")
+pytest.register_assert_rewrite("brute", "certs", "observe", "server_process", "sketches", "textgen")
 
 from neardup.cli.main import main  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
-from benchmarks.lib.server_process import RedisServer, serving, write_jsonl  # noqa: E402
+from server_process import RedisServer, serving, write_jsonl  # noqa: E402
 
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`, nohup) inherits SIGINT ignored,
 # and so would every command it starts: Python then installs no Ctrl-C handler, and the tests of Ctrl-C (exit 130)
@@ -28,8 +28,9 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
 #: `pytest -m fast` takes the tests of these folders, and of these modules of tests/service (whose others run real
-#: servers; tests/corpora builds the benchmark corpora)...
-FAST_FOLDERS = {"core", "store", "runtime", "jobs", "cli"}
+#: servers; tests/corpora builds the benchmark corpora; tests/jobs runs the offline stages, seconds each: the full
+#: suite's)...
+FAST_FOLDERS = {"core", "store", "runtime", "cli"}
 FAST_SERVICE_MODULES = {"test_wire.py", "test_fuzz.py", "test_proto_fresh.py"}
 #: ...but for those marked slow or redis, and those using a fixture that starts a process: a `neardup serve`
 #: (`server` or any `*_server(s)`, and what uses one: client, channel...), redis-server (`redis_server`, and so

@@ -1,8 +1,8 @@
 """The benchmarks' library: what the scripts in benchmarks/ and the tests share, one job per module.
 
 Running and measuring: paths (where files go), report (markdown tables, results written), measure (timing in turns,
-CPU accounting), server_process (real `neardup` and redis-server processes: the launcher tests use too), load (a
-served store under h2load and a sequential caller), soak (a server under sustained load).
+CPU accounting), load (a served store under h2load and a sequential caller), soak (a server under sustained load).
+Real `neardup` and redis-server processes are started by the tests' launcher, tests/server_process.py.
 Corpora: data (the files in benchmarks/data), sources (real texts on the machine), edits (republishing a text),
 devcorpus and devcorpus_sets (the development corpus and its result sets), families, family_sets and rewrites
 (the issue-25 families), jobads (the labelled job-ad set, a package).

@@ -45,7 +45,7 @@ class Side:
 
     @property
     def neardup(self) -> list[str]:
-        """The command line of this side's `neardup` (what server_process.Server starts)."""
+        """The command line of this side's `neardup` (what tests/server_process.py's Server starts)."""
         return [self.python, "-m", "neardup.cli"]
 
     def describe(self) -> str:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchmarks.lib.measure import worker_pids
-from benchmarks.lib.server_process import RedisServer, Server, run_neardup, write_jsonl
+from tests.server_process import RedisServer, Server, run_neardup, write_jsonl
 
 #: What a thread does per step, and how often (the writes are each followed by their checks).
 MIX = {"Dedup": 0.35, "DedupStream": 0.10, "FindSimilar": 0.20, "Upsert": 0.25, "Delete": 0.10}

@@ -12,7 +12,7 @@ import grpc
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from benchmarks.lib.server_process import sketch_store
+from tests.server_process import sketch_store
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
 from neardup.core.encoding import decode_sketch, encode_sketch

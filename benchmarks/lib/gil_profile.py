@@ -12,7 +12,7 @@ from pathlib import Path
 
 import neardup
 from benchmarks.lib import load, measure
-from benchmarks.lib.server_process import Server
+from tests.server_process import Server
 
 _NEARDUP_DIR = Path(neardup.__file__).resolve().parent
 

@@ -1,7 +1,7 @@
 """A neardup server under load, as the harness and the soak test drive it.
 
 The store is the seeded development corpus indexed by the real CLI (build_store); requests are result sets of
-100 stored ids (dedup_bodies). Two ways to load a running server (server_process.Server):
+100 stored ids (dedup_bodies). Two ways to load a running server (tests/server_process.py's Server):
 
   * h2load (nghttp2-client), open or closed loop, posting one prebuilt gRPC frame per Endpoint. h2load sees
     HTTP status only, so OK answers are counted by their bytes (check_answers);
@@ -28,7 +28,7 @@ from grpc_health.v1 import health_pb2
 
 from benchmarks.lib import devcorpus, devcorpus_sets, edits
 from benchmarks.lib.measure import CpuMeter, connections_per_worker, percentiles_ms
-from benchmarks.lib.server_process import NEARDUP, Server
+from tests.server_process import NEARDUP, Server
 from neardup_client.v1 import neardup_pb2 as pb
 
 SEED = devcorpus.SPLIT_SEEDS[devcorpus.DEFAULT_SPLIT]

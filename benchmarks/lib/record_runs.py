@@ -28,7 +28,7 @@ from pathlib import Path
 
 from benchmarks.lib.record_labels import Strategy, TruthOracle
 from benchmarks.lib.record_sets import RecordSet, write
-from benchmarks.lib.server_process import NEARDUP
+from tests.server_process import NEARDUP
 from neardup.core.fields import FieldSpec, normalized
 
 #: dedupe's own default for partition(): pairs whose match probability reaches it are linked.

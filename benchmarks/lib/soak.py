@@ -13,7 +13,7 @@ from typing import Callable
 
 from benchmarks.lib import load, measure
 from benchmarks.lib.paths import OUT
-from benchmarks.lib.server_process import Server, free_port
+from tests.server_process import Server, free_port
 from neardup.service.server import DEFAULT_THREADS
 
 

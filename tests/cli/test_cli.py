@@ -21,7 +21,7 @@ from neardup.store import open_store
 from neardup_client import cli as client_cli, cli_framework
 from neardup_client.cli_framework import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from observe import HEAVY, imported_by
-from benchmarks.lib.server_process import NEARDUP, Server, free_port, run_neardup
+from server_process import NEARDUP, Server, free_port, run_neardup
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -241,6 +241,7 @@ def test_the_exit_codes_are_one_table_and_the_docs_list_each():
         assert set(CASES) <= listed, doc
 
 
+@pytest.mark.slow  # a `neardup serve` process
 def test_serve_stopped_by_ctrl_c_exits_0_as_the_exit_code_tables_say(store):
     """Ctrl-C is how an operator stops a server in a terminal: it drains and exits 0, not 130 (interrupted work)."""
     server = Server(store).wait_ready()
@@ -255,11 +256,11 @@ def test_serve_stopped_by_ctrl_c_exits_0_as_the_exit_code_tables_say(store):
 
 
 @pytest.mark.parametrize("command", sorted(neardup_cli.COMMANDS))
-def test_no_help_says_a_default_twice(command):
+def test_no_help_says_a_default_twice(neardup, monkeypatch, command):
     """An option whose help says its default in its own words is not given argparse's "(default: ...)" too."""
-    done = subprocess.run([*NEARDUP, command, "--help"], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "COLUMNS": "1000"})
-    assert done.returncode == EXIT_OK
+    monkeypatch.setenv("COLUMNS", "1000")  # argparse wraps help to the terminal's width: one line per option
+    done = neardup(command, "--help")
+    assert done.returncode == EXIT_OK and done.stdout.startswith(f"usage: neardup {command}"), done
     defaults = re.findall(r"\(default: ([^)]*)\)\s*\(default: \1\)", done.stdout)
     assert not defaults, defaults
 
@@ -306,6 +307,7 @@ def test_every_command_exits_with_the_documented_code(neardup, tmp_path, monkeyp
     assert len(done.stderr.strip().splitlines()) == 1 and done.stderr.startswith("neardup: error: "), done.stderr
 
 
+@pytest.mark.slow  # a `neardup serve` process
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_sigterm_while_the_server_starts_stops_it_with_exit_code_0(indexed_store, workers):
     store = indexed_store("starting", {f"a{i}": text(article(i)) for i in range(5)})

@@ -14,7 +14,7 @@ from neardup.runtime.documents import RequestDocument
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.writer import Writer
 from neardup.store import create_store, open_store
-from benchmarks.lib.server_process import run_neardup, sketch_store
+from server_process import run_neardup, sketch_store
 
 pytestmark = pytest.mark.slow  # every test runs `neardup cluster` (and index, serve) as a process of its own
 
@@ -145,7 +145,7 @@ def test_errors_are_one_line(tmp_path, store):
 
 def test_dedup_and_find_similar_answers_carry_cluster_ids_that_follow_each_run(store):
     from neardup_client import Document as ClientDocument, NearDupClient
-    from benchmarks.lib.server_process import free_port, serving
+    from server_process import free_port, serving
 
     path, articles = store
     result_set = ["f1-0", "f1-1", "chain-a", "chain-c", "single-0", "not-stored"]
@@ -184,7 +184,7 @@ def test_an_inexact_pair_search_still_clusters_and_exits_3(store):
 
 
 def test_neardup_index_into_a_clustered_store_gives_each_new_article_a_cluster(store, tmp_path):
-    from benchmarks.lib.server_process import write_jsonl
+    from server_process import write_jsonl
 
     path, _ = store
     cluster(path, "--method", "components")

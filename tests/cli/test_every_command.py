@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.lib.server_process import free_port, serving
+from server_process import free_port, serving
 
 ROOT = Path(__file__).resolve().parents[2]
 NEARDUP = [sys.executable, "-m", "neardup.cli"]

@@ -27,7 +27,7 @@ from neardup.runtime.deduplicator import Deduplicator
 from neardup.runtime.served_store import ServedStore
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import create_store, open_store
-from benchmarks.lib.server_process import NEARDUP, run_neardup, write_jsonl
+from server_process import NEARDUP, run_neardup, write_jsonl
 from observe import building, stored_count, written_count
 from textgen import BOILERPLATE, article, corpus_records, malformed_corpus, text
 
@@ -174,6 +174,7 @@ def test_reindexing_replaces_sketches_and_keeps_the_rest(tmp_path, index_ok):
     assert after == {**before, **expected_sketches(tmp_path / "store", changed)}
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_stoplist_is_learned_from_the_corpus_and_applied_to_later_indexing(tmp_path, index_ok):
     records = corpus_records(90, boilerplate_every=1)  # the boilerplate sits in every document
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl", records)
@@ -353,6 +354,7 @@ def test_an_empty_corpus_creates_no_store_but_adds_nothing_to_an_existing_one(tm
     assert stored_count(tmp_path / "store") == 3
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_a_story_republished_150_times_is_kept_and_the_sites_footers_are_stop_listed(tmp_path, index_ok):
     """150 copies of one story (two words edited in each) and 300 other articles, all ending in one of three
     sites' footers: the footers are boilerplate, the story is not, and 100 copies group as one."""

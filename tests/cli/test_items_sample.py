@@ -95,6 +95,7 @@ def test_the_fields_page_commands_index_label_and_train_the_items_sample(tmp_pat
         assert json.loads(store.model())["kind"] == chosen.group(1)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_the_shipped_items_sample_is_made_again_byte_for_byte(tmp_path):
     records, _ = sample.build_items()
     sample.write(records, tmp_path / "again.jsonl.gz")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.lib.server_process import NEARDUP
+from server_process import NEARDUP
 from neardup_client.cli_framework import EXIT_OK, EXIT_PARTIAL
 from textgen import corpus_records, stories
 

@@ -9,9 +9,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.lib.server_process import free_port
+import pytest
+from server_process import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.slow  # a shell running the README's commands, a server among them
 
 
 def sh_blocks(markdown: str) -> list[str]:
@@ -51,7 +54,7 @@ def test_the_python_examples_run_against_the_sample_and_leave_it_as_it_was(tmp_p
     """The README's and getting-started's Python examples, run as written against a server of the shipped sample,
     raise nothing and change none of the sample's articles (an example writes ids of its own)."""
     from neardup.store import open_store
-    from benchmarks.lib.server_process import serving
+    from server_process import serving
 
     sample = tmp_path / "sample.jsonl"
     subprocess.run([sys.executable, "-m", "benchmarks.sample", "--out", str(sample)], cwd=ROOT, check=True,

@@ -73,6 +73,7 @@ def test_deterministic_and_order_free():
     assert learn_threshold(values) == learn_threshold(list(reversed(values))) == learn_threshold(values)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(0.0, 1.0), min_size=MIN_SAMPLE, max_size=600),
        st.lists(st.floats(0.0, 1.0), max_size=400))

@@ -23,6 +23,7 @@ def cliques(sizes: list[int], similarity: float = 0.9) -> list[tuple[int, int, f
     return edges
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_a_chain_is_one_component_and_complete_linkage_splits_it():
     """A~B (0.6), B~C (0.6), A≁C: components chain all three; complete linkage keeps only pairs that are all
     near-duplicates of each other; D~E and the singleton F stay as they are for every method."""

@@ -34,6 +34,7 @@ def sketcher(unit: str, min_word_len: int = 1, lang: str = "english", stoplist=f
                                  stoplist_digest=stoplist_digest(stoplist), **config), stoplist)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("unit", WORD_UNITS)
 @settings(max_examples=300, deadline=None)
 @given(body=texts, min_word_len=st.sampled_from([0, 1, 3]), lang=st.sampled_from(LANGS))
@@ -45,6 +46,7 @@ def test_located_word_ngrams_hash_to_the_sketchers_hashes(unit, body, min_word_l
     assert [shingle.start for shingle in located] == sorted(shingle.start for shingle in located)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("unit", SENTENCE_UNITS)
 @settings(max_examples=300, deadline=None)
 @given(body=texts, min_word_len=st.sampled_from([1, 3]), lang=st.sampled_from(LANGS))
@@ -66,6 +68,7 @@ def test_located_shingles_of_articles_hash_to_the_sketchers_hashes(unit):
         assert {shingle.hash for shingle in tool.located_shingles(body)} == tool.hashes(body)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=200, deadline=None)
 @given(words=st.lists(st.sampled_from(["river", "Bridge", "council", "votes", "a", "of", "market", "İzmir"]),
                       max_size=30),
@@ -97,6 +100,7 @@ def test_a_text_without_words_has_no_shingles():
     assert (only.start, only.end) == (0, len(short))
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 20)), max_size=30))
 def test_merged_spans_cover_the_same_characters_sorted_and_apart(pairs):

@@ -23,7 +23,7 @@ from neardup.core.errors import InvalidArgument
 from neardup.service import converters
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
-from benchmarks.lib.server_process import run_neardup, serving, write_jsonl
+from server_process import run_neardup, serving, write_jsonl
 from textgen import ITEMS, SCHEMA
 
 @pytest.fixture(scope="module")

@@ -100,6 +100,7 @@ def same(got, expected) -> bool:
     return all(g == e or math.isnan(g) and math.isnan(e) for g, e in zip(got, expected, strict=True))
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(result_sets(), st.booleans())
 def test_candidates_and_their_features_equal_the_reference(case, query_only):
@@ -116,6 +117,7 @@ def test_candidates_and_their_features_equal_the_reference(case, query_only):
     event(f"a missing field in a candidate: {any(math.isnan(v) for c in expected for v in c.row)}")
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=200, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(result_sets(), st.floats(0.0, 1.0), st.sampled_from(GROUPINGS))
 def test_dedup_and_search_equal_the_reference(case, threshold, grouping):
@@ -176,6 +178,7 @@ def gbm(trees, init: float = 0.25, learning_rate: float = 0.1) -> PairModel:
                       "learning_rate": learning_rate, "trees": [tree._asdict() for tree in trees]})
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=200, derandomize=True, deadline=None)
 @given(st.integers(0, 2**32), st.integers(1, 9), st.integers(0, 12), st.integers(0, 20))
 def test_boosted_trees_equal_the_reference(seed, columns, count, rows):

@@ -71,6 +71,7 @@ def result_sets(draw):
 thresholds = st.one_of(st.sampled_from([0.0, 1.0, 0.5, 0.8]), st.floats(0.0, 1.0))
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=300, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(result_sets(), thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS))
 def test_equals_reference_on_random_sets(case, threshold, metric, grouping):
@@ -116,6 +117,7 @@ def _adversarial_sets():
 ADVERSARIAL = _adversarial_sets()
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("name", ADVERSARIAL)
 @pytest.mark.parametrize("metric, grouping", ALL_WAYS)
 @pytest.mark.parametrize("threshold", [0.0, 0.3, 0.9, 1.0])
@@ -141,6 +143,7 @@ def ten_thousand_disjoint():
     return [encode(sorted(rng.getrandbits(32) for _ in range(64))) for _ in range(10_000)]
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("metric, grouping", [pytest.param(*way, marks=pytest.mark.slow) if way[1] == COMPLETE else way
                                               for way in ALL_WAYS])  # complete linkage takes seconds here
 def test_ten_thousand_results(metric, grouping, ten_thousand_disjoint):
@@ -299,6 +302,7 @@ def test_k_below_1(k):
         kernel.dedup([], k, 0.5)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=100, derandomize=True, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 40), max_size=12), max_size=40), st.integers(12, 14),
        thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS))
@@ -337,6 +341,7 @@ def _copies(rng, k, bases, copies, edit):
     return sketches
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(result_sets(), thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS))
 def test_four_byte_table_equals_reference(case, threshold, metric, grouping):
@@ -348,6 +353,7 @@ def test_four_byte_table_equals_reference(case, threshold, metric, grouping):
     assert Grouping(*got) == expected
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=150, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(result_sets(), thresholds, st.sampled_from(METRICS), st.sampled_from(GROUPINGS), st.integers(1, 6),
        st.booleans())
@@ -444,6 +450,7 @@ def test_arena_reuse_across_sizes():
             assert kernel.dedup_simhash(fingerprints, 61 / 64) == simhash_expected
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_threads_of_different_sizes_share_the_kernel():
     """Threads run the kernel at once (it releases the GIL), each on sets of other sizes and table widths:
     each call must work in a block of its own."""

@@ -18,7 +18,7 @@ from neardup.core.errors import ConfigMismatch, InvalidArgument
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.cli_framework import EXIT_OK, EXIT_USAGE
-from benchmarks.lib.server_process import index, serving, write_jsonl
+from server_process import index, serving, write_jsonl
 
 TEXTS = {
     "french": "Le conseil municipal a voté mardi soir le nouveau plan de circulation du centre-ville. Les habitants "
@@ -61,6 +61,7 @@ TEXTS = {
 FRENCH = TEXTS["french"]
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("lang", sorted(TEXTS))
 def test_each_text_is_identified_as_its_stemmer_language(lang):
     assert language.identify(TEXTS[lang]) == lang

@@ -29,7 +29,7 @@ from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
 from brute import exhaustive
 from observe import commands_sent
-from benchmarks.lib.server_process import run_neardup, serving, sketch_store
+from server_process import run_neardup, serving, sketch_store
 from sketches import HOT, K, make_corpus
 
 THRESHOLDS = (0.0, 0.2, 0.52, 0.9, 1.0)

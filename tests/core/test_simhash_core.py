@@ -129,6 +129,7 @@ def test_a_repeated_sentence_moves_the_weighted_fingerprint_but_not_the_unweight
     assert sketcher.sketch(repeated) == sketcher.sketch_counts(counts, LOG_TF)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=200, deadline=None)
 @given(st.sets(st.integers(0, 2**32 - 1), max_size=300), st.sets(st.integers(0, 2**32 - 1), max_size=30))
 def test_compiled_simhash_equals_the_reference(values, stoplist):
@@ -144,6 +145,7 @@ def stop_array(stoplist) -> bytes:
     return array.array("I", sorted(stoplist)).tobytes()
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 2**32 - 1), max_size=200), st.data())
 def test_compiled_weighted_simhash_equals_the_reference(distinct, data):
@@ -345,12 +347,14 @@ def assert_same(fingerprints, threshold, grouping):
     return got
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=300, deadline=None)
 @given(fingerprint_sets(), thresholds, st.sampled_from(GROUPINGS))
 def test_kernel_equals_reference_on_random_fingerprints(fingerprints, threshold, grouping):
     assert_same(fingerprints, threshold, grouping)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("grouping", GROUPINGS)
 def test_two_thousand_results_cross_many_matrix_words(grouping):
     rng = random.Random(7)
@@ -443,6 +447,7 @@ def postings_of(query: int, stored: list[int]) -> Postings:
     return Postings(value_index, docno.astype(np.uint32), np.zeros(len(docno), np.uint8))
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_cannot():
     rng = random.Random(5)
     query = rng.getrandbits(64)
@@ -464,6 +469,7 @@ def test_simhash_candidates_hold_every_article_within_3_bits_and_say_when_they_c
     assert (candidates.simhash_candidates(postings, 61 / 64, above=1000).docnos > 1000).all()
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**64 - 1), st.lists(st.tuples(st.integers(0, 5000), st.integers(0, 64)), max_size=80,
                                            unique_by=lambda article: article[0]),

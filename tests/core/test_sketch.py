@@ -70,6 +70,7 @@ def test_sketch_is_the_k_smallest_zlib_crc32_of_the_shingles(unit):
     assert decode_sketch(sketcher.sketch(body)) == expected
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("unit", ["word:1", "word:3", "word:4"])
 @settings(max_examples=150, deadline=None)
 @given(body=st.text(max_size=300), lang=st.sampled_from(["english", "russian", "german", "none"]))
@@ -79,6 +80,7 @@ def test_compiled_ngram_hashes_equal_the_crc32_of_each_shingle(unit, body, lang)
     assert sketcher.hashes(body, lang) == {zlib.crc32(s.encode()) for s in sketcher.shingles(body, lang)}
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("unit", ["word:1", "word:3", "sentence"])
 @settings(max_examples=150, deadline=None)
 @given(body=st.text(max_size=300), repeats=st.integers(1, 30), lang=st.sampled_from(["english", "russian", "none"]))
@@ -93,6 +95,7 @@ def test_hash_counts_are_each_shingles_crc32_counted(unit, body, repeats, lang):
     assert {value for value, _ in counts.items()} == sketcher.hashes(text_, lang)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=200, deadline=None)
 @given(hashes=st.sets(st.integers(0, 2**32 - 1), max_size=300), k=st.integers(1, 64), data=st.data())
 def test_sketch_hashes_keep_the_k_smallest_outside_the_stoplist(hashes, k, data):
@@ -273,6 +276,7 @@ _PUNKT_PIECES = (
     + [" ", " ", " ", "  ", "\n", "\n\n", "\t", "\r\n", "\x0b", "\xa0"])
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=1500, deadline=None)
 @given(pieces=st.lists(st.sampled_from(_PUNKT_PIECES), max_size=40),
        lang=st.sampled_from(["english", "dutch", "german", "russian", "french", "none"]))
@@ -300,6 +304,7 @@ def test_sentence_splits_are_nltk_punkts_on_prose_in_four_languages():
 
 # --- the stop-list's document frequencies: exact over any split of a corpus ---------------------------------------
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sets(st.integers(0, 2**32 - 1) | st.integers(0, 40), max_size=30), max_size=60),
        st.integers(1, 8), st.integers(1, 5), st.integers(2, 12))

@@ -58,6 +58,7 @@ def nltk_or_error(stem, word: str):
 
 # --- the tokenizer ----------------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("separator", ["", " "])
 def test_the_tokenizer_classes_every_code_point_as_the_regex_does(separator):
     """All of Unicode, each code point alone between spaces, and all of it run together."""
@@ -65,6 +66,7 @@ def test_the_tokenizer_classes_every_code_point_as_the_regex_does(separator):
     assert compiled_words(text, 1, None) == reference_bytes(text, 1, str)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=400, deadline=None)
 @given(text=texts, min_len=st.integers(0, 6))
 @example(text="İstanbul ΟΔΟΣ x² ①② e\u0301t\u00e9 snake_case don’t", min_len=1)
@@ -114,6 +116,7 @@ def test_the_compiled_stemmers_are_in_use_and_the_references_are_nltks():
         assert reference is not stem and type(reference.__self__).__module__ == "nltk.stem.snowball"
 
 
+@pytest.mark.slow  # some 30,000 words through both stemmers: seconds
 @pytest.mark.parametrize("lang", COMPILED)
 def test_stems_equal_nltks_on_every_suffix_after_every_short_stem(lang):
     """Every stem of up to two letters of a small alphabet (vowels, consonants the steps name, an apostrophe) and
@@ -132,6 +135,7 @@ def test_stems_equal_nltks_on_every_suffix_after_every_short_stem(lang):
     assert differ == []
 
 
+@pytest.mark.slow  # 600 examples a language: seconds
 @pytest.mark.parametrize("lang", COMPILED)
 @settings(max_examples=600, deadline=None)
 @given(data=st.data())

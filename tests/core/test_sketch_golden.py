@@ -28,7 +28,7 @@ from neardup.store import create_store, open_store
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from neardup_client.cli_framework import EXIT_FAILED
-from benchmarks.lib.server_process import run_neardup, serving, sketch_store, write_jsonl
+from server_process import run_neardup, serving, sketch_store, write_jsonl
 
 #: The sketcher version the literals below were made by.
 GOLDEN_VERSION = 2

@@ -15,7 +15,7 @@ from benchmarks.lib.harness_report import floor_of
 from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_grouping, greedy_groups
 from benchmarks.lib.quality_methods import Method, exact_method, pairwise, simhash, word_ngrams
 from benchmarks.lib.quality_report import margins
-from benchmarks.lib.server_process import free_port, sketch_store, write_jsonl
+from server_process import free_port, sketch_store, write_jsonl
 from benchmarks.lib.soak import load_lines, server_line
 from neardup.core import reference, vocabulary
 from neardup.core.encoding import encode_sketch

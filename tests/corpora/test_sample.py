@@ -10,7 +10,7 @@ import pytest
 
 from benchmarks import sample as sample_command
 from benchmarks.lib import sample
-from benchmarks.lib.server_process import serving
+from server_process import serving
 from neardup.cli.main import main
 from neardup_client import NearDupClient
 

@@ -5,6 +5,7 @@ test extra alone."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import textwrap
 from pathlib import Path
@@ -129,9 +130,14 @@ def test_the_architecture_page_shows_the_table_from_its_one_declaration():
 OPTIONAL = {"redis", "hiredis", "dask", "distributed", "fsspec", "pyarrow"}
 
 
+@functools.cache
+def _parsed(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _top_level_imports(path: Path) -> list[tuple[int, str]]:
     """(line, module) of each import a module runs when it is loaded (its body, and `if`/`try` blocks there)."""
-    found, pending = [], list(ast.parse(path.read_text(encoding="utf-8")).body)
+    found, pending = [], list(_parsed(path).body)
     while pending:
         node = pending.pop(0)
         if isinstance(node, ast.Import):
@@ -147,20 +153,29 @@ def _top_level_imports(path: Path) -> list[tuple[int, str]]:
 
 def _skipped_without(path: Path) -> set[str]:
     """What the module skips itself without: `pytest.importorskip("redis", ...)` in its body."""
-    return {node.value.args[0].value for node in ast.parse(path.read_text(encoding="utf-8")).body
+    return {node.value.args[0].value for node in _parsed(path).body
             if isinstance(node, (ast.Assign, ast.Expr)) and isinstance(node.value, ast.Call)
             and getattr(node.value.func, "attr", None) == "importorskip" and node.value.args
             and isinstance(node.value.args[0], ast.Constant)}
+
+
+def _mentions(path: Path, words: set[str]) -> bool:
+    text = path.read_text(encoding="utf-8")
+    return any(word in text for word in words)
 
 
 def loaded_optional(tests: Path, package: Path) -> list[str]:
     """Each test module or helper that loads an optional back-end when imported (directly, or through a server
     module that imports one on load), as PATH:LINE: MODULE; a module that skips itself without it aside."""
     heavy = {".".join(("neardup", *path.relative_to(package).with_suffix("").parts))
-             for path in package.rglob("*.py")
-             if any(name.split(".")[0] in OPTIONAL for _, name in _top_level_imports(path))}
+             for path in package.rglob("*.py") if _mentions(path, OPTIONAL)
+             and any(name.split(".")[0] in OPTIONAL for _, name in _top_level_imports(path))}
+    # an import names what it imports, so a module that mentions none of these is not parsed (most are not)
+    words = OPTIONAL | {module.rsplit(".", 1)[-1] for module in heavy}
     found = []
     for path in sorted(tests.rglob("*.py")):
+        if not _mentions(path, words):
+            continue
         skipped = _skipped_without(path)
         for line, name in _top_level_imports(path):
             root = name.split(".")[0]

@@ -22,7 +22,7 @@ from neardup.jobs.dask_engine import byte_ranges, partition_bytes_for, partition
 from neardup.jobs.index import MAX_PARTITION_BYTES, MIN_PARTITION_BYTES
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from neardup.store import open_store
-from benchmarks.lib.server_process import NEARDUP, free_port, write_jsonl
+from server_process import NEARDUP, free_port, write_jsonl
 from brute import assert_index_matches_sketches
 from observe import written_count
 from textgen import ITEMS, SCHEMA, article, corpus_records, malformed_corpus, text

@@ -17,7 +17,7 @@ from neardup.core.item_scoring import pair_features
 from neardup.jobs.label import COVER, LabelSession, label_with
 from neardup.jobs.train import BINS
 from neardup.store import open_store
-from benchmarks.lib.server_process import write_jsonl
+from server_process import write_jsonl
 from textgen import RECORD_SCHEMA, look_alike_corpus, records_with_typos
 
 RECORDS, TRUE_PAIRS = records_with_typos()

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.ensemble import GradientBoostingClassifier
-from sklearn.linear_model import LogisticRegression
 
 from neardup.core.item_scoring import PairModel
 from neardup.jobs import learners, train
@@ -20,6 +18,8 @@ def labelled(seed: int, rows: int = 240) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize("penalty", [1.0, 1e-6])
 def test_the_logistic_regression_is_scikit_learns(penalty):
+    from sklearn.linear_model import LogisticRegression  # noqa: PLC0415 - seconds to load: not at collection
+
     x, y = labelled(1)
     weight = np.random.default_rng(2).uniform(0.1, 3.0, len(y))
     ours = learners.fit_logistic(x, y, weight, penalty=penalty)
@@ -31,6 +31,8 @@ def test_the_logistic_regression_is_scikit_learns(penalty):
 def test_the_boosting_fits_the_training_rows_as_scikit_learns_does():
     """The same greedy trees on the training rows (scikit-learn may break a tie between features that split a
     small node alike otherwise, so rows elsewhere may land in other leaves)."""
+    from sklearn.ensemble import GradientBoostingClassifier  # noqa: PLC0415 - seconds to load: not at collection
+
     x, y = labelled(3)
     ours = learners.fit_boosting(x, y)
     reference = GradientBoostingClassifier(n_estimators=learners.TREES, max_depth=learners.DEPTH,

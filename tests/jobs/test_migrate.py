@@ -10,7 +10,7 @@ from neardup.runtime.params import SimilarParams
 from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import SimilarSearch
 from neardup.store import open_store
-from benchmarks.lib.server_process import sketch_store
+from server_process import sketch_store
 from textgen import stories as corpus
 
 

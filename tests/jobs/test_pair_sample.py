@@ -13,7 +13,7 @@ from neardup.jobs import pair_sample
 from neardup.jobs.pairs import find_pairs
 from neardup.runtime.served_store import ServedStore
 from neardup.store import open_store
-from benchmarks.lib.server_process import write_jsonl
+from server_process import write_jsonl
 from textgen import RECORD_SCHEMA, records_with_typos
 
 

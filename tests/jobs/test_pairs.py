@@ -25,7 +25,7 @@ from neardup.store import create_store, open_store
 from neardup_client.cli_framework import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 from brute import exhaustive_pairs, stored_in_docno_order
 from observe import children
-from benchmarks.lib.server_process import NEARDUP, run_neardup, sketch_store, write_jsonl
+from server_process import NEARDUP, run_neardup, sketch_store, write_jsonl
 from textgen import article, text
 
 K = SketchConfig().k

@@ -17,7 +17,7 @@ from neardup.runtime.similar_search import SimilarSearch
 from neardup.core.vocabulary import DEFAULT_THRESHOLD
 from neardup.store import open_store
 from neardup_client import NearDupClient
-from benchmarks.lib.server_process import serving, write_jsonl
+from server_process import serving, write_jsonl
 from textgen import _VOCABULARY, RECORD_SCHEMA, article, records_with_typos, text
 
 FAMILIES, SINGLES = 70, 80

@@ -28,7 +28,7 @@ from neardup.store import open_store
 from neardup_client import NearDupClient
 from benchmarks.lib import jobads
 from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
-from benchmarks.lib.server_process import NEARDUP, Server, serving, write_jsonl
+from server_process import NEARDUP, Server, serving, write_jsonl
 from textgen import RECORD_SCHEMA, article, look_alike_corpus, records_with_typos, text
 
 

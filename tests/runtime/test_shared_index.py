@@ -32,7 +32,7 @@ from neardup.store import create_store, open_store
 from neardup.store import lmdb as lmdb_store
 from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
-from benchmarks.lib.server_process import free_ports, run_neardup, serving, sketch_store
+from server_process import free_ports, run_neardup, serving, sketch_store
 from brute import exhaustive
 from sketches import K, make_corpus
 
@@ -142,6 +142,7 @@ def test_a_file_built_a_few_buckets_at_a_time_is_the_same_file(tmp_path, corpus_
     assert set(different) <= {184, 248}  # when it was written, and so the checksum
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_a_mapped_file_answers_as_an_exhaustive_scan_through_writes_and_a_new_file(corpus_store):
     rng, corpus, store = corpus_store
     path = base_file.build(store, Path(store.location) / "search-index", hot_postings=HOT_LIMIT).path
@@ -165,6 +166,7 @@ def test_a_mapped_file_answers_as_an_exhaustive_scan_through_writes_and_a_new_fi
     check_index(index, corpus, every=11)  # the old mapping still answers (its inode lives while mapped)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_catching_up_compares_every_article_when_the_change_log_no_longer_reaches_back(tmp_path, corpus_store,
                                                                                        monkeypatch):
     rng, corpus, store = corpus_store
@@ -237,6 +239,7 @@ def test_a_damaged_cut_forged_or_foreign_file_is_refused_saying_what_to_run(tmp_
     assert base_file.open_mapped(path, store).header["checksum"] == reference_checksum(good)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_a_view_sharing_the_file_answers_like_the_store_and_writes_a_new_file_when_its_delta_grows(
         tmp_path, corpus_store, monkeypatch):
     """The request path with --search-index shared, on a store written behind its back: every answer equals the

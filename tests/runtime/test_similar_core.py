@@ -58,6 +58,7 @@ def skips(monkeypatch):
     return seen
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("threshold", [0.0, 0.2, 0.52, 0.9, 1.0])
 def test_search_by_id_equals_an_exhaustive_scan(indexed, skips, metric, threshold):
@@ -70,6 +71,7 @@ def test_search_by_id_equals_an_exhaustive_scan(indexed, skips, metric, threshol
         assert max(skips) > 0, "no search skipped a hot posting: the skip is untested"
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_top_k_keeps_the_best_in_order(indexed):
     engine, corpus = indexed
     doc_id = max(corpus, key=lambda d: len(exhaustive(corpus, corpus[d], d, 0.2, vocabulary.CONTAINMENT)))
@@ -105,6 +107,7 @@ def test_errors_name_the_problem(indexed):
             SimilarParams(**bad)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_too_many_candidates_verifies_the_best_sharing_and_says_inexact(indexed):
     engine, corpus = indexed
     doc_id = max(corpus, key=lambda d: len(exhaustive(corpus, corpus[d], d, 0.0, vocabulary.JACCARD)))
@@ -116,6 +119,7 @@ def test_too_many_candidates_verifies_the_best_sharing_and_says_inexact(indexed)
     assert sorted(shared[match.id] for match in outcome.matches) == sorted(shared.values())[-5:]
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("metric, threshold", [(vocabulary.CONTAINMENT, 0.52), (vocabulary.JACCARD, 0.25)])
 def test_pairs_over_ranges_are_every_near_duplicate_pair_once(indexed, skips, metric, threshold):
     engine, corpus = indexed

@@ -15,7 +15,7 @@ from neardup.core.encoding import encode_sketch
 from neardup.store import create_store, open_store
 from neardup.runtime.view import LiveView
 from observe import commands_sent
-from benchmarks.lib.server_process import sketch_store
+from server_process import sketch_store
 
 
 def write_from_another_process(store_path, puts: dict[str, list[int]], deletes: list[str] = ()) -> None:
@@ -69,6 +69,7 @@ def test_view_is_dropped_when_the_change_log_cannot_tell(store, tmp_path):
     assert view.read().get_many(["a"]) == [encode_sketch([11])]
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_session_cache_drops_only_answers_that_read_a_changed_id(store, tmp_path):
     feed = ChangeFeed(store)
     cache = SessionCache(feed, maxsize=10, ttl=0)

@@ -21,7 +21,7 @@ from neardup.runtime.params import DEFAULT_MAX_RESULT_SET, DEFAULT_MAX_TEXT_BYTE
 from neardup_client import cli as client_cli
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
-from benchmarks.lib.server_process import free_port, write_jsonl
+from server_process import free_port, write_jsonl
 from textgen import article, text
 
 OK = grpc.StatusCode.OK

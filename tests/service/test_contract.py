@@ -23,7 +23,7 @@ from neardup.core.sketcher import Sketcher
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from benchmarks.lib.server_process import serving
+from server_process import serving
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parents[2]

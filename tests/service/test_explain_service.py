@@ -24,7 +24,7 @@ from neardup.service.servicer import UNARY_METHODS
 from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupClientError
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
-from benchmarks.lib.server_process import NEARDUP, Server, free_port, serving, sketch_store, write_jsonl
+from server_process import NEARDUP, Server, free_port, serving, sketch_store, write_jsonl
 from textgen import RECORD_SCHEMA, article, records_with_typos, text
 
 FOOTER = "Subscribe to our newsletter for more stories like this one, every single morning."

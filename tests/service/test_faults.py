@@ -25,7 +25,7 @@ from neardup.core.encoding import encode_sketch
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.cli_framework import EXIT_FAILED
-from benchmarks.lib.server_process import Server, free_port, run_neardup, sketch_store
+from server_process import Server, free_port, run_neardup, sketch_store
 from sketches import random_sketch
 
 BATCH, WRITERS, ACKED_BEFORE_KILL = 8, 4, 60

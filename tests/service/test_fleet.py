@@ -13,7 +13,7 @@ import pytest
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient, NearDupClientError
 from brute import assert_index_matches_sketches
-from benchmarks.lib.server_process import RedisServer, run_neardup, serving, sketch_store, write_jsonl
+from server_process import RedisServer, run_neardup, serving, sketch_store, write_jsonl
 from sketches import sketch_with_shared_values
 from textgen import STORIES_THRESHOLD as THRESHOLD, stories as corpus
 

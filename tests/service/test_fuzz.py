@@ -30,6 +30,7 @@ def servicer(tmp_path_factory):
     store.close()
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("method", list(REQUESTS))
 @FUZZ
 @given(data=st.data())

@@ -32,7 +32,7 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from benchmarks.lib.fuzz import FUZZ, mostly, mutated, sketches
-from benchmarks.lib.server_process import Server, free_port, sketch_store
+from server_process import Server, free_port, sketch_store
 from neardup.core.fields import FieldSpec
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import ItemSketcher, Sketcher

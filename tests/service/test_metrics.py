@@ -19,7 +19,7 @@ from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from observe import children, new_connection, rpc_counts, scrape, value
-from benchmarks.lib.server_process import Server, free_port, run_neardup
+from server_process import Server, free_port, run_neardup
 from textgen import article, text
 
 MAX_RESULT_SET = 50

@@ -21,7 +21,7 @@ from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from certs import issue, write_pem
-from benchmarks.lib.server_process import Server, serving
+from server_process import Server, serving
 from textgen import article, text
 
 ROOT = Path(__file__).resolve().parents[2]

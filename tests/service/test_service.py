@@ -17,7 +17,7 @@ from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupC
 from neardup_client.cli_framework import EXIT_FAILED
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
-from benchmarks.lib.server_process import Server, run_neardup, write_jsonl
+from server_process import Server, run_neardup, write_jsonl
 from textgen import STORIES_THRESHOLD as THRESHOLD, stories as corpus
 
 

@@ -19,7 +19,7 @@ from neardup_client import Document, NearDupClient, NearDupClientError
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from brute import exhaustive_hamming
-from benchmarks.lib.server_process import serving
+from server_process import serving
 from textgen import article, text
 
 

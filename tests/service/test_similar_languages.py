@@ -11,7 +11,7 @@ import json
 import pytest
 
 from benchmarks import sample as sample_command
-from benchmarks.lib.server_process import serving, write_jsonl
+from server_process import serving, write_jsonl
 from neardup.cli.main import main
 from neardup.store import open_store
 from neardup_client import Document, NearDupClient

@@ -27,7 +27,7 @@ from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from observe import HEAVY, imported_by, new_connection
-from benchmarks.lib.server_process import NEARDUP, free_port, run_neardup, serving
+from server_process import NEARDUP, free_port, run_neardup, serving
 from textgen import article, text
 
 NEARDUP_SERVICE = "neardup.v1.NearDup"

@@ -21,7 +21,7 @@ from neardup_client import AsyncNearDupClient, DedupResult, Document, NearDupCli
 from neardup_client.v1 import neardup_pb2 as pb
 from neardup_client.v1 import neardup_pb2_grpc
 from observe import rpc_counts, scrape, value
-from benchmarks.lib.server_process import Server, free_port, serving
+from server_process import Server, free_port, serving
 from textgen import article, text
 
 MAX_RESULT_SET = 12

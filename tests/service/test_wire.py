@@ -34,6 +34,7 @@ def test_field_numbers_are_the_protos():
 ids_strategy = st.lists(st.text(max_size=12), max_size=30)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=300, deadline=None)
 @given(ids=ids_strategy, tag=st.one_of(st.none(), st.integers(0, 2**64 - 1)))
 def test_a_request_of_ids_reads_as_the_runtime_reads_it(ids, tag):
@@ -138,6 +139,7 @@ answers = st.integers(0, 60).flatmap(lambda n: st.tuples(
 ))
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @settings(max_examples=300, deadline=None)
 @given(answer=answers, threshold=st.sampled_from([0.0, -0.0, 0.52, 1.0, 1e-300, 46 / 64]),
        metric=st.sampled_from([0, 1, 2, 3]), grouping=st.sampled_from([0, 1, 2, 3]))

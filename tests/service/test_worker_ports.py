@@ -10,7 +10,7 @@ import pytest
 from neardup_client import AsyncNearDupClient, NearDupClient
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_USAGE
 from neardup_client._client import channel_target
-from benchmarks.lib.server_process import free_port, free_ports, run_neardup, serving
+from server_process import free_port, free_ports, run_neardup, serving
 
 pytestmark = pytest.mark.slow
 

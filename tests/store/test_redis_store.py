@@ -34,7 +34,7 @@ from neardup.runtime.view import LiveView
 from brute import assert_index_matches_sketches
 from observe import commands_sent
 from certs import issue, write_pem
-from benchmarks.lib.server_process import RedisServer, free_port, sketch_store
+from server_process import RedisServer, free_port, sketch_store
 from sketches import K, sketch_with_shared_values
 
 #: Batches of one article each of 4 other processes write while test_a_large_batch... writes its large one.

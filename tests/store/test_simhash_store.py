@@ -31,7 +31,7 @@ from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailabl
 from neardup.jobs.index import index_corpus
 from neardup.store import create_store, open_store
 from brute import exhaustive_hamming, read_index
-from benchmarks.lib.server_process import run_neardup, sketch_store, write_jsonl
+from server_process import run_neardup, sketch_store, write_jsonl
 import textgen
 
 SIMHASH_CONFIG = SketchConfig(kind=SIMHASH)

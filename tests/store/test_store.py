@@ -20,7 +20,7 @@ from neardup.core.encoding import encode_sketch
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
 from neardup.store import MAX_ID_BYTES, create_store, open_store
 from neardup.store.lmdb import CHANGE_LOG_IDS, LmdbStore
-from benchmarks.lib.server_process import sketch_store
+from server_process import sketch_store
 from sketches import random_sketch
 
 K = SketchConfig().k
@@ -139,6 +139,7 @@ def test_writes_of_another_process_are_seen_with_their_generation_and_changes(st
     assert seen_elsewhere.split(None, 1) == [str(before + 3), "['a', 'b', 'c', 'd'] [b'']\n"]
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_change_log_is_bounded_and_says_when_it_no_longer_reaches_back(lmdb_path):
     store = open_store(lmdb_path)
     half = CHANGE_LOG_IDS // 2 + 1
@@ -169,6 +170,7 @@ def test_a_process_opening_the_store_keeps_the_read_transactions_of_processes_th
         assert str(os.getpid()) in done.stdout.split(), done.stdout
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_readers_in_other_processes_see_whole_batches_only(store, store_path):
     """Every batch writes one value to all ids; a reader must never see two values in one get_many."""
     ids = [f"id-{i}" for i in range(100)]

@@ -21,6 +21,7 @@ from sketches import K, sketch_with_shared_values
 import sketches
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_postings_follow_random_writes_replacements_and_deletes(store_location):
     rng = random.Random(7)
     create_store(store_location, SketchConfig(k=K), []).close()
@@ -60,6 +61,7 @@ def test_a_store_without_postings_writes_none_and_refuses_search(store_location)
                 env.open_db(b"postings", create=False)
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("kind", ["bottomk", "simhash"])
 @pytest.mark.parametrize("indexed", [True, False])
 def test_a_store_created_with_its_articles_holds_the_bytes_batches_would(tmp_path, kind, indexed):
@@ -149,6 +151,7 @@ WRITER = """
 """
 
 
+@pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_9_mid_batch_leaves_sketches_and_postings_consistent(store_location, seed):
     create_store(store_location, SketchConfig(k=K), []).close()

@@ -36,7 +36,7 @@ from neardup.core.explain import merge_spans
 from neardup.jobs.label import LabelSession
 from neardup.store import open_store
 from neardup_client import Document, NearDupClientError
-from benchmarks.lib.server_process import NEARDUP, free_port, serving, write_jsonl
+from server_process import NEARDUP, free_port, serving, write_jsonl
 from textgen import RECORD_SCHEMA, article, records_with_typos, text
 
 FOOTER = "Subscribe to our newsletter for more stories like this one, every single morning."

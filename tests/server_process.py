@@ -1,6 +1,7 @@
 """Real neardup processes, started the way a user starts them (`neardup index`, `neardup serve`, Debian's
-redis-server), and stores to run them on: the launcher the tests and the benchmark scripts share. The tests' fixtures
-are in tests/conftest.py."""
+redis-server), and stores to run them on. The tests own it (`from server_process import serving`, tests/README.md);
+the benchmark scripts start their servers with it too (`from tests.server_process import Server`), so it imports
+nothing of either. The tests' fixtures are in tests/conftest.py."""
 from __future__ import annotations
 
 import contextlib
