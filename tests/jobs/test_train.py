@@ -322,3 +322,24 @@ def test_answers_that_call_an_amended_text_no_duplicate_train_jaccard_and_dedup_
         answer = client.dedup(["story-12", "amended-12", "story-0", "copy-0", "story-13", "amended-13"])
     assert answer.keep == ["story-12", "amended-12", "story-0", "story-13", "amended-13"]
     assert [(d.id, d.duplicate_of) for d in answer.duplicates] == [("copy-0", "story-0")]
+
+
+def test_each_answer_stands_for_the_pairs_of_its_band():
+    """Labelled pairs weigh what the store's pairs of their band of similarity over the labelled ones there: two
+    answers in a band of 300 pairs weigh 150 each, one in a band of 10 weighs 10; a band with more answers than
+    pooled pairs weighs 1 an answer."""
+    scores = np.array([0.05, 0.06, 0.55, 0.72, 0.95, 0.96, 0.97])
+    population = np.concatenate([np.full(300, 0.03), np.full(10, 0.5), np.full(40, 0.75), np.full(1, 0.99)])
+    weights = train.population_weights(scores, population)
+    assert weights.tolist() == [150.0, 150.0, 10.0, 40.0, 1.0, 1.0, 1.0]
+
+
+def test_weighted_answers_move_the_threshold_to_where_the_stores_pairs_are_decided_best():
+    """Unweighted, two answered duplicates at 0.55 and 0.6 pull the threshold below a non-duplicate at 0.65; when
+    that non-duplicate stands for many more of the store's pairs (a template's pages), the threshold goes above it."""
+    scores = np.array([0.1, 0.2, 0.55, 0.6, 0.65, 0.8, 0.85, 0.9])
+    truth = np.array([False, False, True, True, False, True, True, True])
+    unweighted = train.fit_threshold(scores, truth)
+    assert unweighted < 0.55
+    weighted = train.fit_threshold(scores, truth, np.array([1, 1, 1, 1, 20, 1, 1, 1], float))
+    assert 0.65 < weighted < 0.8

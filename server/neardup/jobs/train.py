@@ -1,7 +1,8 @@
 """`neardup train PAIRS.jsonl --store S`: a store of texts' metric and threshold, or an items store's pair classifier
 (seed 000's second stage), from the user's labelled pairs: what a duplicate is differs per user, and answers decide.
 
-Texts: per metric, the threshold of the best cross-validated F1 on the answers, stored with source "trained".
+Texts: per metric, the threshold of the best cross-validated F1 on the answers, each weighing the store's pairs of
+its band of similarity it stands for (population_weights), stored with source "trained".
 Items: a logistic regression and a gradient boosting (jobs/learners.py), judged where they will decide and stored
 as JSON unless below the rules alone or deciding many candidates otherwise than the rules without labelled
 support. When the answers cannot decide, the store is unchanged and the command says why in one line.
@@ -22,7 +23,8 @@ from ..core.vocabulary import ITEMS, KIND_METRICS, SIMHASH
 from ..runtime.served_store import ServedStore
 from ..store import SketchStore, open_store
 from . import learners
-from .pair_sample import CHECK_ARTICLES, NEAR_SHARE, CandidatePairs, candidate_population, pair_rows
+from .pair_sample import (CHECK_ARTICLES, NEAR_SHARE, CandidatePairs, candidate_population, pair_rows,
+                          text_candidate_pairs)
 
 DEFAULT_FOLDS = 5
 #: Bins (bands) of the rule score: where _refusal looks for labelled support, and `neardup label` for coverage.
@@ -83,15 +85,27 @@ def _best_threshold(probability: np.ndarray, truth: np.ndarray, weight: np.ndarr
     return best[1], best[2]
 
 
-def fit_threshold(scores: np.ndarray, truth: np.ndarray) -> float:
-    """The similarity threshold of the best F1 on these labelled pairs: of the cuts between consecutive distinct
-    similarities (and below the lowest) that reach it, the middle one, leaving a margin on both sides."""
+def fit_threshold(scores: np.ndarray, truth: np.ndarray, weight: np.ndarray | None = None) -> float:
+    """The similarity threshold of the best (weighted) F1 on these labelled pairs: of the cuts between consecutive
+    distinct similarities (and below the lowest) that reach it, the middle one, leaving a margin on both sides."""
     values = np.unique(scores)
     cuts = np.concatenate([values[:1], (values[:-1] + values[1:]) / 2])
-    weight = np.ones(len(scores))
+    weight = np.ones(len(scores)) if weight is None else weight
     f1 = np.array([_f1(scores >= cut, truth, weight)["f1"] for cut in cuts])
     best = np.flatnonzero(f1 == f1.max())
     return round(float(cuts[best[len(best) // 2]]), 4)
+
+
+def population_weights(scores: np.ndarray, population: np.ndarray) -> np.ndarray:
+    """Per labelled pair, how many pairs of the population it stands for: the population's pairs in its bin of the
+    score (BINS bands) over the labelled pairs in that bin (at least 1). `neardup label` proposes pairs near the
+    threshold far more often than their share of the store's pairs, so unweighted answers would decide as if the
+    pairs near a wrong threshold were rare; weighted, F1 on the answers estimates F1 on the store's pairs."""
+    edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
+    labelled_bins, population_bins = np.digitize(scores, edges), np.digitize(population, edges)
+    labelled = np.bincount(labelled_bins, minlength=BINS)
+    stood_for = np.maximum(np.bincount(population_bins, minlength=BINS), labelled)
+    return stood_for[labelled_bins] / labelled[labelled_bins]
 
 
 def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
@@ -106,20 +120,22 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
         raise InvalidArgument(f"{pairs_path}: the answers hold {duplicates} duplicates and {others} others; "
                               f"{folds}-fold cross-validation needs at least {folds} of each (`neardup label` "
                               "proposes pairs to answer)")
-    weight = np.ones(len(pairs))
     fold = learners.stratified_folds(truth, folds)
+    scores_of = {metric: np.array([kernel.similarity(sketches[a], sketches[b], store.config.k, metric)
+                                   for a, b, _ in pairs]) for metric in KIND_METRICS[store.config.kind]}
+    # the population `neardup label` proposes from: the store's candidate pairs, scored under its default metric
+    weight = population_weights(scores_of[current.metric], text_candidate_pairs(store).rule_scores)
     fitted = {}
-    for metric in KIND_METRICS[store.config.kind]:
-        scores = np.array([kernel.similarity(sketches[a], sketches[b], store.config.k, metric) for a, b, _ in pairs])
+    for metric, scores in scores_of.items():
         decided = np.zeros(len(pairs), bool)
         for k in range(folds):
             held = fold == k
-            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held])
+            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held], weight[~held])
         fitted[metric] = (scores, _f1(decided, truth, weight))
     # the metric whose threshold cross-validates best; the store's own wins a tie
     metric = max(fitted, key=lambda m: (fitted[m][1]["f1"], m == current.metric))
     scores, cv_figures = fitted[metric]
-    threshold = fit_threshold(scores, truth)
+    threshold = fit_threshold(scores, truth, weight)
     before = _f1(fitted[current.metric][0] >= current.threshold, truth, weight)
     report = {"texts": True, "pairs": len(pairs), "duplicates": duplicates, "others": others, "folds": folds,
               "metric": metric, "threshold": threshold, "cv": cv_figures,
