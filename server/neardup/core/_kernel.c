@@ -1,3 +1,5 @@
+/* Whole on purpose: the three entry points (bottom-K, SimHash, scored pairs) share one call's pipeline (arena,
+ * candidate matrix, groupings, answer building) as static helpers the compiler inlines into each hot loop. */
 /* The hot path of neardup: groups one ranked result set of bottom-K sketches in one call, with the GIL
  * released. It returns exactly what reference.dedup returns (tests compare them); reference.py is the
  * specification of the similarity, of min_shared and of both groupings.
