@@ -67,6 +67,14 @@ def commit_of(revision: str) -> str:
         raise RevisionError(f"{revision!r} names no commit of this repository") from None
 
 
+def _built_from(folder: Path, stem: str) -> Path | None:
+    """The installed extension a C source of that stem is compiled into: the one of the same name, or the one whose
+    name it extends (_search_file.c and _search_index.c are parts of _search)."""
+    names = {built.name.split(".")[0]: built for built in folder.glob("*.so")}
+    owners = [name for name in names if stem == name or stem.startswith(name + "_")]
+    return names[max(owners, key=len)] if owners else None
+
+
 def this_environment() -> Side:
     """This interpreter's neardup, checked to be the checkout's: a module of server/neardup that differs from the
     installed one, or a C source newer than its installed build, means the measurement would not be of the
@@ -82,8 +90,8 @@ def this_environment() -> Side:
                 raise RevisionError(f"this environment's neardup is not the checkout's ({module.relative_to(ROOT)} "
                                     f"differs): reinstall it with `{sys.executable} -m pip install .`")
         for c_source in sorted(source.rglob("_*.c")):
-            built = sorted(installed.joinpath(c_source.relative_to(source).parent).glob(c_source.stem + ".*.so"))
-            if not built or built[0].stat().st_mtime < c_source.stat().st_mtime:
+            built = _built_from(installed.joinpath(c_source.relative_to(source).parent), c_source.stem)
+            if built is None or built.stat().st_mtime < c_source.stat().st_mtime:
                 raise RevisionError(f"{c_source.relative_to(ROOT)} is newer than its installed build: reinstall "
                                     f"with `{sys.executable} -m pip install .`")
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no", "--", "server", "client", "setup.py",

@@ -125,3 +125,13 @@ def test_the_popular_corpus_adds_copies_of_one_story_and_every_result_set_holds_
     assert id_sets[0] != id_sets[1]
     with pytest.raises(ValueError, match="unknown kind of result set"):
         load.corpus("hot")
+
+
+def test_a_c_source_is_matched_to_the_extension_it_is_compiled_into(tmp_path):
+    """_search_file.c is part of _search: its build is _search's .so, not one of its own name."""
+    for name in ("_search.cpython-311-x86_64-linux-gnu.so", "_shingle.cpython-311-x86_64-linux-gnu.so"):
+        (tmp_path / name).write_bytes(b"")
+    assert ab._built_from(tmp_path, "_search_file").name.startswith("_search.")
+    assert ab._built_from(tmp_path, "_search").name.startswith("_search.")
+    assert ab._built_from(tmp_path, "_shingle").name.startswith("_shingle.")
+    assert ab._built_from(tmp_path, "_stem") is None
