@@ -36,6 +36,6 @@ def add_progress_argument(parser: argparse.ArgumentParser) -> None:
 def reporting(args: argparse.Namespace, command: str, summary: bool = True):
     """The progress of this run of `command` as its --progress flag says (jobs/progress.reporting; summary=False:
     the command writes its own summary line on stderr)."""
-    from ..jobs.progress import reporting as report
+    from ..jobs import progress
 
-    return report(f"neardup {command}", args.progress, summary)
+    return progress.reporting(f"neardup {command}", args.progress, summary)
