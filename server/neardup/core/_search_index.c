@@ -4,7 +4,7 @@
  * errors raised (MemoryError), so compact and build_postings may run without the GIL. */
 #include "_search.h"
 
-/* ---- the bound rule (core/candidates.py's module docstring): one copy, for both search paths ---- */
+/* ---- the bound rule (docs/design.md, "Corpus search"): one copy, for both search paths ---- */
 
 /* What a long article's similarity with a query of query_length values is at least divided by. */
 static size_t bound_divisor(size_t query_length, int metric)

@@ -1,31 +1,9 @@
-"""Corpus search: which stored articles can reach a threshold with a query sketch, decided from the postings of
-the query's values (value → articles whose sketch holds it) before any sketch is read, and exactly.
-
-Bounds from reference.py's definitions do the work. For an article sharing c values with a query q:
-  * jaccard <= c / |q| (every compared value of the query is in the union sample);
-  * containment <= c / min(MIN_EVIDENCE, |q|) for a long article (at least MIN_EVIDENCE values), and
-    c / min(|q|, L) for a short one of L values: the denominator is at least the floor min(MIN_EVIDENCE, |q|, L).
-Postings say which articles are short and how long (the store keeps L beside each entry), so
-(1) the postings of hot values (more than HOT_POSTINGS long articles) may be left unread as long as a long
-article sharing only those values stays below the threshold; short articles' entries are always read, so
-their c is exact; (2) an article whose bound stays below the threshold (counting every skipped value as shared,
-for long ones) is dropped without reading its sketch. What is left is verified by the compiled kernel's
-early-terminating merge. The answer is exact unless more than max_candidates articles pass, a bound on the tail
-latency the caller chooses. The rule itself (which hot values may be skipped, which articles may reach the
-threshold) is compiled, in _search_index.c, where the postings index (core/postings_index.py) applies it too.
-
-SimHash stores search by the permutation-table method of Manku, Jain and Das Sarma (WWW 2007): the 64 bits are
-cut into SIMHASH_BLOCKS blocks of 16 bits, and two fingerprints within distance SIMHASH_BLOCKS - 1 = 3 agree
-exactly on at least one block (each differing bit spoils one block at most). An article is indexed under one
-value per block, (block number << 16) | the block's bits, so the postings of the query's four values hold
-every article within distance 3; an article agreeing on c blocks differs in at least 4 - c bits, which drops
-some unread (simhash_candidates). What an article is indexed under is index_values' rule, for both kinds: the
-store calls it when it writes postings and when it reads a query's. A threshold that allows more than 3 bits
-(below 61/64, the default 46/64 among them) cannot be answered from blocks: two fingerprints d bits apart share
-one only when d < SIMHASH_BLOCKS, and blocks small enough to guarantee 18 bits (19 of them, 3 bits each) select
-nearly every article anyway. Such a search scans every stored fingerprint instead (simhash_scan: one popcount
-per article, compiled, over the state's Fingerprints, which the store keeps in memory per committed state), and
-is exact.
+"""Corpus search: which stored articles can reach a threshold with a query sketch, decided exactly from the postings
+of the query's values (value → articles whose sketch holds it) before any sketch is read: bounds from reference.py's
+definitions drop most articles, hot values are left unread where that provably loses no match, and what is left is
+verified by the kernel's merge. The rule itself is compiled (_search_index.c), one copy for both search paths;
+SimHash stores search permutation-table blocks up to 3 bits and scan every fingerprint past that.
+The bounds and why: docs/design.md ("Corpus search"); SimHash: docs/simhash.md.
 """
 from __future__ import annotations
 

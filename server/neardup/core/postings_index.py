@@ -1,11 +1,8 @@
-"""The postings index every search index is made of: a copy of the store's bottom-K sketches and their postings
-(_search.Index), searched in one compiled call with the store path's rule (core/candidates.py) and the kernel's
-merge, so it answers exactly what a search of the store answers (tests compare the two).
-
-Pure: it is told which article (id, docno, sketch) was written or deleted; what follows the store is the
-caller's business (runtime/search/: memory.MemorySearchIndex, shared.SharedSearchIndex). Built over a search index
-file (the base every worker maps: runtime/search/base_file.py), it reads the base's postings, sketches and ids in
-place and keeps only what was written since (the delta) in its own memory.
+"""The postings index every search index is made of: a copy of a bottom-K store's sketches and postings
+(_search.Index), searched in one compiled call with the store path's rule (core/candidates.py), so it answers
+exactly what a search of the store answers (tests compare the two). Pure: it is told what was written or deleted
+(runtime/search/ follows the store); over a search index file it reads the base in place and keeps the delta.
+How it is laid out and kept current: docs/design.md ("Corpus search in memory", "One search index per host").
 """
 from __future__ import annotations
 

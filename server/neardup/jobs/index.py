@@ -1,23 +1,9 @@
-"""`neardup index`: the offline stage. JSON Lines (id, text, optional lang) in, sketches in the store out.
-
-Pass 1 parses and hashes every line, in --workers processes, in corpus order. A new store learns its stop-list
-from the full shingle hash sets of pass 1 (a boilerplate sentence can sit above any document's K cut, so
-counting after the cut would miss it); pass 2 removes the stop-list, keeps the K smallest and writes atomic
-batches. Nothing is written before every line was read, so --strict aborts with the store untouched, and a
-process killed during pass 2 leaves whole batches only. Pass 1 keeps 4 bytes per distinct shingle in memory
-(for an existing store only the final sketch, at most 4·K bytes per document, 8 for a simhash store).
-
-`--sketch simhash` makes a store of 64-bit SimHash fingerprints of the same shingles instead of bottom-K sketches
-(8 bytes per article), each shingle weighing by its count in the document (SketchConfig.weighting: 1 + ln tf for
-a new store, 1 for one made before weights). Pass 1 keeps each document's distinct shingle hashes with their counts
-(_pack_counts: 4 bytes per distinct shingle and 8 more per shingle that repeats in its document), so pass 2 makes
-exactly the fingerprint Sketcher.sketch makes of the text.
-
-Where the passes run is an Engine's business: LocalEngine (this host, the corpus as one partition) or
-dask_engine.DaskEngine (a Dask cluster, the corpus in byte-range partitions). Both run the same steps (records.py): LineSketcher
-on each line, RecordCollector over the records in corpus order (the last record of an id wins), the stop-list from
-document frequencies summed over partitions (core.stoplist), final_sketch for pass 2; this process writes the
-batches. So both make the same store from the same corpus, bit for bit.
+"""`neardup index`: the offline stage. JSON Lines (id, text, optional lang) in, sketches in the store out, in two
+passes: pass 1 parses and hashes every line (a new store learns its stop-list from the whole hash sets), pass 2
+makes the final sketches and writes atomic batches, nothing before every line was read. Where the passes run is an
+Engine's business (LocalEngine, dask_engine.DaskEngine): the same steps (records.py), so the same store.
+The passes and their memory: docs/commands/neardup-index.md ("Two passes"); the engines: docs/design.md ("The
+offline stage's engines").
 """
 from __future__ import annotations
 

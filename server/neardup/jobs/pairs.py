@@ -1,15 +1,9 @@
 """`neardup pairs`: every near-duplicate pair of a store at a threshold, as JSON Lines on stdout or in a file.
 
-Each stored article is searched through the postings against the articles of a larger number (docno) only
-(SimilarSearch.similar_pairs), so every pair comes out once, `a` being the article written first. With --workers N,
-N processes each take a contiguous range of [0, docno_limit), open the store read-only and send their pairs to
-the parent, which writes them as they arrive (lines of different ranges interleave differently from run to run;
-the set of pairs does not) and counts articles on one progress bar. Each process reads one snapshot of the store:
-on a store written to during the run, the pairs are those of the moments the processes started.
-
-With a search index file (runtime/search/base_file.py: the store's own when it has one, or the one given), each
-process maps it, catches up with the store (the writes since the file), and searches it in place instead of the
-store's postings: the same pairs, and the page cache's one copy of the file serves every process.
+Each article is searched against the articles of a larger docno only (SimilarSearch.similar_pairs), so every pair
+comes out once; --workers N processes each take a contiguous docno range of one snapshot and send their pairs to
+the parent, which writes them as they arrive. With a search index file each process maps it and catches up first.
+What it writes and when it is exact: docs/commands/neardup-pairs.md.
 """
 from __future__ import annotations
 

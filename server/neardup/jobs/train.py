@@ -1,11 +1,7 @@
-"""`neardup train PAIRS.jsonl --store S`: a store of texts' metric and threshold, or an items store's pair classifier
-(seed 000's second stage), from the user's labelled pairs: what a duplicate is differs per user, and answers decide.
-
-Texts: per metric, the threshold of the best cross-validated F1 on the answers, each weighing the store's pairs of
-its band of similarity it stands for (population_weights), stored with source "trained".
-Items: a logistic regression and a gradient boosting (jobs/learners.py), judged where they will decide and stored
-as JSON unless below the rules alone or deciding many candidates otherwise than the rules without labelled
-support. When the answers cannot decide, the store is unchanged and the command says why in one line.
+"""`neardup train PAIRS.jsonl --store S`: a store of texts' metric and threshold (each answer weighing the store's
+pairs it stands for), or an items store's pair classifier (seed 000's second stage), from the user's labelled
+pairs: what a duplicate is differs per user, and answers decide. When they cannot, the store is unchanged and the
+command says why in one line.
 The rules and why: docs/commands/neardup-train.md; docs/fields.md ("A trained pair model").
 """
 from __future__ import annotations

@@ -1,54 +1,9 @@
-"""The web page's HTTP server: the static files and a JSON API that calls the gRPC server through the Python client.
+"""The web page's HTTP server: the static files and a JSON API that calls the gRPC server through the Python client
+(the page's only way to the server), with the label session (ui/labels.py) and the --store/--corpus reads beside it.
 
-Routes (JSON bodies and answers, UTF-8):
-  GET  /                 the page (static/index.html); /static/NAME its script and style sheet
-  GET  /api/info         Info: {articles, sketch_config, description (the store in its kind's terms), default_threshold,
-                         default_threshold_source, ...}, the metrics of the store's sketch kind and the groupings (for
-                         the page's choices), and corpus: the --corpus path (null without)
-  POST /api/dedup        {ids: [...]} or {documents: [{id, text?, lang?}]}, optional threshold, metric, grouping:
-                         the answer per position (ids, duplicate_of, similarity, group, missing_positions) and the
-                         client's summary (keep, duplicates, groups, missing, cached, threshold, metric, grouping)
-  POST /api/explain      {a: DOC, b: DOC, threshold?, metric?}, each DOC {id} (stored) or {id?, text, lang?}:
-                         ExplainResult.to_dict() (spans in code points of the texts), with texts: {a, b}, the texts
-                         explained (sent, or a stored id's read from --corpus; null where none); on an items store
-                         fields: [{name, compared, similarity (null: not compared), weight, a, b (the records' values
-                         from --corpus, null when unknown)}] and found: {a, b} (records found in --corpus)
-  POST /api/titles       {ids: [...]}: {corpus, titles: {id: a title (a text's first line, an item's title field)}}
-                         for each id --corpus has (`neardup ui --corpus JSONL`); {corpus: null, titles: {}} without
-  POST /api/similar      {id} or {text, lang?}, optional top_k, threshold, metric: SimilarResult.to_dict()
-  GET  /api/clusters     ?top=20&members=50: the largest clusters of the store given to `neardup ui --store` (read
-                         from the store: the gRPC API lists none), each {cluster, size, members, more}; ?id=X: the
-                         cluster of one id {id, stored, cluster (-1: none), size, members, more}; both with {store,
-                         generation, clustered}. Without --store: {"store": null, "clustered": false}, and ?id=X
-                         answers FAILED_PRECONDITION.
-  GET  /api/label        the Label pairs view (`neardup ui --store S --labels PAIRS [--corpus JSONL]`, ui/labels.py:
-                         `neardup label`'s session, on a store of texts or an items store): {store, pairs, corpus,
-                         counts: {answered, duplicates, others, unsure, pool}, last: the last answer {a, b,
-                         duplicate} or null, proposal}; proposal is null once every sampled pair is answered, else
-                         {a, b, score (an items pair's rule similarity, a text pair's similarity under metric),
-                         metric, certainty, reason ("uncertain" or "coverage"), found: {a, b} (records read from
-                         --corpus), fields: [{name, compared (a field of the schema), similarity (null: not
-                         compared), a, b (the records' values, null when unknown)}] (empty for texts), texts: {a, b}
-                         (a text pair's texts from --corpus, null where missing; null for items), explain: what
-                         /api/explain answers for the two texts (spans in code points), null unless both are
-                         there}. Without --labels, or on a store that is neither a bottom-K store of texts nor an
-                         items store with postings: FAILED_PRECONDITION, the message saying why.
-  POST /api/label        {a, b, duplicate: true|false|null (unsure)}: the answer to the pair proposed now, appended
-                         to PAIRS at once; the view after it, with {answered: {a, b, duplicate}}. A pair that is not
-                         the one proposed now (answered meanwhile in another window) answers ABORTED (409) and
-                         writes nothing.
-  POST /api/label/undo   {}: drops the last answer (from PAIRS too); the view after it, with {undone: {a, b,
-                         duplicate} or null when there was none}.
-  POST /api/json-line    {line}: {problem: what is wrong with one JSON Lines line, as `neardup index` and `neardup
-                         dedup --jsonl` say it, or null}: the page asks when the browser's parser refuses a line.
-A call the server refuses answers {"error": {"code": "INVALID_ARGUMENT", "message": the server's message}} with
-an HTTP status of its kind (400, 404, 412, 413, 401, 503...); a body this API cannot read answers the same shape
-with code "BAD_REQUEST".
-
-The page has no login of its own: whoever reaches its port calls the server with the token it was started with.
-So it listens on loopback unless told otherwise, answers only requests addressed to a loopback host name there
-(a page of another site cannot reach it by rebinding a name of its own to 127.0.0.1), and takes POST bodies only
-as application/json, which a page of another site cannot send without a CORS preflight this server never allows.
+The page has no login of its own, so on loopback it answers only requests addressed to a loopback host name and
+takes POST bodies only as application/json (no CORS preflight is ever allowed).
+The routes, their bodies and answers, and why: docs/ui.md ("The JSON API").
 """
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """The page's Label pairs view (`neardup ui --store S --labels PAIRS [--corpus JSONL]`): the session of `neardup
 label` (jobs/label.py) behind the JSON API, one per page process, on a store of texts or an items store.
 
-The session is read once when the page starts (its sample of candidate pairs, the answers already in PAIRS); with
---corpus the proposed pair's texts or fields are read from it (ui/corpus.py) when shown. A text pair comes with both
-texts and the spans Explain answers for them (core/explain.py), which the page highlights as it does Explain's; an
-items pair comes field by field (corpus.field_rows), as the pair view shows one. The page's server answers in
-threads, so every use of the session holds one lock: an answer is appended to PAIRS, and the next proposal chosen, before another request sees the
-session. An answer names the pair it answers; one that is not the pair proposed now (answered meanwhile in another
-window) is refused (Stale) and nothing is written.
+The page's server answers in threads, so every use of the session holds one lock: an answer is appended to PAIRS,
+and the next proposal chosen, before another request sees it; an answer to a pair no longer proposed is Stale.
+What the view shows and answers: docs/ui.md ("Label pairs", "The JSON API").
 """
 from __future__ import annotations
 

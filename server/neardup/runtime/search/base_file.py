@@ -1,18 +1,8 @@
-"""The search index file: one base of a bottom-K store's corpus search (its postings, the sketches a search
-verifies and the ids, in the layout core/_search_file.c documents), which every process of a host maps read-only and
-searches in place (`neardup serve --search-index shared`, `neardup pairs`, `neardup cluster`), so the page cache
-holds one copy for all of them and for their restarts.
-
-The file records the store generation it is at least as new as. Whoever maps it catches up with the store before
-answering: the ids the store's change log names since that generation are read again and put into (or deleted
-from) the mapping process's delta; when the log no longer reaches back (or the store's generation went back),
-every article of the store is compared with the file's (delta.reconcile) and what differs goes into the delta. Either
-way a replaced or deleted article is never answered from the file.
-
-A file is written whole to a temporary name beside it, synced, and renamed over the old one (write_file, build):
-a process that mapped the old one keeps it (the inode lives while mapped) until it maps the new one. The file's
-format version, its checksum and every count and offset are checked when it is mapped: a file of another
-version, damaged or cut, or made for another sketch configuration is refused with what to run instead.
+"""The search index file: one base of a bottom-K store's corpus search (postings, sketches and ids, in the layout
+core/_search_file.c documents), which every process of a host maps read-only and searches in place, so the page
+cache holds one copy for all of them and for their restarts. Whoever maps it catches up with the store first
+(delta.py), so a replaced or deleted article is never answered from the file; a file is written whole and renamed
+into place, and checked whole when mapped. The format and why: docs/design.md ("One search index per host").
 """
 from __future__ import annotations
 

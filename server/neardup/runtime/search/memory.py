@@ -1,15 +1,8 @@
-"""The in-memory search index of one serving process (`neardup serve --search-index memory`): built from the
-store at start, kept current by the change feed the view follows, so a FindSimilar answered from it is at least as
-fresh as the store's generation when the call began, as a search of the store is.
-
-Each changed id is read again from the store and put or deleted (delta.py: its docno and sketch, or its absence;
-delta.READ_CHUNK ids a read, one round trip each on Redis); a feed that lost track (None: the change log no longer
-reaches back, the store went back) drops the index and rebuilds it. The work that takes seconds at a million
-articles, that rebuild and the fold of the delta into a new base (PostingsIndex.compact), runs in a background
-thread: the feed's subscriber, called on a request's thread under the feed's lock, never waits for it, so no request
-of the worker stalls. Meanwhile searches return None and the engine searches the store (exact, slower), and the ids
-changed meanwhile are kept and applied before the index answers again. Every read of the store is one committed state,
-read through store.read_consistently (on Redis, again when a write spans it), as a search of the store is.
+"""The in-memory search index of one serving process (`neardup serve --search-index memory`): built from the store
+at start, kept current by the change feed the view follows, so its answers are as fresh as a search of the store.
+The rebuild and the fold of the delta take seconds at a million articles: they run in a background thread, the
+searches meanwhile go to the store (None), and no request of the worker waits.
+How it is laid out and kept current: docs/design.md ("Corpus search in memory").
 """
 from __future__ import annotations
 

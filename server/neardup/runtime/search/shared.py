@@ -1,17 +1,8 @@
-"""The search index one host's serving processes share (`neardup serve --search-index shared`): each worker maps
-the same search index file (base_file.py: the base's postings, sketches and ids, read in place, one copy in the
-page cache for every worker and every restart) and keeps only what was written since the file in its own memory
-(the delta, delta.py), following the change feed as the per-worker index does (memory.MemorySearchIndex): every
-FindSimilar answered from it is at least as fresh as the store's generation when the call began, and a replaced
-or deleted article is never answered from the file.
-
-At start a worker maps the file and catches up from the file's generation (delta.catch_up): seconds, not a
-rebuild. Once its delta holds SHARED_DELTA_SHARE of the base's postings, one worker (the one holding the file's
-lock) writes a new file in a background thread from what it holds (the base it maps and its delta, copied at one
-moment; the index goes on answering and following writes meanwhile) and renames it over the old one; every worker
-notices the new file (a stat every WATCH_SECONDS), maps it and catches up from its generation in the background,
-its old mapping answering until the new one is current, then swaps. A feed that lost track (the change log no
-longer reaches back) sends searches to the store while the file is mapped again and compared with the store.
+"""The search index one host's serving processes share (`neardup serve --search-index shared`): each worker maps the
+search index file (base_file.py) and keeps only what was written since in its own memory (delta.py), following the
+change feed as memory.MemorySearchIndex does, so its answers are as fresh as a search of the store. Past
+SHARED_DELTA_SHARE one worker writes a new file in the background; every worker notices it, maps it and catches up.
+How workers share, catch up and swap files: docs/design.md ("One search index per host").
 """
 from __future__ import annotations
 
