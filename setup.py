@@ -14,7 +14,7 @@ setup(
             "neardup.core._search",
             sources=["server/neardup/core/_search.c", "server/neardup/core/_search_index.c",
                      "server/neardup/core/_search_file.c"],
-            depends=["server/neardup/core/_pair.h", "server/neardup/core/_search.h"],
+            depends=["server/neardup/core/_pair.h", "server/neardup/core/_search_index.h"],
             extra_compile_args=["-O3", "-std=c99", "-fvisibility=hidden"],
         ),
         Extension(

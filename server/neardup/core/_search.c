@@ -2,10 +2,10 @@
  * the in-memory index Index, Export, and the index file's functions). Every entry point checks what it is given
  * through one helper, arguments(), then its own conditions through require(); the work is done in
  * _search_index.c (the index: building, searching, the bound rule) and _search_file.c (the index file's format).
- * _search.h describes the index and what the three files share. */
+ * _search_index.h describes the index and what the three files share. */
 #include <stdarg.h>
 
-#include "_search.h"
+#include "_search_index.h"
 
 /* ---- arguments: how every entry point checks what it is given ---- */
 

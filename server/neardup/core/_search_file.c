@@ -1,4 +1,4 @@
-/* The index file: a base in a file, read in place by every process that maps it (_search.h describes the index).
+/* The index file: a base in a file, read in place by every process that maps it (_search_index.h describes the index).
  *
  * Little-endian, every section 64-byte aligned, in this order after a 256-byte header:
  *   pool          uint32[pool_values]      every stored article's sketch values, by docno
@@ -19,7 +19,7 @@
  *
  * Here: the checksum, laying out, writing and checking the header, building a new file's postings and id table in
  * place (build_file), writing an export's articles into it, and mapping a file into an index. */
-#include "_search.h"
+#include "_search_index.h"
 
 #define CHECKSUM_P1 0x9E3779B97F4A7C15ull
 #define CHECKSUM_P2 0xC2B2AE3D27D4EB4Full

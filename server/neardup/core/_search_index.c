@@ -1,8 +1,8 @@
-/* The search index in memory (_search.h describes it): its per-article arrays and pool, the delta's hash table,
+/* The search index in memory (_search_index.h describes it): its per-article arrays and pool, the delta's hash table,
  * building the base postings (compact, and build_file's in a file), and a search's gathering, counting, bound and
  * verification; the bound rule is here once, for both search paths. No Python object is touched here but the
  * errors raised (MemoryError), so compact and build_postings may run without the GIL. */
-#include "_search.h"
+#include "_search_index.h"
 
 /* ---- the bound rule (docs/design.md, "Corpus search"): one copy, for both search paths ---- */
 
