@@ -17,10 +17,9 @@ import numpy as np
 from ...core import _search, candidates
 from ...core.errors import ConfigMismatch, StoreUnavailable
 from ...core.postings_index import PostingsIndex
-from ...core.vocabulary import BOTTOMK
 from ...store import is_redis
 from ...store.base import SketchStore, Snapshot, read_consistently
-from .delta import PROGRESS_EVERY
+from .delta import PROGRESS_EVERY, check_servable
 
 #: The file's name inside an LMDB store's directory, where it is looked for unless a path is given.
 FILE_NAME = "search-index"
@@ -57,10 +56,7 @@ def rebuild_command(location: str, path: Path) -> str:
 
 def check_store(store: SketchStore) -> None:
     """Refuses a store an index file cannot serve, naming the fix."""
-    store.require_postings()
-    if store.config.kind != BOTTOMK:
-        raise ConfigMismatch(f"a search index file serves stores of bottom-K sketches; store {store.location} "
-                             f"holds {store.config.kind} sketches: use --search-index store")
+    check_servable(store, "a search index file")
 
 
 class Identity(NamedTuple):

@@ -10,7 +10,9 @@ import threading
 import time
 from typing import Callable, Iterable
 
+from ...core.errors import ConfigMismatch
 from ...core.postings_index import Found, PostingsIndex
+from ...core.vocabulary import BOTTOMK
 from ...store.base import SketchStore, Snapshot, read_consistently
 
 #: Articles between two progress lines of a build, a rebuild or a reconcile.
@@ -19,6 +21,15 @@ PROGRESS_EVERY = 200_000
 READ_CHUNK = 10_000
 
 Progress = Callable[[str], None]
+
+
+def check_servable(store: SketchStore, index: str) -> None:
+    """Refuses a store that `index` (which search index, as the message names it) cannot serve, naming the fix:
+    the search indexes hold bottom-K postings."""
+    store.require_postings()
+    if store.config.kind != BOTTOMK:
+        raise ConfigMismatch(f"{index} serves stores of bottom-K sketches; store {store.location} "
+                             f"holds {store.config.kind} sketches: use --search-index store")
 
 
 def read_current(store: SketchStore, ids: Iterable[str]) -> "list[tuple[str, tuple[int, bytes] | None]]":

@@ -11,22 +11,17 @@ import threading
 import time
 from typing import Callable
 
-from ...core.errors import ConfigMismatch
 from ...core.postings_index import PostingsIndex
-from ...core.vocabulary import BOTTOMK
 from ...store.base import SketchStore, Snapshot, read_consistently
 from ..changefeed import ChangeFeed
-from .delta import PROGRESS_EVERY, FollowingSearchIndex, put_or_delete, read_current
+from .delta import PROGRESS_EVERY, FollowingSearchIndex, check_servable, put_or_delete, read_current
 
 log = logging.getLogger("neardup.serve")
 
 
 def check_store(store: SketchStore) -> None:
     """Refuses a store the memory index cannot serve, naming the fix."""
-    store.require_postings()
-    if store.config.kind != BOTTOMK:
-        raise ConfigMismatch(f"--search-index memory serves stores of bottom-K sketches; store {store.location} "
-                             f"holds {store.config.kind} sketches: use --search-index store")
+    check_servable(store, "--search-index memory")
 
 
 class MemorySearchIndex(FollowingSearchIndex):
