@@ -31,7 +31,9 @@ def answer_and_train(store_path: Path, group_of: Mapping[str, str], answers_path
             report = train(str(answers_path), str(store_path))
         except NearDupError as refused:  # too few of a class: the store is unchanged, as for a user
             report = {"refused": str(refused)}
-        report = {"answers": answered, "refused": report.get("refused", ""),
+        # a refusal names the answers file: by its name, so that no result file holds the run's temporary path
+        refusal = report.get("refused", "").replace(str(answers_path), answers_path.name)
+        report = {"answers": answered, "refused": refusal,
                   **{key: report[key] for key in ("threshold", "duplicates", "others", "cv") if key in report}}
         reports.append(report)
         at_checkpoint(count, report)

@@ -1,7 +1,7 @@
-"""`neardup train PAIRS.jsonl --store S`: a store of texts' metric and threshold (each answer weighing the store's
-pairs it stands for), or an items store's pair classifier (seed 000's second stage), from the user's labelled
-pairs: what a duplicate is differs per user, and answers decide. When they cannot, the store is unchanged and the
-command says why in one line.
+"""`neardup train PAIRS.jsonl --store S`: a store of texts' metric and threshold (the best expected F1 over the
+store's pairs, each pair's chance fitted on the answers), or an items store's pair classifier (seed 000's second
+stage), from the user's labelled pairs: what a duplicate is differs per user, and answers decide. When they cannot,
+the store is unchanged and the command says why in one line.
 The rules and why: docs/commands/neardup-train.md; docs/fields.md ("A trained pair model").
 """
 from __future__ import annotations
@@ -81,15 +81,19 @@ def _best_threshold(probability: np.ndarray, truth: np.ndarray, weight: np.ndarr
     return best[1], best[2]
 
 
-def fit_threshold(scores: np.ndarray, truth: np.ndarray, weight: np.ndarray | None = None) -> float:
-    """The similarity threshold of the best (weighted) F1 on these labelled pairs: of the cuts between consecutive
-    distinct similarities (and below the lowest) that reach it, the middle one, leaving a margin on both sides."""
-    values = np.unique(scores)
-    cuts = np.concatenate([values[:1], (values[:-1] + values[1:]) / 2])
-    weight = np.ones(len(scores)) if weight is None else weight
-    f1 = np.array([_f1(scores >= cut, truth, weight)["f1"] for cut in cuts])
-    best = np.flatnonzero(f1 == f1.max())
-    return round(float(cuts[best[len(best) // 2]]), 4)
+def fit_threshold(scores: np.ndarray, truth: np.ndarray, population: np.ndarray) -> float:
+    """The similarity threshold of the best expected F1 over the store's pairs (`population`, their similarities;
+    the answers themselves where the store has none), each pair's chance of being a duplicate a logistic fit of the
+    answers on similarity. Answers alone leave the threshold anywhere in the gaps between them, and `neardup label`
+    answers crowd near the threshold; the store's pairs say how many pairs each cut takes or leaves."""
+    chance = learners.fit_logistic(scores[:, None], truth, penalty=PLATT_PENALTY).probability
+    values, counts = np.unique(population if len(population) else scores, return_counts=True)
+    values, counts = values[::-1], counts[::-1]  # descending: cut i calls the pairs down to values[i] duplicates
+    expected = chance(values[:, None]) * counts
+    f1 = 2 * np.cumsum(expected) / (np.cumsum(counts) + expected.sum())  # 2 E[tp] / (called + E[duplicates])
+    i = int(np.argmax(f1))
+    below = values[i + 1] if i + 1 < len(values) else 0.0
+    return round(float((values[i] + below) / 2), 4)
 
 
 def population_weights(scores: np.ndarray, population: np.ndarray) -> np.ndarray:
@@ -120,18 +124,23 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     scores_of = {metric: np.array([kernel.similarity(sketches[a], sketches[b], store.config.k, metric)
                                    for a, b, _ in pairs]) for metric in KIND_METRICS[store.config.kind]}
     # the population `neardup label` proposes from: the store's candidate pairs, scored under its default metric
-    weight = population_weights(scores_of[current.metric], text_candidate_pairs(store).rule_scores)
+    pool = text_candidate_pairs(store)
+    pooled = sorted(set(pool.a) | set(pool.b))
+    pool_sketches = dict(zip(pooled, store.get_many(pooled)))
+    populations = {metric: np.array([kernel.similarity(pool_sketches[a], pool_sketches[b], store.config.k, metric)
+                                     for a, b in zip(pool.a, pool.b)]) for metric in scores_of}
+    weight = population_weights(scores_of[current.metric], pool.rule_scores)
     fitted = {}
     for metric, scores in scores_of.items():
         decided = np.zeros(len(pairs), bool)
         for k in range(folds):
             held = fold == k
-            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held], weight[~held])
+            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held], populations[metric])
         fitted[metric] = (scores, _f1(decided, truth, weight))
     # the metric whose threshold cross-validates best; the store's own wins a tie
     metric = max(fitted, key=lambda m: (fitted[m][1]["f1"], m == current.metric))
     scores, cv_figures = fitted[metric]
-    threshold = fit_threshold(scores, truth, weight)
+    threshold = fit_threshold(scores, truth, populations[metric])
     before = _f1(fitted[current.metric][0] >= current.threshold, truth, weight)
     report = {"texts": True, "pairs": len(pairs), "duplicates": duplicates, "others": others, "folds": folds,
               "metric": metric, "threshold": threshold, "cv": cv_figures,
