@@ -37,7 +37,7 @@ from pathlib import Path
 import grpc
 
 from benchmarks.lib import ab, load, measure
-from benchmarks.lib.paths import OUT
+from benchmarks.lib.paths import OUT, ROOT
 from benchmarks.lib.report import save, table
 from benchmarks.lib.request_path import representative, request_path
 from tests.server_process import Server, free_port
@@ -168,9 +168,15 @@ def goals(figures: dict[str, dict], failures: int) -> list[dict]:
     return rows
 
 
+def _shown(path: str | Path) -> str:
+    """A side's interpreter as the result files name it: relative to the repository, where it lies inside it."""
+    path = Path(path)
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
 def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, say) -> dict:
     results: dict = {"sides": {name: {"label": side.label, "commit": side.commit, "dirty": side.dirty,
-                                      "python": side.python, "described": side.describe()}
+                                      "python": _shown(side.python), "described": side.describe()}
                                for name, side in sides.items()}}
     with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch:
         work = Path(scratch)

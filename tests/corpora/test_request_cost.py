@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import math
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from benchmarks import request_cost
 from benchmarks.lib import ab
+from benchmarks.lib.paths import ROOT
 
 
 def test_the_sides_alternate_which_goes_first():
@@ -63,11 +65,13 @@ def test_head_against_head_reports_every_figure_for_both_sides(tmp_path):
     head = ab.commit_of("HEAD")
     assert results["sides"]["a"]["commit"] == results["sides"]["b"]["commit"] == head
     installed = ab.REVISIONS / head
-    assert results["sides"]["b"]["python"] == str(installed / "venv" / "bin" / "python")
-    where = subprocess.run([results["sides"]["b"]["python"], "-c", "import neardup; print(neardup.__file__)"],
+    # named relative to the repository, so that no result file holds this machine's paths
+    python = ROOT / results["sides"]["b"]["python"]
+    assert not Path(results["sides"]["b"]["python"]).is_absolute() and python == installed / "venv" / "bin" / "python"
+    where = subprocess.run([str(python), "-c", "import neardup; print(neardup.__file__)"],
                            capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(installed / "venv"))  # its own neardup, not this environment's
-    assert ab.install("HEAD").python == results["sides"]["b"]["python"]  # kept: the second run reuses it
+    assert Path(ab.install("HEAD").python) == python  # kept: the second run reuses it
 
     assert len(results["rounds"]) == 2
     for row in results["rounds"]:
