@@ -50,7 +50,7 @@ class RedisClusterStore(SketchStore):
         try:
             client, _ = nodes.for_key(Keys(location.prefix).meta)
             self._meta = RedisStore(client, Keys(location.prefix), shown, readonly)
-            shards = int(self._meta._client.hget(self._meta._keys.meta, "shards") or 0)
+            shards = int(self._meta._client.hget(self._meta._keys.meta, "cluster_shards") or 0)
             if location.shards is not None and location.shards != shards:
                 raise InvalidArgument(f"store {shown} has {shards} shards, the URL asks for {location.shards}: "
                                       "drop ?shards= (it is read only when a store is created)")
@@ -126,7 +126,7 @@ class RedisClusterStore(SketchStore):
                 RedisStore.write_metadata(nodes.for_key(keys.meta)[0], keys, f"{location.shown} shard {shard}",
                                           config, stoplist, indexed, {"shard": shard, "shards": shards})
             RedisStore.write_metadata(nodes.for_key(meta.meta)[0], meta, location.shown, config, stoplist,
-                                      indexed, {"shards": shards})
+                                      indexed, {"cluster_shards": shards})
         except redis.RedisError as error:
             raise StoreUnavailable(f"cannot create store {location.shown}: {type(error).__name__}: {error}") \
                 from None

@@ -1,0 +1,170 @@
+"""What only the Redis Cluster store has (its contract with the other stores is in test_store.py,
+test_store_postings.py and test_snapshot_contract.py, parametrized over it): its URL, its shards' key layout over
+the primaries, the shards fixed at creation, the digest of the LMDB store, the generation summed over the shards
+and their change logs, snapshots per shard, writers at once, cluster ids taken once across shards. Against a real
+cluster of 3 primaries and 3 replicas (conftest.py redis_cluster)."""
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+redis = pytest.importorskip("redis", reason="the redis extra is not installed: pip install './client' '.[redis]'")
+from redis.crc import key_slot  # noqa: E402
+
+from neardup.core.encoding import encode_sketch
+from neardup.core.errors import InvalidArgument, StoreChanged, StoreUnavailable
+from neardup.core.sketch_config import SketchConfig
+from neardup.store import create_store, open_store, read_consistently, store_exists
+from neardup.store.redis_cluster import DEFAULT_SHARDS
+
+from brute import assert_index_matches_sketches
+from server_process import sketch_store
+from sketches import K, random_sketch, sketch_with_shared_values
+
+pytestmark = pytest.mark.redis
+
+
+@pytest.mark.parametrize("url, message", [
+    ("redis+cluster://user:secret@127.0.0.1:1", "NEARDUP_REDIS_PASSWORD"),
+    ("redis+cluster://127.0.0.1:1/0", "no /DB"),
+    ("redis+cluster://127.0.0.1:one", "PORT and N numbers"),
+    ("redis+cluster://127.0.0.1:1?shards=many", "PORT and N numbers"),
+    ("redis+cluster://127.0.0.1:1?shards=0", "1 to 1024 shards"),
+    ("redis+cluster://127.0.0.1:1?db=3", "got options"),
+    ("redis+cluster://127.0.0.1:1?prefix={x}", "without braces"),
+    ("redis+cluster://:1", "redis\\+cluster://HOST:PORT"),
+])
+def test_a_bad_url_is_refused_before_connecting(url, message):
+    with pytest.raises(InvalidArgument, match=message):
+        open_store(url)
+
+
+def test_no_cluster_at_a_url_is_unavailable_in_one_line(redis_cluster):
+    with pytest.raises(StoreUnavailable, match=r"cannot reach Redis Cluster redis\+cluster://127\.0\.0\.1:1"):
+        open_store("redis+cluster://127.0.0.1:1")
+
+
+def test_no_store_at_a_url_says_how_to_make_one_and_exists_follows_creation(redis_cluster_url):
+    assert not store_exists(redis_cluster_url)
+    with pytest.raises(StoreUnavailable, match=r"no store at redis\+cluster://.*\?prefix=test\d+: .*index"):
+        open_store(redis_cluster_url)
+    sketch_store(redis_cluster_url, {})
+    assert store_exists(redis_cluster_url)
+    with pytest.raises(StoreUnavailable, match="already holds a store"):
+        create_store(redis_cluster_url, SketchConfig(), [])
+
+
+def test_each_shard_has_a_hash_tag_of_its_own_and_the_shards_spread_over_the_primaries(redis_cluster):
+    prefix = "layout"
+    url = redis_cluster.url(prefix)
+    ids = [f"article-{n}" for n in range(200)]
+    with create_store(url, SketchConfig(k=K), []) as store:
+        store.put_many([(doc_id, random_sketch(random.Random(n), k=K)) for n, doc_id in enumerate(ids)])
+        shard_of = store.shard_of
+    cluster = redis.cluster.RedisCluster(host="127.0.0.1", port=redis_cluster.servers[0].port)
+    try:
+        keys = {key.decode("latin-1") for key in cluster.scan_iter(match=f"{{{prefix}*", target_nodes=cluster.PRIMARIES)}
+        tags = {key[:key.index("}") + 1] for key in keys}
+        assert tags == {f"{{{prefix}}}"} | {f"{{{prefix}:shard{n}}}" for n in range(DEFAULT_SHARDS)}
+        assert {f"{{{prefix}}}:meta", f"{{{prefix}}}:generation"} <= keys
+        assert int(cluster.hget(f"{{{prefix}}}:meta", "cluster_shards")) == DEFAULT_SHARDS
+        for doc_id in ids[:20]:  # an article's sketch is in its shard's key space only
+            shard = shard_of(doc_id.encode())
+            assert [cluster.hexists(f"{{{prefix}:shard{n}}}:sketches", doc_id) for n in range(DEFAULT_SHARDS)] \
+                == [n == shard for n in range(DEFAULT_SHARDS)]
+        primaries = {str(cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode())).port) for tag in tags}
+    finally:
+        cluster.close()
+    assert len(primaries) == 3  # 17 tags over 3 primaries: writes go to each of them
+    assert len({shard_of(doc_id.encode()) for doc_id in ids}) == DEFAULT_SHARDS
+
+
+def test_the_shards_are_fixed_at_creation(redis_cluster):
+    url = redis_cluster.url("fixed", shards=4)
+    with create_store(url, SketchConfig(k=K), []) as store:
+        store.put_many([(f"d{n}", encode_sketch([n])) for n in range(50)])
+        assert {store.shard_of(f"d{n}".encode()) for n in range(50)} == {0, 1, 2, 3}
+    with pytest.raises(InvalidArgument, match="has 4 shards, the URL asks for 8"):
+        open_store(redis_cluster.url("fixed", shards=8))
+    with open_store(redis_cluster.url("fixed")) as store:
+        assert store.count() == 50 and store.get_many(["d7"]) == [encode_sketch([7])]
+
+
+def test_the_digest_and_items_equal_the_lmdb_store_s_for_the_same_writes(redis_cluster_url, tmp_path):
+    rng = random.Random(3)
+    ids = [f"doc-{n}-é" if n % 7 == 0 else f"doc-{n}" for n in range(600)]
+    batches = [[(doc_id, random_sketch(rng, k=K)) for doc_id in rng.sample(ids, 80)] for _ in range(12)]
+    deleted = rng.sample(ids, 40)
+    digests, items = [], []
+    for location in (tmp_path / "lmdb", redis_cluster_url):
+        with create_store(location, SketchConfig(k=K), []) as store:
+            for batch in batches:
+                store.put_many(batch)
+            store.delete_many(deleted)
+            digests.append(store.digest())
+            items.append(list(store.items()))
+    assert digests[0] == digests[1] and items[0] == items[1] and len(items[0]) > 300
+
+
+def test_changed_since_reads_every_shard_s_change_log_from_the_generation_this_store_read(redis_cluster_url):
+    with create_store(redis_cluster_url, SketchConfig(k=K), []) as store, open_store(redis_cluster_url) as other:
+        first = store.generation()
+        written = [f"w{n}" for n in range(40)]
+        other.put_many([(doc_id, encode_sketch([1])) for doc_id in written])
+        second = store.generation()
+        assert second > first and store.changed_since(first) == set(written)
+        other.delete_many(written[:5])
+        assert store.changed_since(second) == set(written[:5])
+        assert store.changed_since(first) == set(written)
+        assert store.changed_since(store.generation()) == set()
+        assert store.changed_since(second + 10_000) is None  # never read here: drop everything
+
+
+def test_a_snapshot_refuses_only_a_read_of_a_shard_written_since_and_a_new_one_sees_the_write(redis_cluster_url):
+    with create_store(redis_cluster_url, SketchConfig(k=K), []) as store, open_store(redis_cluster_url) as other:
+        ids = [f"s{n}" for n in range(60)]
+        store.put_many([(doc_id, encode_sketch([1, 2])) for doc_id in ids])
+        changed = ids[0]
+        untouched = next(doc_id for doc_id in ids if store.shard_of(doc_id.encode())
+                         != store.shard_of(changed.encode()))
+        with store.snapshot() as snapshot:
+            other.put_many([(changed, encode_sketch([9]))])
+            assert snapshot.sketch(untouched)[1] == encode_sketch([1, 2])  # its shard did not change
+            with pytest.raises(StoreChanged, match="changed during the read"):
+                snapshot.sketch(changed)
+        assert read_consistently(store, lambda snapshot: snapshot.sketch(changed)[1]) == encode_sketch([9])
+
+
+def test_writers_at_once_over_the_shards_commit_every_batch_whole(redis_cluster_url):
+    sketch_store(redis_cluster_url, {})
+
+    def write(seed: int) -> None:
+        rng = random.Random(seed)
+        with open_store(redis_cluster_url) as store:
+            for _ in range(20):
+                store.put_many([(f"d{rng.randrange(80)}", sketch_with_shared_values(rng))
+                                for _ in range(rng.randint(1, 20))])
+                store.delete_many([f"d{rng.randrange(80)}" for _ in range(3)])
+
+    writers = [threading.Thread(target=write, args=(seed,)) for seed in range(3)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    docnos = assert_index_matches_sketches(redis_cluster_url)
+    assert len(set(docnos.values())) == len(docnos) > 0
+
+
+def test_new_cluster_ids_are_taken_once_for_the_whole_store(redis_cluster_url):
+    with create_store(redis_cluster_url, SketchConfig(k=K), []) as store:
+        ids = [f"c{n}" for n in range(30)]
+        store.put_many([(doc_id, encode_sketch([n])) for n, doc_id in enumerate(ids)])
+        assert len({store.shard_of(doc_id.encode()) for doc_id in ids}) > 1
+        store.set_clusters([(doc_id, -1 - n % 3) for n, doc_id in enumerate(ids)] + [("gone", -1)],
+                           {"method": "components", "next_id": 10})
+        assert store.clusters(ids + ["gone"]) == [10 + n % 3 for n in range(30)] + [-1]
+        assert store.clustering()["next_id"] == 13 and store.clustered()
+        store.set_clusters([(ids[0], -1)])  # an article clustered later: a new id
+        assert store.clusters(ids[:2]) == [13, 11] and store.clustering()["next_id"] == 14
