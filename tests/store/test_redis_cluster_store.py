@@ -168,3 +168,43 @@ def test_new_cluster_ids_are_taken_once_for_the_whole_store(redis_cluster_url):
         assert store.clustering()["next_id"] == 13 and store.clustered()
         store.set_clusters([(ids[0], -1)])  # an article clustered later: a new id
         assert store.clusters(ids[:2]) == [13, 11] and store.clustering()["next_id"] == 14
+
+
+def test_a_cold_request_reads_every_shard_s_generation_and_its_sketches_from_each_primary_once(redis_cluster):
+    """A request whose sketches the view lacks asks each primary, in one send, for its shards' generations and
+    the sketches of the shards holding its ids, and nothing else; a warm one asks for the generations only."""
+    from neardup.runtime.view import LiveView
+    from observe import commands_sent
+
+    url = redis_cluster.url("request-path", shards=8)
+    primaries = [redis.Redis(port=server.port) for server in redis_cluster.servers
+                 if "role:master" in redis_cluster.cli(server, "info", "replication")]
+    assert len(primaries) == 3
+    with create_store(url, SketchConfig(k=K), []) as store:
+        store.put_many([(f"d{n}", encode_sketch([n, n + 1])) for n in range(100)])
+        ids = [f"d{n}" for n in range(0, 100, 7)] + ["missing"]
+        holding = {store.shard_of(doc_id.encode()) for doc_id in ids}
+        view = LiveView(store)
+        answers = []
+
+        def sent(read) -> list[dict[str, int]]:
+            """The commands each primary counted while read ran, besides the INFO that counts them."""
+            counts = [{}] * len(primaries)
+
+            def nested(index: int):
+                if index == len(primaries):
+                    return read()
+                counts[index] = commands_sent(primaries[index], lambda: nested(index + 1))
+
+            nested(0)
+            return [{name: calls for name, calls in count.items() if name != "info"} for count in counts]
+
+        cold = sent(lambda: answers.append(view.read(ids).get_many(ids)))
+        assert sum(count.get("get", 0) for count in cold) == 8
+        assert sum(count.get("hmget", 0) for count in cold) == len(holding)
+        assert {name for count in cold for name in count} == {"get", "hmget"}
+        assert answers[0] == store.get_many(ids) and answers[0][-1] is None and answers[0][0] == encode_sketch([0, 1])
+        warm = sent(lambda: answers.append(view.read(ids).get_many(ids)))
+        assert {name for count in warm for name in count} == {"get"} and answers[1] == answers[0]
+    for primary in primaries:
+        primary.close()

@@ -157,24 +157,55 @@ class RedisClusterStore(SketchStore):
 
     # --- reads ----------------------------------------------------------------------------------------------------
 
-    def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
-        return self._per_shard(ids, lambda shard, chunk: shard.get_many(chunk))
-
-    def _vector(self) -> tuple[int, ...]:
-        """Every shard's generation, one round trip per primary (one primary's shards on one connection)."""
-        vector = [0] * len(self._shards)
+    def _send(self, commands: dict[int, list[tuple]]) -> dict[int, list]:
+        """Each shard's read commands, a primary's shards' sent together on one connection (RedisStore._commands:
+        one round trip per primary, not per shard); the replies by shard."""
+        replies: dict[int, list] = {}
         for numbers in self._by_node.values():
-            found = self._shards[numbers[0]]._commands(*(("GET", self._shards[n]._keys.generation)
-                                                         for n in numbers))
-            for number, generation in zip(numbers, found):
-                vector[number] = int(generation or 0)
-        return tuple(vector)
+            wanted = [number for number in numbers if commands.get(number)]
+            if not wanted:
+                continue
+            found = self._shards[wanted[0]]._commands(*(command for n in wanted for command in commands[n]))
+            for number in wanted:
+                replies[number], found = found[:len(commands[number])], found[len(commands[number]):]
+        return replies
+
+    def _reads(self, ids: Sequence[str], with_generations: bool) -> tuple[tuple[int, ...] | None, list]:
+        """(every shard's generation, or None; the sketches of ids), one round trip per primary: a shard's
+        generation is read before its sketches on the same connection, so they are at least as new."""
+        by_shard = self._grouped(ids)
+        commands: dict[int, list[tuple]] = {number: [] for number in range(len(self._shards))} \
+            if with_generations else {}
+        for number, positions in by_shard.items():
+            commands.setdefault(number, []).append(
+                ("HMGET", self._shards[number]._keys.sketches, *(ids[at] for at in positions)))
+        if with_generations:
+            for number, shard in enumerate(self._shards):
+                commands[number].insert(0, ("GET", shard._keys.generation))
+        replies = self._send(commands)
+        sketches: list = [None] * len(ids)
+        for number, positions in by_shard.items():
+            for position, sketch in zip(positions, replies[number][-1]):
+                sketches[position] = sketch
+        vector = tuple(int(replies[number][0] or 0) for number in range(len(self._shards))) \
+            if with_generations else None
+        return vector, sketches
+
+    def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
+        return self._reads(ids, False)[1] if ids else []
+
+    def generation_and_get_many(self, ids: Sequence[str]) -> tuple[int, list[bytes | None]]:
+        """Every shard's generation and the sketches, one round trip per primary."""
+        vector, sketches = self._reads(ids, True)
+        return self._remember(vector), sketches
 
     def generation(self) -> int:
-        """The sum of the shards' generations: it grows with every batch committed on any shard. The vector is
-        remembered by it (the least one where reads of the shards at other moments gave the same sum), so
-        changed_since of a generation this store read asks each shard from its own."""
-        vector = self._vector()
+        return self._remember(self._reads([], True)[0])
+
+    def _remember(self, vector: tuple[int, ...]) -> int:
+        """The generation: the sum of the shards' (vector's), which grows with every batch committed on any
+        shard. The vector is remembered by it (the least one where reads of the shards at other moments gave
+        the same sum), so changed_since of a generation this store read asks each shard from its own."""
         now = sum(vector)
         with self._seen_lock:
             known = self._seen.get(now)
