@@ -217,13 +217,14 @@ def serving(store: Path | str, *args: str, **kwargs) -> Iterator[Server]:
 
 class RedisClusterServers:
     """A Redis Cluster of Debian's redis-server: `primaries` primaries with a replica each, on free loopback
-    ports, in a directory of its own; nothing saved."""
+    ports, in a directory of its own; nothing saved. `password`: every node asks for it (replicas give it)."""
 
-    def __init__(self, directory: Path, primaries: int = 3):
-        self.directory = directory
-        self.servers = [RedisServer(directory / f"node{number}", options=(
-            "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout", "5000"),
-            port=port) for number, port in enumerate(self._ports(2 * primaries))]
+    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None):
+        self.password = password
+        options = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+                   "5000") + ("--masterauth", password) * bool(password)
+        self.servers = [RedisServer(directory / f"node{number}", password=password, options=options,
+                                    port=port) for number, port in enumerate(self._ports(2 * primaries))]
 
     @staticmethod
     def _ports(count: int) -> list[int]:
@@ -239,7 +240,7 @@ class RedisClusterServers:
 
     def cli(self, server: RedisServer, *args: str) -> str:
         done = subprocess.run(["redis-cli", "-p", str(server.port), *args], capture_output=True, text=True,
-                              timeout=60)
+                              timeout=60, env={**os.environ, **({"REDISCLI_AUTH": self.password} if self.password else {})})
         assert done.returncode == 0, done.stderr
         return done.stdout
 

@@ -188,7 +188,8 @@ def test_a_cold_request_reads_every_shard_s_generation_and_its_sketches_from_eac
         answers = []
 
         def sent(read) -> list[dict[str, int]]:
-            """The commands each primary counted while read ran, besides the INFO that counts them."""
+            """The commands each primary counted while read ran, besides the INFO that counts them and its
+            replica's acknowledgements."""
             counts = [{}] * len(primaries)
 
             def nested(index: int):
@@ -197,7 +198,7 @@ def test_a_cold_request_reads_every_shard_s_generation_and_its_sketches_from_eac
                 counts[index] = commands_sent(primaries[index], lambda: nested(index + 1))
 
             nested(0)
-            return [{name: calls for name, calls in count.items() if name != "info"} for count in counts]
+            return [{name: calls for name, calls in count.items() if name not in ("info", "replconf")} for count in counts]
 
         cold = sent(lambda: answers.append(view.read(ids).get_many(ids)))
         assert sum(count.get("get", 0) for count in cold) == 8
@@ -208,3 +209,24 @@ def test_a_cold_request_reads_every_shard_s_generation_and_its_sketches_from_eac
         assert {name for count in warm for name in count} == {"get"} and answers[1] == answers[0]
     for primary in primaries:
         primary.close()
+
+
+def test_a_cluster_with_a_password_is_used_through_the_environment_only(tmp_path, monkeypatch):
+    """The password comes from $NEARDUP_REDIS_PASSWORD, for the slot map and every primary, and is never
+    shown."""
+    from neardup.store import redis_connection
+    from server_process import RedisClusterServers
+
+    with RedisClusterServers(tmp_path / "cluster", password="pa55-word") as cluster:
+        url = cluster.url("secure")
+        with pytest.raises(StoreUnavailable, match="(?i)auth") as refused:
+            create_store(url, SketchConfig(k=K), [])
+        monkeypatch.setenv(redis_connection.PASSWORD_ENV, "wrong")
+        with pytest.raises(StoreUnavailable, match="(?i)pass|auth"):
+            open_store(url)
+        monkeypatch.setenv(redis_connection.PASSWORD_ENV, "pa55-word")
+        sketch_store(url, {f"d{n}": encode_sketch([n]) for n in range(40)}, SketchConfig(k=K))
+        with open_store(url) as store:
+            assert store.get_many(["d3", "nope"]) == [encode_sketch([3]), None] and store.count() == 40
+            assert "pa55" not in store.location
+    assert "pa55" not in str(refused.value)
