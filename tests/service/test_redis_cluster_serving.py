@@ -1,8 +1,9 @@
 """A store sharded over a Redis Cluster serves what an LMDB store of the same corpus does: `neardup index` into
-each gives the same digest, and a `neardup serve` on each answers Dedup and FindSimilar identically, before and
-after writes through the servers."""
+each gives the same digest, and a `neardup serve` on each answers Dedup and FindSimilar identically (on the
+cluster store with each search index), before and after writes."""
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -32,30 +33,34 @@ def test_a_server_on_the_cluster_store_answers_as_one_on_the_lmdb_store(redis_cl
     rng = random.Random(5)
     result_sets = [rng.sample(ids, 30) for _ in range(8)] + [ids]
     texts = {record["id"]: record["text"] for record in records}
-    with serving(stores[0], log_dir=tmp_path) as on_lmdb, serving(stores[1], log_dir=tmp_path) as on_cluster, \
-            NearDupClient(on_lmdb.target, timeout=20) as lmdb_client, \
-            NearDupClient(on_cluster.target, timeout=20) as cluster_client:
-        clients = (lmdb_client, cluster_client)
+    # on the cluster store: FindSimilar from the store's postings, from each worker's memory index, from a shared
+    # index file; each following the shards' change logs
+    search_indexes = [("--search-index", "store"), ("--search-index", "memory", "--workers", "2"),
+                      ("--search-index", "shared", "--search-index-file", str(tmp_path / "search-index"),
+                       "--workers", "2")]
+    with contextlib.ExitStack() as servers:
+        clients = [servers.enter_context(NearDupClient(servers.enter_context(serving(
+            store, *args, log_dir=tmp_path)).target, timeout=20))
+            for store, args in [(stores[0], ())] + [(stores[1], args) for args in search_indexes]]
 
-        def answers():
-            dedup = [[client.dedup(results, threshold=0.3) for results in result_sets] for client in clients]
-            similar = [[client.find_similar(doc_id, threshold=0.2, top_k=50) for doc_id in ids]
-                       for client in clients]
-            by_text = [[client.find_similar(document=Document(f"query-{doc_id}", text=texts[doc_id]), threshold=0.2)
-                        for doc_id in ids[::10]] for client in clients]
-            return dedup, similar, by_text
+        def answers(client):
+            return ([client.dedup(results, threshold=0.3) for results in result_sets],
+                    [client.find_similar(doc_id, threshold=0.2, top_k=50) for doc_id in ids],
+                    [client.find_similar(document=Document(f"query-{doc_id}", text=texts[doc_id]), threshold=0.2)
+                     for doc_id in ids[::10]])
 
-        dedup, similar, by_text = answers()
-        assert dedup[0] == dedup[1] and similar[0] == similar[1] and by_text[0] == by_text[1]
-        assert sum(len(answer.matches) for answer in similar[0]) > len(ids)  # pairs to find, and found
-        assert any(answer.keep != answer.ids for answer in dedup[0])
+        expected = answers(clients[0])
+        assert all(answers(client) == expected for client in clients[1:])
+        dedup, similar, _ = expected
+        assert sum(len(answer.matches) for answer in similar) > len(ids)  # pairs to find, and found
+        assert any(answer.keep != answer.ids for answer in dedup)
 
-        for client in clients:  # the same writes through each server
+        for client in clients[:2]:  # the same writes into each store, through one server
             assert client.upsert([Document("copy-0", text=texts["story-5"]),
                                   Document("new", text=texts["story-7"])]) == 2
             assert client.delete(["story-9", "digest-3"]) == 2
         ids = [doc_id for doc_id in ids if doc_id not in ("story-9", "digest-3")] + ["new"]
         result_sets = [rng.sample(ids, 30) for _ in range(4)] + [ids]
-        dedup, similar, by_text = answers()
-        assert dedup[0] == dedup[1] and similar[0] == similar[1] and by_text[0] == by_text[1]
-        assert [match.id for match in similar[1][ids.index("new")].matches][:1] == ["story-7"]
+        expected = answers(clients[0])
+        assert all(answers(client) == expected for client in clients[1:])
+        assert [match.id for match in expected[1][ids.index("new")].matches][:1] == ["story-7"]
