@@ -5,6 +5,7 @@ and their change logs, snapshots per shard, writers at once, cluster ids taken o
 cluster of 3 primaries and 3 replicas (conftest.py redis_cluster)."""
 from __future__ import annotations
 
+import json
 import random
 import threading
 
@@ -230,3 +231,21 @@ def test_a_cluster_with_a_password_is_used_through_the_environment_only(tmp_path
             assert store.get_many(["d3", "nope"]) == [encode_sketch([3]), None] and store.count() == 40
             assert "pa55" not in store.location
     assert "pa55" not in str(refused.value)
+
+
+def test_metadata_naming_no_shards_or_a_shard_of_another_configuration_is_refused(redis_cluster):
+    url = redis_cluster.url("damaged")
+    sketch_store(redis_cluster.url("damaged", shards=2), {"a": encode_sketch([1])}, SketchConfig(k=K))
+    cluster = redis.cluster.RedisCluster(host="127.0.0.1", port=redis_cluster.servers[0].port)
+    try:
+        other = SketchConfig(k=16).to_dict()
+        config = cluster.hget("{damaged:shard1}:meta", "config")
+        cluster.hset("{damaged:shard1}:meta", "config", json.dumps(other, sort_keys=True))
+        with pytest.raises(StoreUnavailable, match=r"shard 1 is of another configuration than the store's"):
+            open_store(url)
+        cluster.hset("{damaged:shard1}:meta", "config", config)
+        cluster.hdel("{damaged}:meta", "cluster_shards")
+        with pytest.raises(StoreUnavailable, match="its metadata names no shards"):
+            open_store(url)
+    finally:
+        cluster.close()

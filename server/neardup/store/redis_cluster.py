@@ -54,13 +54,14 @@ class RedisClusterStore(SketchStore):
             if location.shards is not None and location.shards != shards:
                 raise InvalidArgument(f"store {shown} has {shards} shards, the URL asks for {location.shards}: "
                                       "drop ?shards= (it is read only when a store is created)")
-            self._shards = [self._open_shard(location, shard, readonly) for shard in range(shards)]
+            opened = [self._open_shard(location, shard, readonly) for shard in range(shards)]
         except redis.RedisError as error:
             nodes.close()
             raise StoreUnavailable(f"cannot open store {shown}: {type(error).__name__}: {error}") from None
         except BaseException:
             nodes.close()
             raise
+        self._shards = [shard for shard, _ in opened]
         if not self._shards:
             nodes.close()
             raise StoreUnavailable(f"cannot read store {shown}: its metadata names no shards: restore it from a "
@@ -72,18 +73,17 @@ class RedisClusterStore(SketchStore):
                                        "store's: re-index the corpus into a new store")
         # shards by the primary serving them: generation() asks each primary once
         self._by_node: dict[tuple[str, int], list[int]] = {}
-        for number, shard in enumerate(self._shards):
-            self._by_node.setdefault(shard._address, []).append(number)
+        for number, (_, address) in enumerate(opened):
+            self._by_node.setdefault(address, []).append(number)
         self._seen: dict[int, tuple[int, ...]] = {}  # sum → the least vector read with that sum (changed_since)
         self._seen_lock = threading.Lock()
         super().__init__(self._meta.config, self._meta.stoplist, self.FORMAT_VERSION, shown, self._meta.indexed)
 
-    def _open_shard(self, location: ClusterLocation, shard: int, readonly: bool) -> RedisStore:
+    def _open_shard(self, location: ClusterLocation, shard: int, readonly: bool) -> tuple[RedisStore, tuple]:
+        """A shard's key space, and the address of the primary serving it."""
         keys = Keys(shard_prefix(location.prefix, shard))
         client, address = self._nodes.for_key(keys.meta)
-        opened = RedisStore(client, keys, f"{location.shown} shard {shard}", readonly)
-        opened._address = address
-        return opened
+        return RedisStore(client, keys, f"{location.shown} shard {shard}", readonly), address
 
     @staticmethod
     def _connect(url: str) -> tuple[NodeClients, ClusterLocation]:
