@@ -2,7 +2,8 @@
 
 Why Redis: N stateless `neardup serve` processes on several hosts read one store over the network, each Dedup
 reads its sketches in one HMGET, and MULTI/EXEC runs a batch as one step, so readers see whole batches only. All
-keys share one hash tag, so a Redis Cluster keeps a store in one slot. Writers race by WATCH on the generation;
+keys share one hash tag, so a Redis Cluster keeps a store in one slot (a store sharded over a cluster's primaries,
+store/redis_cluster.py, is made of such key spaces, one per shard). Writers race by WATCH on the generation;
 new articles only commit by one script; a writer that lost TURN_AFTER times takes the turn.
 The keys and the write protocol: docs/fleet.md ("Layout"); configuring and failures: docs/OPERATING.md.
 """
