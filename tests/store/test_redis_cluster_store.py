@@ -249,3 +249,31 @@ def test_metadata_naming_no_shards_or_a_shard_of_another_configuration_is_refuse
             open_store(url)
     finally:
         cluster.close()
+
+
+def test_generations_given_only_grow_shard_by_shard_and_one_gone_back_drops_what_the_view_read(redis_cluster_url):
+    """A generation is the sum of the shards' read together; one whose shard is older than the last one given
+    (another thread read later) is read again, so the sums order what they name; a shard older at every read went
+    back (a replica promoted without the primary's last writes): the view drops what it read."""
+    from neardup.runtime.view import LiveView
+
+    sketch_store(redis_cluster_url, {"a": encode_sketch([1]), "b": encode_sketch([1])}, SketchConfig(k=K))
+    with open_store(redis_cluster_url) as store, open_store(redis_cluster_url) as writer:
+        view = LiveView(store)
+        assert view.read().get_many(["a"]) == [encode_sketch([1])]
+        writer.put_many([("a", encode_sketch([2]))])  # written on the old primary, read by the view,
+        assert view.read().get_many(["a"]) == [encode_sketch([2])]
+        shard = store._shards[store.shard_of(b"a")]
+        before = store.generation()
+        lost = shard._client.decr(shard._keys.generation) + 1  # then lost with it, its log entry too
+        shard._client.xdel(shard._keys.log, f"0-{lost}")
+        shard._client.execute_command("XSETID", shard._keys.log, f"0-{lost - 1}")
+        shard._client.hset(shard._keys.sketches, "a", encode_sketch([1]))
+        reading = view.read()
+        assert reading.generation == before - 1 and reading.get_many(["a"]) == [encode_sketch([1])]
+        given = [store.generation()]
+        for n in range(20):
+            writer.put_many([(f"w{n}", encode_sketch([n]))])
+            given.append(store.generation())
+        assert given == sorted(given) and len(set(given)) == len(given)
+        assert store.changed_since(given[0]) == {f"w{n}" for n in range(20)}

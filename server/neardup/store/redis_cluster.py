@@ -22,7 +22,7 @@ from redis.exceptions import RedisClusterException
 from ..core.candidates import Postings
 from ..core.errors import InvalidArgument, StoreUnavailable
 from ..core.sketch_config import SketchConfig
-from .base import SketchStore, Snapshot, encode_id
+from .base import READ_ATTEMPTS, SketchStore, Snapshot, encode_id
 from .redis import RedisSnapshot, RedisStore
 from .redis_connection import ClusterLocation, Keys, NodeClients, cluster_location
 
@@ -75,7 +75,8 @@ class RedisClusterStore(SketchStore):
         self._by_node: dict[tuple[str, int], list[int]] = {}
         for number, (_, address) in enumerate(opened):
             self._by_node.setdefault(address, []).append(number)
-        self._seen: dict[int, tuple[int, ...]] = {}  # sum → the least vector read with that sum (changed_since)
+        self._latest = (0,) * len(self._shards)  # the shards' generations of the last generation given (_remember)
+        self._seen: dict[int, tuple[int, ...]] = {}  # generation given → its vector (changed_since)
         self._seen_lock = threading.Lock()
         super().__init__(self._meta.config, self._meta.stoplist, self.FORMAT_VERSION, shown, self._meta.indexed)
 
@@ -195,24 +196,37 @@ class RedisClusterStore(SketchStore):
         return self._reads(ids, False)[1] if ids else []
 
     def generation_and_get_many(self, ids: Sequence[str]) -> tuple[int, list[bytes | None]]:
-        """Every shard's generation and the sketches, one round trip per primary."""
-        vector, sketches = self._reads(ids, True)
-        return self._remember(vector), sketches
+        """Every shard's generation and the sketches, one round trip per primary; read again (READ_ATTEMPTS in
+        all) while a shard is older than an earlier read of this store saw it (_remember)."""
+        attempt = 1
+        while True:
+            vector, sketches = self._reads(ids, True)
+            now = self._remember(vector, gone_back=attempt == READ_ATTEMPTS)
+            if now is not None:
+                return now, sketches
+            attempt += 1
 
     def generation(self) -> int:
-        return self._remember(self._reads([], True)[0])
+        return self.generation_and_get_many([])[0]
 
-    def _remember(self, vector: tuple[int, ...]) -> int:
-        """The generation: the sum of the shards' (vector's), which grows with every batch committed on any
-        shard. The vector is remembered by it (the least one where reads of the shards at other moments gave
-        the same sum), so changed_since of a generation this store read asks each shard from its own."""
-        now = sum(vector)
+    def _remember(self, vector: tuple[int, ...], gone_back: bool) -> int | None:
+        """The generation of every shard's generation read (vector): their sum. The vectors given out only grow,
+        shard by shard, so their sums order them as a single store's generations are ordered (a read whose shard
+        generations are newer gives a larger one) and a sum names one vector (changed_since asks each shard from
+        its own). None where a shard is older than in the last vector given: another thread read it later than
+        this read did; read again. Unless `gone_back`: a shard that is older at every attempt went back (a
+        failover to a replica without the last writes, a restore); what was read since is unknown."""
         with self._seen_lock:
-            known = self._seen.get(now)
-            self._seen[now] = vector if known is None else tuple(map(min, known, vector))
+            if any(now < before for now, before in zip(vector, self._latest)):
+                if not gone_back:
+                    return None
+                self._seen.clear()
+            self._latest = vector
+            generation = sum(vector)
+            self._seen[generation] = vector
             if len(self._seen) > _REMEMBERED:
                 del self._seen[next(iter(self._seen))]
-        return now
+        return generation
 
     def changed_since(self, generation: int) -> set[str] | None:
         """None (not known) for a generation this store did not read itself, e.g. one another process read."""

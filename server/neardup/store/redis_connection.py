@@ -84,6 +84,9 @@ def client_options(tls: bool, username: str | None) -> dict:
 
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+#: The most shards a cluster store may have: past a few per primary, more shards only cost more commands per
+#: request (each reads every shard's generation).
+MAX_SHARDS = 1024
 
 
 class ClusterLocation(NamedTuple):
@@ -124,11 +127,6 @@ def cluster_location(url: str) -> ClusterLocation:
         raise InvalidArgument(f"a Redis Cluster store has 1 to {MAX_SHARDS} shards; got {shards}")
     shown = f"{parts.scheme}://{hosts}" + (f"?prefix={prefix}" if "prefix" in query else "")
     return ClusterLocation(nodes, parts.scheme == "rediss+cluster", username or None, prefix, shards, shown)
-
-
-#: The most shards a cluster store may have: Redis Cluster has 16384 slots; past a few per primary, more
-#: shards only cost more round trips.
-MAX_SHARDS = 1024
 
 
 class NodeClients:
