@@ -277,3 +277,24 @@ def test_generations_given_only_grow_shard_by_shard_and_one_gone_back_drops_what
             given.append(store.generation())
         assert given == sorted(given) and len(set(given)) == len(given)
         assert store.changed_since(given[0]) == {f"w{n}" for n in range(20)}
+
+
+def test_commands_on_an_unreachable_cluster_or_a_bad_url_fail_in_one_line(neardup, tmp_path):
+    from server_process import free_port
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"id": "a", "text": "one two three four"}\n')
+    url = f"redis+cluster://127.0.0.1:{free_port()}"  # nothing listens there
+    for args, message in [
+        (("index", corpus, "--store", url), f"cannot reach Redis Cluster {url}"),
+        (("serve", "--store", url), f"cannot reach Redis Cluster {url}"),
+        (("migrate", url, tmp_path / "copy"), "cannot reach Redis Cluster"),
+        (("index", corpus, "--store", "redis+cluster://u:hunter2@127.0.0.1:1"), "NEARDUP_REDIS_PASSWORD"),
+        (("index", corpus, "--store", "redis+cluster://127.0.0.1:1?shards=2000"), "1 to 1024 shards"),
+    ]:
+        done = neardup(*args)
+        assert done.returncode == 1, (args, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("neardup: error: ") and message in lines[0], lines
+        assert "hunter2" not in done.stderr
+    assert not (tmp_path / "copy").exists()
