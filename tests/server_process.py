@@ -217,13 +217,15 @@ def serving(store: Path | str, *args: str, **kwargs) -> Iterator[Server]:
 
 class RedisClusterServers:
     """A Redis Cluster of Debian's redis-server: `primaries` primaries with a replica each, on free loopback
-    ports, in a directory of its own; nothing saved. `password`: every node asks for it (replicas give it)."""
+    ports, in a directory of its own; nothing saved. `password`: every node asks for it (replicas give it);
+    `tls`: as RedisServer's, and the nodes speak TLS to each other (server.pem then serves and connects)."""
 
-    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None):
-        self.password = password
+    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None, tls: Path | None = None):
+        self.password, self.tls = password, tls
         options = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-                   "5000") + ("--masterauth", password) * bool(password)
-        self.servers = [RedisServer(directory / f"node{number}", password=password, options=options,
+                   "5000") + ("--masterauth", password) * bool(password) + \
+            ("--tls-cluster", "yes", "--tls-replication", "yes") * bool(tls)
+        self.servers = [RedisServer(directory / f"node{number}", password=password, tls=tls, options=options,
                                     port=port) for number, port in enumerate(self._ports(2 * primaries))]
 
     @staticmethod
@@ -236,10 +238,11 @@ class RedisClusterServers:
     def url(self, prefix: str | None = None, shards: int | None = None) -> str:
         options = [f"prefix={prefix}"] * bool(prefix) + [f"shards={shards}"] * bool(shards)
         nodes = ",".join(f"127.0.0.1:{server.port}" for server in self.servers[:2])
-        return f"redis+cluster://{nodes}" + ("?" + "&".join(options) if options else "")
+        return f"{'rediss' if self.tls else 'redis'}+cluster://{nodes}" + ("?" + "&".join(options) if options else "")
 
     def cli(self, server: RedisServer, *args: str) -> str:
-        done = subprocess.run(["redis-cli", "-p", str(server.port), *args], capture_output=True, text=True,
+        secure = ["--tls", "--cacert", str(self.tls / "ca.pem")] if self.tls else []
+        done = subprocess.run(["redis-cli", "-p", str(server.port), *secure, *args], capture_output=True, text=True,
                               timeout=60, env={**os.environ, **({"REDISCLI_AUTH": self.password} if self.password else {})})
         assert done.returncode == 0, done.stderr
         return done.stdout

@@ -212,14 +212,29 @@ def test_a_cold_request_reads_every_shard_s_generation_and_its_sketches_from_eac
         primary.close()
 
 
-def test_a_cluster_with_a_password_is_used_through_the_environment_only(tmp_path, monkeypatch):
-    """The password comes from $NEARDUP_REDIS_PASSWORD, for the slot map and every primary, and is never
-    shown."""
+def test_a_tls_cluster_with_a_password_is_used_through_the_environment_only(tmp_path, monkeypatch):
+    """rediss+cluster:// checks every node's certificate against $NEARDUP_REDIS_CA; the password comes from
+    $NEARDUP_REDIS_PASSWORD, for the slot map and every primary, and is never shown."""
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID
+
     from neardup.store import redis_connection
+    from certs import issue, write_pem
     from server_process import RedisClusterServers
 
-    with RedisClusterServers(tmp_path / "cluster", password="pa55-word") as cluster:
+    pki = tmp_path / "pki"
+    pki.mkdir()
+    ca = issue("redis test CA")
+    write_pem(pki, "ca", ca[0])
+    write_pem(pki, "server", *issue("redis", ca, usage=(ExtendedKeyUsageOID.SERVER_AUTH,
+                                                        ExtendedKeyUsageOID.CLIENT_AUTH),
+                                     names=(x509.IPAddress(ipaddress.ip_address("127.0.0.1")),)))
+    with RedisClusterServers(tmp_path / "cluster", password="pa55-word", tls=pki) as cluster:
         url = cluster.url("secure")
+        assert url.startswith("rediss+cluster://")
+        monkeypatch.setenv(redis_connection.CA_ENV, str(pki / "ca.pem"))
         with pytest.raises(StoreUnavailable, match="(?i)auth") as refused:
             create_store(url, SketchConfig(k=K), [])
         monkeypatch.setenv(redis_connection.PASSWORD_ENV, "wrong")
@@ -230,6 +245,12 @@ def test_a_cluster_with_a_password_is_used_through_the_environment_only(tmp_path
         with open_store(url) as store:
             assert store.get_many(["d3", "nope"]) == [encode_sketch([3]), None] and store.count() == 40
             assert "pa55" not in store.location
+        monkeypatch.delenv(redis_connection.CA_ENV)  # the system's CAs do not know this one
+        with pytest.raises(StoreUnavailable, match="(?i)certificate"):
+            open_store(url)
+        monkeypatch.setenv(redis_connection.CA_ENV, str(pki / "ca.pem"))
+        with pytest.raises(StoreUnavailable):  # plain text to TLS ports
+            open_store(url.replace("rediss+cluster://", "redis+cluster://"))
     assert "pa55" not in str(refused.value)
 
 
