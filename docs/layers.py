@@ -29,7 +29,8 @@ LAYERS = (
           "algorithms of texts and of items (the specifications the compiled code is tested against), the pair "
           "kernel, sketching, fields and items, the stop-list rule, threshold calibration, corpus-search candidates "
           "and bounds, cluster linkage", ()),
-    Layer("store", "one storage interface (`SketchStore`) and its LMDB and Redis backends; postings buckets",
+    Layer("store", "one storage interface (`SketchStore`) and its LMDB, Redis and Redis Cluster backends; postings "
+          "buckets",
           ("core",)),
     Layer("runtime", "the domain operations on a served store (`served_store.py`): Dedup (`deduplicator.py`), "
           "FindSimilar and pairs (`similar_search.py`), Explain (`explainer.py`), Upsert, Delete and clusters "

@@ -61,12 +61,17 @@ def raw_parts(path) -> dict[bytes, dict[bytes, bytes]]:
     names = (b"sketches", b"docnos", b"ids", b"postings")
     if is_redis(path):
         with open_store(path, readonly=True) as store:
-            client, keys = store._client, store._keys
-            parts = {name: client.hgetall(getattr(keys, name.decode())) for name in names[:3]}
-            prefix = keys.buckets([b""])[0]
-            bucket_keys = sorted(client.scan_iter(match=prefix + b"*", count=1000))
-            parts[b"postings"] = {key[len(prefix):]: value for key, value in
-                                  zip(bucket_keys, client.mget(bucket_keys) if bucket_keys else [])}
+            parts = {name: {} for name in names}
+            # a cluster store's shards (their numbers never meet; a bucket's entries are spread over them)
+            for key_space in getattr(store, "_shards", [store]):
+                client, keys = key_space._client, key_space._keys
+                for name in names[:3]:
+                    parts[name].update(client.hgetall(getattr(keys, name.decode())))
+                prefix = keys.buckets([b""])[0]
+                bucket_keys = sorted(client.scan_iter(match=prefix + b"*", count=1000))
+                for key, value in zip(bucket_keys, client.mget(bucket_keys) if bucket_keys else []):
+                    bucket = key[len(prefix):]
+                    parts[b"postings"][bucket] = parts[b"postings"].get(bucket, b"") + value
             return parts
     with lmdb.open(str(path), readonly=True, max_dbs=7, lock=False) as env:
         dbs = {name: env.open_db(name, create=False) for name in names}

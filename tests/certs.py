@@ -17,7 +17,9 @@ def _name(common_name: str) -> x509.Name:
 
 def issue(common_name: str, issuer: tuple[x509.Certificate, ec.EllipticCurvePrivateKey] | None = None, *,
           usage=None, names: tuple[x509.GeneralName, ...] = ()) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    """A certificate valid from an hour ago for a day: a CA when issuer is None, else a leaf signed by issuer."""
+    """A certificate valid from an hour ago for a day: a CA when issuer is None, else a leaf signed by issuer, for
+    `usage` (an extended key usage, or a tuple of them: a Redis Cluster node's serves and connects to the
+    others)."""
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.timezone.utc)
     issuer_name, signing_key = (issuer[0].subject, issuer[1]) if issuer else (_name(common_name), key)
@@ -31,7 +33,8 @@ def issue(common_name: str, issuer: tuple[x509.Certificate, ec.EllipticCurvePriv
             key_encipherment=False, data_encipherment=False, key_agreement=False, encipher_only=False,
             decipher_only=False), critical=True)
     else:
-        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
+        builder = builder.add_extension(x509.ExtendedKeyUsage(list(usage) if isinstance(usage, tuple) else [usage]),
+                                        critical=False)
     if names:
         builder = builder.add_extension(x509.SubjectAlternativeName(list(names)), critical=False)
     return builder.sign(signing_key, hashes.SHA256()), key

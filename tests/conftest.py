@@ -19,7 +19,7 @@ pytest.register_assert_rewrite("brute", "certs", "observe", "server_process", "s
 
 from neardup.cli.main import main  # noqa: E402
 from neardup_client import NearDupClient  # noqa: E402
-from server_process import RedisServer, serving, write_jsonl  # noqa: E402
+from server_process import RedisClusterServers, RedisServer, serving, write_jsonl  # noqa: E402
 
 # A suite started in the background of a non-interactive shell (`bash .ci/run &`, nohup) inherits SIGINT ignored,
 # and so would every command it starts: Python then installs no Ctrl-C handler, and the tests of Ctrl-C (exit 130)
@@ -35,7 +35,7 @@ FAST_SERVICE_MODULES = {"test_wire.py", "test_fuzz.py", "test_proto_fresh.py"}
 #: ...but for those marked slow or redis, and those using a fixture that starts a process: a `neardup serve`
 #: (`server` or any `*_server(s)`, and what uses one: client, channel...), redis-server (`redis_server`, and so
 #: redis_url), the Dask `cluster`, a store made by a real `neardup index` (`auto_store`).
-PROCESS_FIXTURES = {"server", "cluster", "auto_store"}
+PROCESS_FIXTURES = {"server", "cluster", "auto_store", "redis_cluster"}
 
 
 def _starts_a_process(fixture: str) -> bool:
@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config, items):
     """Marks redis what uses the session's redis-server, then fast what runs in this process in seconds."""
     tests = Path(__file__).parent
     for item in items:
-        if "redis_server" in item.fixturenames:
+        if "redis_server" in item.fixturenames or "redis_cluster" in item.fixturenames:
             item.add_marker(pytest.mark.redis)
         if _fast(item, tests):
             item.add_marker(pytest.mark.fast)
@@ -103,11 +103,14 @@ def store(request, indexed_store) -> Path:
                          *getattr(module, "INDEX_ARGS", ()))
 
 
-@pytest.fixture(params=["lmdb", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(params=["lmdb", pytest.param("redis", marks=pytest.mark.redis),
+                        pytest.param("redis-cluster", marks=pytest.mark.redis)])
 def store_location(request, tmp_path) -> Path | str:
     """Where a new store of each backend goes, nothing made there yet: an LMDB directory, or a prefix of its own on
-    the session's redis-server."""
-    return request.getfixturevalue("redis_url") if request.param == "redis" else tmp_path / "store"
+    the session's redis-server or Redis Cluster."""
+    if request.param == "lmdb":
+        return tmp_path / "store"
+    return request.getfixturevalue("redis_url" if request.param == "redis" else "redis_cluster_url")
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +143,19 @@ _redis_prefixes = itertools.count()
 def redis_url(redis_server) -> str:
     """The URL of a Redis store no other test uses (a prefix of its own on the session's redis-server)."""
     return redis_server.url(f"test{next(_redis_prefixes)}")
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory) -> RedisClusterServers:
+    """One Redis Cluster (3 primaries, a replica each) for the session: each test's store has a prefix of its own
+    (redis_cluster_url)."""
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed: apt-get install redis-server (as .ci/run does)")
+    with RedisClusterServers(tmp_path_factory.mktemp("redis-cluster")) as running:
+        yield running
+
+
+@pytest.fixture
+def redis_cluster_url(redis_cluster) -> str:
+    """The URL of a cluster store no other test uses (a prefix of its own on the session's Redis Cluster)."""
+    return redis_cluster.url(f"test{next(_redis_prefixes)}")

@@ -49,6 +49,20 @@ def free_ports(count: int) -> int:
     raise RuntimeError(f"no {count} consecutive free ports")
 
 
+def free_cluster_port() -> int:
+    """A free loopback port whose cluster bus port (10000 more) is free too: both under 65536."""
+    for _ in range(100):
+        port = free_port() % 30000 + 20000
+        try:
+            for taken in (port, port + 10000):
+                with socket.socket() as sock:
+                    sock.bind(("127.0.0.1", taken))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port with a free cluster bus port")
+
+
 def write_jsonl(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     return path
@@ -77,11 +91,11 @@ class RedisServer:
     fsynced at every write (what a test of a restart needs), else nothing is saved."""
 
     def __init__(self, directory: Path, durable: bool = False, password: str | None = None,
-                 tls: Path | None = None, options: tuple[str, ...] = ()):
+                 tls: Path | None = None, options: tuple[str, ...] = (), port: int | None = None):
         """`tls`: a directory holding server.pem, server.key and ca.pem; then it listens with TLS only. `options`:
-        more of redis-server's (--maxmemory 2mb)."""
+        more of redis-server's (--maxmemory 2mb). `port`: a free one, else any."""
         self.directory = directory
-        self.port = free_port()
+        self.port = port or free_port()
         self.durable = durable
         self.password = password
         self.tls = tls
@@ -199,3 +213,64 @@ def serving(store: Path | str, *args: str, **kwargs) -> Iterator[Server]:
         yield running
     assert running.process.returncode == 0, running.log()
     assert "internal error" not in running.log()
+
+
+class RedisClusterServers:
+    """A Redis Cluster of Debian's redis-server: `primaries` primaries with a replica each, on free loopback
+    ports, in a directory of its own; nothing saved. `password`: every node asks for it (replicas give it);
+    `tls`: as RedisServer's, and the nodes speak TLS to each other (server.pem then serves and connects)."""
+
+    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None, tls: Path | None = None):
+        self.password, self.tls = password, tls
+        options = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
+                   "5000") + ("--masterauth", password) * bool(password) + \
+            ("--tls-cluster", "yes", "--tls-replication", "yes") * bool(tls)
+        self.servers = [RedisServer(directory / f"node{number}", password=password, tls=tls, options=options,
+                                    port=port) for number, port in enumerate(self._ports(2 * primaries))]
+
+    @staticmethod
+    def _ports(count: int) -> list[int]:
+        ports: set[int] = set()
+        while len(ports) < count:
+            ports.add(free_cluster_port())
+        return sorted(ports)
+
+    def url(self, prefix: str | None = None, shards: int | None = None) -> str:
+        options = [f"prefix={prefix}"] * bool(prefix) + [f"shards={shards}"] * bool(shards)
+        nodes = ",".join(f"127.0.0.1:{server.port}" for server in self.servers[:2])
+        return f"{'rediss' if self.tls else 'redis'}+cluster://{nodes}" + ("?" + "&".join(options) if options else "")
+
+    def cli(self, server: RedisServer, *args: str) -> str:
+        secure = ["--tls", "--cacert", str(self.tls / "ca.pem")] if self.tls else []
+        done = subprocess.run(["redis-cli", "-p", str(server.port), *secure, *args], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, **({"REDISCLI_AUTH": self.password} if self.password else {})})
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    def start(self) -> "RedisClusterServers":
+        try:
+            for server in self.servers:
+                server.start()
+            self.cli(self.servers[0], "--cluster", "create",
+                     *(f"127.0.0.1:{server.port}" for server in self.servers), "--cluster-replicas", "1",
+                     "--cluster-yes")
+            deadline = time.monotonic() + 30
+            while not all("cluster_state:ok" in self.cli(server, "cluster", "info") for server in self.servers):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok within 30 s")
+                time.sleep(0.1)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()
+
+    def __enter__(self) -> "RedisClusterServers":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+

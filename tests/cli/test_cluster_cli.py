@@ -58,10 +58,12 @@ def cluster(store, *args: str) -> str:
     return done.stderr
 
 
-@pytest.fixture
-def store(tmp_path):
+@pytest.fixture(params=["lmdb", pytest.param("redis-cluster", marks=pytest.mark.redis)])
+def store(request, tmp_path):
+    """The corpus in an LMDB store, and in one sharded over a Redis Cluster (a run reads every shard)."""
     articles = corpus(random.Random(5))
-    path = sketch_store(tmp_path / "s", {doc_id: encode_sketch(v) for doc_id, v in articles.items()}, CONFIG)
+    location = tmp_path / "s" if request.param == "lmdb" else request.getfixturevalue("redis_cluster_url")
+    path = sketch_store(location, {doc_id: encode_sketch(v) for doc_id, v in articles.items()}, CONFIG)
     return path, articles
 
 
@@ -143,13 +145,13 @@ def test_errors_are_one_line(tmp_path, store):
     assert done.returncode == 2 and "invalid choice" in done.stderr
 
 
-def test_dedup_and_find_similar_answers_carry_cluster_ids_that_follow_each_run(store):
+def test_dedup_and_find_similar_answers_carry_cluster_ids_that_follow_each_run(store, tmp_path):
     from neardup_client import Document as ClientDocument, NearDupClient
     from server_process import free_port, serving
 
     path, articles = store
     result_set = ["f1-0", "f1-1", "chain-a", "chain-c", "single-0", "not-stored"]
-    with serving(path, workers=2, port=free_port()) as server, NearDupClient(server.target) as client:
+    with serving(path, workers=2, port=free_port(), log_dir=tmp_path) as server, NearDupClient(server.target) as client:
         before = client.dedup(result_set, threshold=0.5)
         assert before.clusters == () and "clusters" not in before.to_dict()  # not clustered: answers as before
         assert all(match.cluster == -1 for match in client.find_similar("f1-0", threshold=0.5).matches)

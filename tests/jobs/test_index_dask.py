@@ -146,8 +146,12 @@ def test_a_parquet_corpus_gives_the_store_its_json_lines_give(tmp_path, cluster,
     assert not (tmp_path / "none").exists()
 
 
-def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, cluster, neardup, redis_url):
-    """A fleet's offline stage: sketched on the cluster from a URL, written to the Redis store its servers share."""
+@pytest.mark.redis
+@pytest.mark.parametrize("backend", ["redis", "redis-cluster"])
+def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, cluster, neardup, backend, request):
+    """A fleet's offline stage: sketched on the cluster from a URL, written to the Redis store its servers share
+    (the workers at once; into a Redis Cluster store, each batch's shards)."""
+    redis_url = request.getfixturevalue("redis_url" if backend == "redis" else "redis_cluster_url")
     scheduler, _ = cluster
     corpus_path = write_jsonl(tmp_path / "corpus.jsonl",
                               with_repeats(corpus_records(100, boilerplate_every=2, sentences=4)))

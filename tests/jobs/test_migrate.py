@@ -1,4 +1,4 @@
-"""`neardup migrate SRC DST`: an LMDB store to Redis and back, equal by count, digest, cluster ids and search
+"""`neardup migrate SRC DST`: an LMDB store to Redis (a single one, a cluster) and back, equal by count, digest, cluster ids and search
 answers; targets it must not write into are refused with one line and left as they were."""
 from __future__ import annotations
 
@@ -36,7 +36,10 @@ def snapshot_of(location) -> tuple:
         return store.digest(), store.count(), store.clusters(ids), store.clustering(), found, store.model()
 
 
-def test_lmdb_to_redis_to_lmdb_keeps_everything(neardup, source, redis_url, tmp_path):
+@pytest.mark.redis
+@pytest.mark.parametrize("backend", ["redis", "redis-cluster"])
+def test_lmdb_to_redis_to_lmdb_keeps_everything(neardup, source, backend, request, tmp_path):
+    redis_url = request.getfixturevalue("redis_url" if backend == "redis" else "redis_cluster_url")
     done = neardup("migrate", source, redis_url)
     assert done.returncode == 0, done.stderr
     assert f"migrated {len(corpus())} articles, 3 cluster ids from {source} to {redis_url}" in done.stdout
@@ -47,7 +50,7 @@ def test_lmdb_to_redis_to_lmdb_keeps_everything(neardup, source, redis_url, tmp_
     assert original[2].count(-1) == len(corpus()) - 3 and original[4] and original[5]  # clustered, found, model
     assert snapshot_of(redis_url) == original == snapshot_of(back)
     with open_store(redis_url) as copy:
-        assert copy.backend == "redis" and copy.clustered()
+        assert copy.backend == backend and copy.clustered()
 
 
 def test_a_target_holding_articles_is_refused_unless_replaced(neardup, source, redis_url):

@@ -103,6 +103,20 @@ def test_pairs_equal_the_exhaustive_scan(neardup, planted_store, metric, thresho
     assert f"{workers} worker" in done.stderr
 
 
+@pytest.mark.redis
+def test_pairs_of_a_store_sharded_over_a_redis_cluster_equal_the_exhaustive_scan(neardup, redis_cluster_url):
+    """Every shard's postings searched for every article: the pairs of the LMDB store's planted sketches."""
+    items = list(planted_sketches(11).items())
+    with create_store(redis_cluster_url, SketchConfig(), []) as store:
+        for start in range(0, len(items), 50):
+            store.put_many(items[start:start + 50])
+        store.delete_many([doc_id for doc_id, _ in items[::9]])
+    done = neardup("pairs", "--store", redis_cluster_url, "--workers", 3, "--metric", "jaccard", "--threshold", 0.3)
+    assert done.returncode == EXIT_OK, done.stderr
+    expected = exhaustive_pairs(redis_cluster_url, "jaccard", 0.3)
+    assert len(expected) >= 30 and printed_pairs(done.stdout) == expected
+
+
 STORIES = {f"story-{seed}": text(article(seed, 8)) for seed in range(40)}
 
 

@@ -1,5 +1,6 @@
 """Sketch storage: one interface (base.SketchStore), an embedded LMDB store on disk as the default, a Redis store
-(redis:// or rediss:// URLs) for a fleet of servers. A store's location picks its backend."""
+(redis:// or rediss:// URLs) for a fleet of servers, one sharded over a Redis Cluster (redis+cluster://). A
+store's location picks its backend."""
 from __future__ import annotations
 
 import os
@@ -18,9 +19,12 @@ __all__ = ["MAX_ID_BYTES", "READ_ATTEMPTS", "SketchStore", "Snapshot", "check_id
 #: Where commands look for the store when --store is not given: $NEARDUP_STORE, else ./neardup-store.
 STORE_ENV, DEFAULT_STORE_DIR = "NEARDUP_STORE", "neardup-store"
 _REDIS_SCHEMES = ("redis://", "rediss://")
+_CLUSTER_SCHEMES = ("redis+cluster://", "rediss+cluster://")
 #: What a store's location may be, and the help of every command's --store option.
-LOCATION_HELP = ("an LMDB directory, or a Redis store redis://HOST:PORT/DB[?prefix=NAME] (rediss:// for TLS; "
-                 "password in $NEARDUP_REDIS_PASSWORD, never in the URL)")
+LOCATION_HELP = ("an LMDB directory, a Redis store redis://HOST:PORT/DB[?prefix=NAME] (rediss:// for TLS), or one "
+                 "sharded over a Redis Cluster redis+cluster://HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N] "
+                 "(rediss+cluster:// for TLS; N shards, 16 unless given at creation); password in "
+                 "$NEARDUP_REDIS_PASSWORD, never in the URL")
 STORE_HELP = f"the store: {LOCATION_HELP}; $NEARDUP_STORE overrides the default (default: %(default)s)"
 
 
@@ -28,9 +32,13 @@ def default_store_path() -> str:
     return os.environ.get(STORE_ENV) or DEFAULT_STORE_DIR
 
 
-def _redis_store():
-    """The Redis backend's class, imported only for a redis:// location (redis-py is the `redis` extra)."""
+def _redis_store(location: str | os.PathLike):
+    """The Redis backend's class for a redis:// or redis+cluster:// location, imported only for one (redis-py is
+    the `redis` extra)."""
     try:
+        if str(location).startswith(_CLUSTER_SCHEMES):
+            from .redis_cluster import RedisClusterStore
+            return RedisClusterStore
         from .redis import RedisStore
     except ImportError as error:
         raise StoreUnavailable(f"a redis:// store needs redis-py ({error}): {install_line('redis')}") from None
@@ -38,19 +46,19 @@ def _redis_store():
 
 
 def is_redis(location: str | os.PathLike) -> bool:
-    return str(location).startswith(_REDIS_SCHEMES)
+    return str(location).startswith(_REDIS_SCHEMES + _CLUSTER_SCHEMES)
 
 
 def store_backend(location: str | os.PathLike) -> type[SketchStore]:
     """The backend a location names (the class: what it allows is known before a store is opened or made)."""
-    return _redis_store() if is_redis(location) else LmdbStore
+    return _redis_store(location) if is_redis(location) else LmdbStore
 
 
 def open_store(location: str | os.PathLike, readonly: bool = False, map_size: int = DEFAULT_MAP_SIZE) -> SketchStore:
     """An existing store; StoreUnavailable (saying what to do) when there is none or it cannot be read.
     `map_size`: an LMDB store's."""
     if is_redis(location):
-        return _redis_store().open(str(location), readonly=readonly)
+        return _redis_store(location).open(str(location), readonly=readonly)
     return LmdbStore.open(location, readonly=readonly, map_size=map_size)
 
 
@@ -64,7 +72,7 @@ def create_store(location: str | os.PathLike, config: SketchConfig, stoplist: It
     each postings bucket once (`postings_done(part, parts)` after each part), where put_many's batches would
     rewrite every bucket they touch, a cost growing with the store; a Redis store appends them batch by batch."""
     if is_redis(location):
-        store = _redis_store().create(str(location), config, stoplist, indexed=indexed)
+        store = _redis_store(location).create(str(location), config, stoplist, indexed=indexed)
         for batch in articles or ():
             store.put_many(batch)
         return store
@@ -77,6 +85,6 @@ def store_exists(location: str | os.PathLike) -> bool:
     empty directory, a Redis database without the store's keys). What is there and no store, open_store
     refuses."""
     if is_redis(location):
-        return _redis_store().exists(str(location))
+        return _redis_store(location).exists(str(location))
     path = Path(location)
     return path.exists() and not (path.is_dir() and not any(path.iterdir()))

@@ -2,19 +2,21 @@
 
 Why Redis: N stateless `neardup serve` processes on several hosts read one store over the network, each Dedup
 reads its sketches in one HMGET, and MULTI/EXEC runs a batch as one step, so readers see whole batches only. All
-keys share one hash tag, so a Redis Cluster keeps a store in one slot. Writers race by WATCH on the generation;
+keys share one hash tag, so a Redis Cluster keeps a store in one slot (a store sharded over a cluster's primaries,
+store/redis_cluster.py, is made of such key spaces, one per shard). Writers race by WATCH on the generation;
 new articles only commit by one script; a writer that lost TURN_AFTER times takes the turn.
 The keys and the write protocol: docs/fleet.md ("Layout"); configuring and failures: docs/OPERATING.md.
 """
 from __future__ import annotations
 
 import datetime
+import itertools
 import json
 import os
 import struct
 import threading
 import time
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, NamedTuple, Sequence
 
 import redis
 
@@ -82,6 +84,34 @@ def _log_entry(ids: list[str]) -> tuple[str, str]:
     return ("ids", json.dumps(logged, ensure_ascii=False)) if len(logged) <= LOG_ENTRY_IDS else ("all", "1")
 
 
+class Numbering(NamedTuple):
+    """The article numbers a key space gives: every one in a store of its own; in a store of `shards` key spaces
+    (store/redis_cluster.py), those of remainder `shard`, so the shards' numbers never meet and a number names
+    its shard."""
+    shard: int = 0
+    shards: int = 1
+
+    def of(self, first: int, stop: int) -> range:
+        """The numbers of the key space's counts first ≤ n < stop (its next_docno)."""
+        return range(first * self.shards + self.shard, stop * self.shards + self.shard, self.shards)
+
+    def limit(self, counted: int) -> int:
+        """One more than the largest number given once `counted` were."""
+        return (counted - 1) * self.shards + self.shard + 1 if counted else 0
+
+    def within(self, start: int, stop: int) -> range:
+        """The key space's numbers in start ≤ n < stop."""
+        return range(start + (self.shard - start) % self.shards, stop, self.shards)
+
+
+def _described(stored: bytes | None, clustering: dict | None, count: int) -> tuple[int, str]:
+    """The clustering description (`clustering`, else the stored one) with `count` new cluster ids taken from its
+    next_id: (the first of them, the description's JSON)."""
+    described = clustering or json.loads(stored or b"{}")
+    first = described.get("next_id", 0)
+    return first, json.dumps({**described, "next_id": first + count}, sort_keys=True)
+
+
 class _Moved(Exception):
     """A writer's reads found another generation than it WATCHes: another writer committed; start again."""
 
@@ -122,6 +152,7 @@ class RedisStore(SketchStore):
             config = SketchConfig.from_dict(json.loads(meta[b"config"]))
             stoplist = frozenset(decode_sketch(meta[b"stoplist"]))
             indexed = meta[b"indexed"] == b"1"
+            self._numbers = Numbering(int(meta.get(b"shard", 0)), int(meta.get(b"shards", 1)))
         except (KeyError, ValueError, TypeError, InvalidArgument) as error:
             client.close()
             raise StoreUnavailable(f"cannot read store {location} ({type(error).__name__}: {error}): restore it "
@@ -145,12 +176,22 @@ class RedisStore(SketchStore):
 
     @classmethod
     def create(cls, url: str, config: SketchConfig, stoplist: Iterable[int], indexed: bool = True) -> "RedisStore":
-        """Writes the metadata in one MULTI/EXEC, after checking that none of the store's keys exists."""
+        client, keys, location = connect(url)
+        try:
+            cls.write_metadata(client, keys, location, config, stoplist, indexed)
+        finally:
+            client.close()
+        return cls.open(url)
+
+    @classmethod
+    def write_metadata(cls, client: redis.Redis, keys: Keys, location: str, config: SketchConfig,
+                       stoplist: Iterable[int], indexed: bool, fields: dict | None = None) -> None:
+        """A new key space's metadata (and `fields`: a shard's numbering, a cluster store's shards) in one
+        MULTI/EXEC, after checking that none of its keys exists."""
         cls.check_new(config)
         stoplist = sorted(set(stoplist))
         if stoplist_digest(stoplist) != config.stoplist_digest:
             raise ConfigMismatch("the stop-list does not match the configuration's stoplist_digest")
-        client, keys, location = connect(url)
         try:
             with client.pipeline() as pipe:
                 pipe.watch(*keys.all)
@@ -161,16 +202,13 @@ class RedisStore(SketchStore):
                 pipe.hset(keys.meta, mapping={
                     "format_version": cls.FORMAT_VERSION, "config": json.dumps(config.to_dict(), sort_keys=True),
                     "stoplist": encode_sketch(stoplist), "indexed": "1" if indexed else "0", "next_docno": 0,
-                    "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat()})
+                    "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat(), **(fields or {})})
                 pipe.set(keys.generation, 0)
                 pipe.execute()
         except redis.WatchError:
             raise StoreUnavailable(f"another process created a store at {location} meanwhile") from None
         except redis.RedisError as error:
             raise StoreUnavailable(f"cannot create store {location}: {type(error).__name__}: {error}") from None
-        finally:
-            client.close()
-        return cls.open(url)
 
     # --- reads: each one command or one MULTI/EXEC, so each sees whole batches ----------------------------------
 
@@ -351,7 +389,10 @@ class RedisStore(SketchStore):
 
         return self._write(change, list(ids))
 
-    def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
+    def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None,
+                     describe: bool = True) -> int:
+        """`describe`: keep the clustering description (its next_id) in this key space; a cluster store's shard
+        does not: its store numbers new clusters (take_cluster_ids) and gives it no negative id."""
         self.require_postings()
         keys = [(encode_id(doc_id), cluster) for doc_id, cluster in assignments]
 
@@ -361,24 +402,29 @@ class RedisStore(SketchStore):
                     self._keys.docnos, [key for key, _ in keys]))
             else:
                 described, numbers = read(lambda pipe: pipe.hget(self._keys.meta, "clustering"))[0], []
-            described = clustering or json.loads(described or b"{}")
-            next_id = described.get("next_id", 0)
-            fresh: dict[int, int] = {}  # each negative number given: one new id
-            stored = {}
-            for (key, cluster), number in zip(keys, numbers):
-                if number is not None:
-                    if cluster < 0:
-                        if cluster not in fresh:
-                            fresh[cluster], next_id = next_id, next_id + 1
-                        cluster = fresh[cluster]
-                    stored[key] = cluster
-            description = json.dumps({**described, "next_id": next_id}, sort_keys=True)
-            writes = [lambda pipe: pipe.hset(self._keys.meta, "clustering", description)]
+            stored = [(key, cluster) for (key, cluster), number in zip(keys, numbers) if number is not None]
+            writes = []
+            if describe:  # each negative number given: one new id
+                fresh = list(dict.fromkeys(cluster for _, cluster in stored if cluster < 0))
+                first, description = _described(described, clustering, len(fresh))
+                given = dict(zip(fresh, itertools.count(first)))
+                stored = [(key, given.get(cluster, cluster)) for key, cluster in stored]
+                writes.append(lambda pipe: pipe.hset(self._keys.meta, "clustering", description))
             if stored:
-                writes.append(lambda pipe: pipe.hset(self._keys.clusters, mapping=stored))
+                writes.append(lambda pipe: pipe.hset(self._keys.clusters, mapping=dict(stored)))
             return None, writes
 
         return self._write(change, [doc_id for doc_id, _ in assignments])[1]
+
+    def take_cluster_ids(self, count: int, clustering: dict | None = None) -> range:
+        """`count` new cluster ids from the clustering description's next_id (`clustering`, a full run's, replacing
+        the description), in one batch: a cluster store's new clusters, whichever shards their articles are in."""
+        def change(read):
+            described, = read(lambda pipe: pipe.hget(self._keys.meta, "clustering"))
+            first, description = _described(described, clustering, count)
+            return range(first, first + count), [lambda pipe: pipe.hset(self._keys.meta, "clustering", description)]
+
+        return self._write(change, [])[0]
 
     def _insert(self, checked: dict[bytes, bytes], ids: list[str]) -> int | None:
         """A batch of new articles (or any batch, in a store without postings), committed by one script (_INSERT)
@@ -394,8 +440,7 @@ class RedisStore(SketchStore):
             if self.indexed:
                 if any(found is not None for found in self._client.hmget(self._keys.docnos, keys)):
                     return None
-                first = self._reserve(len(keys))
-                docnos = range(first, first + len(keys))
+                docnos = self._reserve(len(keys))
                 appended = buckets.rewrite([], list(zip(checked.values(), docnos)), self.config.kind,
                                            lambda wanted: {}, append=True).appends
                 bucket_keys = self._keys.buckets(key for key, _ in appended)
@@ -411,12 +456,14 @@ class RedisStore(SketchStore):
             raise StoreUnavailable(f"cannot write store {self.location}: {type(error).__name__}: {error}") from None
         return generation if generation > 0 else None
 
-    def _reserve(self, count: int) -> int:
-        """The first of `count` new article numbers, reserved whether or not the batch then commits."""
+    def _reserve(self, count: int) -> range:
+        """`count` new article numbers, reserved whether or not the batch then commits: this key space's own
+        (_numbers)."""
         first = self._client.hincrby(self._keys.meta, "next_docno", count) - count
-        if first + count > 1 << 32:
+        numbers = self._numbers.of(first, first + count)
+        if numbers and numbers[-1] >= 1 << 32:
             raise StoreUnavailable(f"store {self.location} has numbered 2**32 articles: re-index it")
-        return first
+        return numbers
 
     def _reindex(self, read, changes: dict[bytes, bytes | None]) -> list:
         """Reads what moving the changed articles' postings needs (key → new sketch, None when deleted), numbering
@@ -426,7 +473,7 @@ class RedisStore(SketchStore):
                                                                                           keys))
         old_sketches = dict(zip(keys, old_sketches))
         fresh = sum(number is None and changes[key] is not None for key, number in zip(keys, numbers))
-        next_docno = self._reserve(fresh) if fresh else 0
+        reserved = iter(self._reserve(fresh) if fresh else ())
         old, new, docnos, ids, gone, gone_numbers = [], [], {}, {}, [], []
         for key, number in zip(keys, numbers):
             sketch = changes[key]
@@ -437,7 +484,7 @@ class RedisStore(SketchStore):
                     gone.append(key)
                     gone_numbers.append(struct.pack(">I", docno))
             elif sketch is not None:
-                docno, next_docno = next_docno, next_docno + 1
+                docno = next(reserved)
                 docnos[key] = struct.pack("<I", docno)
                 ids[struct.pack(">I", docno)] = key
             if sketch is not None:
@@ -545,7 +592,8 @@ class RedisSnapshot(BucketSnapshot):
         self.location = store.location  # what redis_errors names when Redis fails under a read
         self._generation, (limit,) = _read(store._client, self._keys,
                                            lambda pipe: pipe.hget(self._keys.meta, "next_docno"))
-        self._limit = _int(limit)
+        self._numbers = store._numbers
+        self._limit = self._numbers.limit(_int(limit))
 
     @redis_errors
     def _read(self, queue) -> list:
@@ -585,8 +633,9 @@ class RedisSnapshot(BucketSnapshot):
 
     def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
         stop = self._limit if stop is None else min(stop, self._limit)
-        for first in range(start, stop, _CHUNK):
-            numbers = range(first, min(first + _CHUNK, stop))
+        within = self._numbers.within(start, stop)
+        for first in range(0, len(within), _CHUNK):
+            numbers = within[first:first + _CHUNK]
             keys, = self._read(lambda pipe: pipe.hmget(self._keys.ids, [struct.pack(">I", n) for n in numbers]))
             stored = [(docno, key) for docno, key in zip(numbers, keys) if key is not None]
             if not stored:

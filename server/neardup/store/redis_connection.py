@@ -1,15 +1,17 @@
-"""The Redis store's connection: the store URL (redis://HOST:PORT/DB[?prefix=NAME], rediss:// for TLS) read into a
-client and the store's key names, the password and CA from the environment, and Redis errors reported as
-StoreUnavailable."""
+"""The Redis stores' connections: the store URL (redis://HOST:PORT/DB[?prefix=NAME], rediss:// for TLS; a Redis
+Cluster's redis+cluster://HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N]) read into clients and the store's key
+names, the password and CA from the environment, and Redis errors reported as StoreUnavailable."""
 from __future__ import annotations
 
 import functools
 import os
-from typing import Iterable
+from typing import Iterable, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
 import redis
 from redis.backoff import ExponentialBackoff
+from redis.cluster import REDIS_CLUSTER_HASH_SLOTS, ClusterNode, RedisCluster
+from redis.crc import key_slot
 from redis.retry import Retry
 
 from ..core.errors import InvalidArgument, StoreUnavailable
@@ -65,12 +67,92 @@ def connect(url: str) -> tuple[redis.Redis, Keys, str]:
     if not parts.hostname or not prefix or any(char in prefix for char in "{}"):
         raise InvalidArgument(f"a redis store URL is redis://HOST:PORT/DB[?prefix=NAME] (NAME without braces); "
                               f"got {url!r}")
-    tls = parts.scheme == "rediss"
-    client = redis.Redis(
-        host=parts.hostname, port=port, db=db, username=parts.username, password=os.environ.get(PASSWORD_ENV),
-        ssl=tls, ssl_ca_certs=os.environ.get(CA_ENV) if tls else None,
-        socket_timeout=WRITE_TIMEOUT, socket_connect_timeout=TIMEOUT,
-        # a read after a Redis restart finds its pooled connection closed: a reconnect or two, quickly
-        retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
+    client = redis.Redis(host=parts.hostname, port=port, db=db,
+                         **client_options(parts.scheme == "rediss", parts.username))
     shown = f"{parts.scheme}://{parts.hostname}:{port}/{db}" + (f"?prefix={prefix}" if "prefix" in query else "")
     return client, Keys(prefix), shown
+
+
+def client_options(tls: bool, username: str | None) -> dict:
+    """What every client of a store's Redis is made with: the password and CA from the environment, the
+    timeouts."""
+    return dict(username=username, password=os.environ.get(PASSWORD_ENV),
+                ssl=tls, ssl_ca_certs=os.environ.get(CA_ENV) if tls else None,
+                socket_timeout=WRITE_TIMEOUT, socket_connect_timeout=TIMEOUT,
+                # a read after a Redis restart finds its pooled connection closed: a reconnect or two, quickly
+                retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
+
+
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+#: The most shards a cluster store may have: past a few per primary, more shards only cost more commands per
+#: request (each reads every shard's generation).
+MAX_SHARDS = 1024
+
+
+class ClusterLocation(NamedTuple):
+    """A cluster store's URL read: the nodes to ask for the slot map, the prefix, the shards asked for (None: the
+    default, or the store's own), how messages show it."""
+    nodes: list[tuple[str, int]]
+    tls: bool
+    username: str | None
+    prefix: str
+    shards: int | None
+    shown: str
+
+
+def cluster_location(url: str) -> ClusterLocation:
+    """redis+cluster://[USER@]HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N] (rediss+cluster:// for TLS)."""
+    usage = "a Redis Cluster store URL is redis+cluster://HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N]"
+    parts = urlsplit(url)
+    query = parse_qs(parts.query)
+    username, _, hosts = parts.netloc.rpartition("@")
+    if ":" in username:
+        raise InvalidArgument(f"a password in the store URL is visible to every user of the host: put it in "
+                              f"${PASSWORD_ENV} instead")
+    if set(query) - {"prefix", "shards"} or any(len(values) != 1 for values in query.values()):
+        raise InvalidArgument(f"{usage}; got options {parts.query!r}")
+    prefix = query.get("prefix", ["neardup"])[0]
+    nodes = []
+    try:
+        for node in hosts.split(","):
+            host, _, port = node.rpartition(":")
+            nodes.append((host.strip("[]"), int(port)))
+        shards = int(query["shards"][0]) if "shards" in query else None
+    except ValueError:
+        raise InvalidArgument(f"{usage} (PORT and N numbers); got {url!r}") from None
+    if parts.scheme not in CLUSTER_SCHEMES or parts.path.strip("/") or not prefix or \
+            any(char in prefix for char in "{}") or not all(host for host, _ in nodes):
+        raise InvalidArgument(f"{usage} (NAME without braces, no /DB); got {url!r}")
+    if shards is not None and not 1 <= shards <= MAX_SHARDS:
+        raise InvalidArgument(f"a Redis Cluster store has 1 to {MAX_SHARDS} shards; got {shards}")
+    shown = f"{parts.scheme}://{hosts}" + (f"?prefix={prefix}" if "prefix" in query else "")
+    return ClusterLocation(nodes, parts.scheme == "rediss+cluster", username or None, prefix, shards, shown)
+
+
+class NodeClients:
+    """A plain client for the primary that serves each hash tag, from the cluster's slot map: a shard's keys all
+    share one tag, so its commands (MULTI/EXEC, WATCH, scripts) go to one node as on a single Redis, and the
+    single Redis store's code serves a shard unchanged."""
+
+    def __init__(self, location: ClusterLocation):
+        self._options = client_options(location.tls, location.username)
+        self._clients: dict[tuple[str, int], redis.Redis] = {}
+        cluster = RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in location.nodes],
+                               **{key: value for key, value in self._options.items() if key != "retry"})
+        try:
+            nodes = cluster.nodes_manager
+            self._primaries = [nodes.get_node_from_slot(slot) for slot in range(REDIS_CLUSTER_HASH_SLOTS)]
+        finally:
+            cluster.close()
+
+    def for_key(self, key: str) -> tuple[redis.Redis, tuple[str, int]]:
+        """The client of the primary holding `key`'s slot (its hash tag's), and the primary's address."""
+        node = self._primaries[key_slot(key.encode())]
+        address = (node.host, node.port)
+        if address not in self._clients:
+            self._clients[address] = redis.Redis(host=node.host, port=node.port, **self._options)
+        return self._clients[address], address
+
+    def close(self) -> None:
+        for client in self._clients.values():
+            client.close()

@@ -1,0 +1,379 @@
+"""A store sharded over a Redis Cluster: `--store redis+cluster://HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N]`.
+
+Why: a single Redis store keeps every key under one hash tag, so one primary holds it all and one Redis thread
+runs every write. Here articles go by id to one of a fixed number of shards (chosen at creation, kept in the
+metadata), each a single Redis store's key space under its own tag `{NAME:shardN}` (store/redis.py, unchanged:
+its batch script, WATCH, generation and change log), on whichever primary serves that tag's slot. A write batch
+is atomic per shard; the store-level metadata (config, stop-list, threshold, model, languages, clustering) is a
+key space of no articles under the tag `{NAME}`. Layout and operation: docs/fleet.md ("A store on Redis Cluster").
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import zlib
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+import redis
+from redis.exceptions import RedisClusterException
+
+from ..core.candidates import Postings
+from ..core.errors import InvalidArgument, StoreUnavailable
+from ..core.sketch_config import SketchConfig
+from .base import READ_ATTEMPTS, SketchStore, Snapshot, encode_id
+from .redis import RedisSnapshot, RedisStore
+from .redis_connection import ClusterLocation, Keys, NodeClients, cluster_location
+
+#: Shards of a store made without ?shards=N: room to spread over 16 primaries.
+DEFAULT_SHARDS = 16
+#: The generations (vectors of the shards') a store remembers by their sum, for changed_since.
+_REMEMBERED = 4096
+
+
+def shard_prefix(prefix: str, shard: int) -> str:
+    """The key space prefix of a shard: its keys' hash tag is {PREFIX:shardN}."""
+    return f"{prefix}:shard{shard}"
+
+
+class RedisClusterStore(SketchStore):
+    backend = "redis-cluster"
+    FORMAT_VERSION = 1
+    keeps_older_states = False
+    remote_reads = True
+    parallel_writers = True
+
+    def __init__(self, nodes: NodeClients, location: ClusterLocation, readonly: bool):
+        self._nodes = nodes
+        shown = location.shown
+        try:
+            client, _ = nodes.for_key(Keys(location.prefix).meta)
+            self._meta = RedisStore(client, Keys(location.prefix), shown, readonly)
+            shards = int(self._meta._client.hget(self._meta._keys.meta, "cluster_shards") or 0)
+            if location.shards is not None and location.shards != shards:
+                raise InvalidArgument(f"store {shown} has {shards} shards, the URL asks for {location.shards}: "
+                                      "drop ?shards= (it is read only when a store is created)")
+            opened = [self._open_shard(location, shard, readonly) for shard in range(shards)]
+        except redis.RedisError as error:
+            nodes.close()
+            raise StoreUnavailable(f"cannot open store {shown}: {type(error).__name__}: {error}") from None
+        except BaseException:
+            nodes.close()
+            raise
+        self._shards = [shard for shard, _ in opened]
+        if not self._shards:
+            nodes.close()
+            raise StoreUnavailable(f"cannot read store {shown}: its metadata names no shards: restore it from a "
+                                   "backup or re-index the corpus into a new store")
+        for shard in self._shards:
+            if shard.config != self._meta.config or shard.indexed != self._meta.indexed:
+                nodes.close()
+                raise StoreUnavailable(f"store {shown}: {shard.location} is of another configuration than the "
+                                       "store's: re-index the corpus into a new store")
+        # shards by the primary serving them: generation() asks each primary once
+        self._by_node: dict[tuple[str, int], list[int]] = {}
+        for number, (_, address) in enumerate(opened):
+            self._by_node.setdefault(address, []).append(number)
+        self._latest = (0,) * len(self._shards)  # the shards' generations of the last generation given (_remember)
+        self._seen: dict[int, tuple[int, ...]] = {}  # generation given → its vector (changed_since)
+        self._seen_lock = threading.Lock()
+        super().__init__(self._meta.config, self._meta.stoplist, self.FORMAT_VERSION, shown, self._meta.indexed)
+
+    def _open_shard(self, location: ClusterLocation, shard: int, readonly: bool) -> tuple[RedisStore, tuple]:
+        """A shard's key space, and the address of the primary serving it."""
+        keys = Keys(shard_prefix(location.prefix, shard))
+        client, address = self._nodes.for_key(keys.meta)
+        return RedisStore(client, keys, f"{location.shown} shard {shard}", readonly), address
+
+    @staticmethod
+    def _connect(url: str) -> tuple[NodeClients, ClusterLocation]:
+        location = cluster_location(url)
+        try:
+            return NodeClients(location), location
+        except (redis.RedisError, RedisClusterException) as error:
+            raise StoreUnavailable(f"cannot reach Redis Cluster {location.shown}: {type(error).__name__}: "
+                                   f"{error}") from None
+
+    @classmethod
+    def exists(cls, url: str) -> bool:
+        nodes, location = cls._connect(url)
+        try:
+            keys = Keys(location.prefix)
+            return bool(nodes.for_key(keys.meta)[0].exists(keys.meta))
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot open store {location.shown}: {type(error).__name__}: {error}") from None
+        finally:
+            nodes.close()
+
+    @classmethod
+    def open(cls, url: str, readonly: bool = False) -> "RedisClusterStore":
+        return cls(*cls._connect(url), readonly)
+
+    @classmethod
+    def create(cls, url: str, config: SketchConfig, stoplist: Iterable[int],
+               indexed: bool = True) -> "RedisClusterStore":
+        """Each shard's metadata (its numbering), then the store's: a store exists once its metadata does."""
+        nodes, location = cls._connect(url)
+        shards = location.shards or DEFAULT_SHARDS
+        stoplist = sorted(set(stoplist))
+        try:
+            meta = Keys(location.prefix)
+            if nodes.for_key(meta.meta)[0].exists(*meta.all):
+                raise StoreUnavailable(f"{location.shown} already holds a store (or keys of its prefix); open it "
+                                       "instead, or choose another ?prefix=")
+            for shard in range(shards):
+                keys = Keys(shard_prefix(location.prefix, shard))
+                RedisStore.write_metadata(nodes.for_key(keys.meta)[0], keys, f"{location.shown} shard {shard}",
+                                          config, stoplist, indexed, {"shard": shard, "shards": shards})
+            RedisStore.write_metadata(nodes.for_key(meta.meta)[0], meta, location.shown, config, stoplist,
+                                      indexed, {"cluster_shards": shards})
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot create store {location.shown}: {type(error).__name__}: {error}") \
+                from None
+        finally:
+            nodes.close()
+        return cls.open(url)
+
+    # --- which shard holds what ---------------------------------------------------------------------------------
+
+    def shard_of(self, key: bytes) -> int:
+        """The shard of an id (its UTF-8 key): fixed by the id alone, whatever else the store holds."""
+        return zlib.crc32(key) % len(self._shards)
+
+    def _grouped(self, ids: Sequence[str]) -> dict[int, list[int]]:
+        """Positions of ids by shard."""
+        positions: dict[int, list[int]] = {}
+        for position, doc_id in enumerate(ids):
+            positions.setdefault(self.shard_of(encode_id(doc_id)), []).append(position)
+        return positions
+
+    def _per_shard(self, ids: Sequence[str], read) -> list:
+        """read(shard, its ids) for each shard holding some of ids, the answers put back in the ids' order."""
+        found: list = [None] * len(ids)
+        for shard, positions in self._grouped(ids).items():
+            for position, answer in zip(positions, read(self._shards[shard], [ids[at] for at in positions])):
+                found[position] = answer
+        return found
+
+    # --- reads ----------------------------------------------------------------------------------------------------
+
+    def _send(self, commands: dict[int, list[tuple]]) -> dict[int, list]:
+        """Each shard's read commands, a primary's shards' sent together on one connection (RedisStore._commands:
+        one round trip per primary, not per shard); the replies by shard."""
+        replies: dict[int, list] = {}
+        for numbers in self._by_node.values():
+            wanted = [number for number in numbers if commands.get(number)]
+            if not wanted:
+                continue
+            found = self._shards[wanted[0]]._commands(*(command for n in wanted for command in commands[n]))
+            for number in wanted:
+                replies[number], found = found[:len(commands[number])], found[len(commands[number]):]
+        return replies
+
+    def _reads(self, ids: Sequence[str], with_generations: bool) -> tuple[tuple[int, ...] | None, list]:
+        """(every shard's generation, or None; the sketches of ids), one round trip per primary: a shard's
+        generation is read before its sketches on the same connection, so they are at least as new."""
+        by_shard = self._grouped(ids)
+        commands: dict[int, list[tuple]] = {number: [] for number in range(len(self._shards))} \
+            if with_generations else {}
+        for number, positions in by_shard.items():
+            commands.setdefault(number, []).append(
+                ("HMGET", self._shards[number]._keys.sketches, *(ids[at] for at in positions)))
+        if with_generations:
+            for number, shard in enumerate(self._shards):
+                commands[number].insert(0, ("GET", shard._keys.generation))
+        replies = self._send(commands)
+        sketches: list = [None] * len(ids)
+        for number, positions in by_shard.items():
+            for position, sketch in zip(positions, replies[number][-1]):
+                sketches[position] = sketch
+        vector = tuple(int(replies[number][0] or 0) for number in range(len(self._shards))) \
+            if with_generations else None
+        return vector, sketches
+
+    def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
+        return self._reads(ids, False)[1] if ids else []
+
+    def generation_and_get_many(self, ids: Sequence[str]) -> tuple[int, list[bytes | None]]:
+        """Every shard's generation and the sketches, one round trip per primary; read again (READ_ATTEMPTS in
+        all) while a shard is older than an earlier read of this store saw it (_remember)."""
+        attempt = 1
+        while True:
+            vector, sketches = self._reads(ids, True)
+            now = self._remember(vector, gone_back=attempt == READ_ATTEMPTS)
+            if now is not None:
+                return now, sketches
+            attempt += 1
+
+    def generation(self) -> int:
+        return self.generation_and_get_many([])[0]
+
+    def _remember(self, vector: tuple[int, ...], gone_back: bool) -> int | None:
+        """The generation of every shard's generation read (vector): their sum. The vectors given out only grow,
+        shard by shard, so their sums order them as a single store's generations are ordered (a read whose shard
+        generations are newer gives a larger one) and a sum names one vector (changed_since asks each shard from
+        its own). None where a shard is older than in the last vector given: another thread read it later than
+        this read did; read again. Unless `gone_back`: a shard that is older at every attempt went back (a
+        failover to a replica without the last writes, a restore); what was read since is unknown."""
+        with self._seen_lock:
+            if any(now < before for now, before in zip(vector, self._latest)):
+                if not gone_back:
+                    return None
+                self._seen.clear()
+            self._latest = vector
+            generation = sum(vector)
+            self._seen[generation] = vector
+            if len(self._seen) > _REMEMBERED:
+                del self._seen[next(iter(self._seen))]
+        return generation
+
+    def changed_since(self, generation: int) -> set[str] | None:
+        """None (not known) for a generation this store did not read itself, e.g. one another process read."""
+        with self._seen_lock:
+            vector = self._seen.get(generation)
+        if vector is None:
+            return None
+        changed: set[str] = set()
+        for shard, since in zip(self._shards, vector):
+            found = shard.changed_since(since)
+            if found is None:
+                return None
+            changed |= found
+        return changed
+
+    def count(self) -> int:
+        return sum(shard.count() for shard in self._shards)
+
+    def items(self) -> Iterator[tuple[str, bytes]]:
+        """The shards' items merged in id order."""
+        return heapq.merge(*(shard.items() for shard in self._shards))
+
+    def clusters(self, ids: Sequence[str]) -> list[int]:
+        if not self.indexed or not ids:
+            return [-1] * len(ids)
+        return self._per_shard(ids, lambda shard, chunk: shard.clusters(chunk))
+
+    def clustering(self) -> dict | None:
+        return self._meta.clustering()
+
+    def model(self) -> bytes | None:
+        return self._meta.model()
+
+    def set_model(self, model: bytes | None) -> None:
+        self._meta.set_model(model)
+
+    def threshold(self) -> dict | None:
+        return self._meta.threshold()
+
+    def set_threshold(self, setting: dict | None) -> None:
+        self._meta.set_threshold(setting)
+
+    def languages(self) -> frozenset[str]:
+        return self._meta.languages()
+
+    def add_languages(self, languages: Iterable[str]) -> bool:
+        return self._meta.add_languages(languages)
+
+    def snapshot(self) -> "ClusterSnapshot":
+        self.require_postings()
+        return ClusterSnapshot(self)
+
+    # --- writes: each batch split by shard, each shard's part one atomic batch ------------------------------------
+
+    def put_many(self, items: Sequence[tuple[str, bytes]]) -> int:
+        self.checked_items(items)  # a bad item anywhere writes nothing
+        for shard, positions in self._grouped([doc_id for doc_id, _ in items]).items():
+            self._shards[shard].put_many([items[at] for at in positions])
+        return self.generation()
+
+    def delete_many(self, ids: Sequence[str]) -> tuple[int, int]:
+        stored = sum(self._shards[shard].delete_many([ids[at] for at in positions])[0]
+                     for shard, positions in self._grouped(ids).items())
+        return stored, self.generation()
+
+    def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
+        """New cluster ids (negative ones asked) are taken from the store's clustering description in one batch of
+        the metadata key space, then each shard writes its assignments in one batch: an id given to articles no
+        longer stored stays unused."""
+        self.require_postings()
+        self._grouped([doc_id for doc_id, _ in assignments])  # names a bad id before anything is written
+        fresh = list(dict.fromkeys(cluster for _, cluster in assignments if cluster < 0))
+        given = dict(zip(fresh, self._meta.take_cluster_ids(len(fresh), clustering)))
+        numbered = [(doc_id, given.get(cluster, cluster)) for doc_id, cluster in assignments]
+        for shard, positions in self._grouped([doc_id for doc_id, _ in numbered]).items():
+            self._shards[shard].set_clusters([numbered[at] for at in positions], describe=False)
+        return self.generation()
+
+    def close(self) -> None:
+        for shard in self._shards:
+            shard.close()
+        self._meta.close()
+        self._nodes.close()
+
+
+class ClusterSnapshot(Snapshot):
+    """Every shard's snapshot (store/redis.py RedisSnapshot), each at its own generation: each read of a shard is
+    of the state the snapshot began at, or raises StoreChanged once a write committed on that shard. A batch is
+    atomic per shard, so no read sees part of a shard's batch."""
+
+    def __init__(self, store: RedisClusterStore):
+        self._store = store
+        self._shards = [RedisSnapshot(shard) for shard in store._shards]
+        self._unread: tuple[bytes, list[set[int]]] = (b"", [])  # per shard, the values postings() left out
+
+    def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
+        return self.sketches([doc_id])[0]
+
+    def sketches(self, doc_ids: Sequence[str]) -> list[tuple[int, bytes] | None]:
+        found: list = [None] * len(doc_ids)
+        for shard, positions in self._store._grouped(doc_ids).items():
+            read = self._shards[shard].sketches([doc_ids[at] for at in positions])
+            for position, answer in zip(positions, read):
+                found[position] = answer
+        return found
+
+    def postings(self, query: bytes) -> Postings:
+        """Every shard's postings of the query's values, joined; a value one shard left out (hot there) is
+        unread for the store, its length the sum of the shards'."""
+        parts = [shard.postings(query) for shard in self._shards]
+        self._unread = (query, [set(part.unread.tolist()) for part in parts])
+        lengths: dict[int, int] = {}
+        for part in parts:
+            for index, length in zip(part.unread.tolist(), part.unread_lengths.tolist()):
+                lengths[index] = lengths.get(index, 0) + length
+        unread = sorted(lengths)
+        return Postings(*(np.concatenate(column) for column in zip(*(part[:3] for part in parts))),
+                        np.array(unread, np.intp), np.array([lengths[index] for index in unread], np.int64))
+
+    def unread_postings(self, query: bytes, value_indices) -> Postings:
+        """From each shard, only the values it left out (the others gave theirs whole in postings())."""
+        left_out = self._unread[1] if self._unread[0] == query else [None] * len(self._shards)
+        wanted = np.asarray(value_indices).tolist()
+        parts = [shard.unread_postings(query, [index for index in wanted if unread is None or index in unread])
+                 for shard, unread in zip(self._shards, left_out)]
+        return Postings(*(np.concatenate(column) for column in zip(*(part[:3] for part in parts))))
+
+    def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
+        found: list = [None] * len(docnos)
+        by_shard: dict[int, list[int]] = {}  # a shard's numbers are those of its remainder (redis.Numbering)
+        for position, docno in enumerate(docnos):
+            by_shard.setdefault(docno % len(self._shards), []).append(position)
+        for shard, positions in by_shard.items():
+            for position, article in zip(positions, self._shards[shard].articles([docnos[at] for at in positions])):
+                found[position] = article
+        return found
+
+    def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
+        """The shards' scans merged in docno order."""
+        return heapq.merge(*(shard.scan(start, stop) for shard in self._shards))
+
+    def id_keys(self) -> Iterator[bytes]:
+        return itertools.chain.from_iterable(shard.id_keys() for shard in self._shards)
+
+    def docno_limit(self) -> int:
+        return max(shard.docno_limit() for shard in self._shards)
+
+    def close(self) -> None:
+        for shard in self._shards:
+            shard.close()
