@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 
 import pytest
 
@@ -20,9 +19,8 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store, read_consistently, store_exists
 from neardup.store.redis_cluster import DEFAULT_SHARDS
 
-from brute import assert_index_matches_sketches
 from server_process import sketch_store
-from sketches import K, random_sketch, sketch_with_shared_values
+from sketches import K, random_sketch
 
 pytestmark = pytest.mark.redis
 
@@ -136,26 +134,6 @@ def test_a_snapshot_refuses_only_a_read_of_a_shard_written_since_and_a_new_one_s
             with pytest.raises(StoreChanged, match="changed during the read"):
                 snapshot.sketch(changed)
         assert read_consistently(store, lambda snapshot: snapshot.sketch(changed)[1]) == encode_sketch([9])
-
-
-def test_writers_at_once_over_the_shards_commit_every_batch_whole(redis_cluster_url):
-    sketch_store(redis_cluster_url, {})
-
-    def write(seed: int) -> None:
-        rng = random.Random(seed)
-        with open_store(redis_cluster_url) as store:
-            for _ in range(20):
-                store.put_many([(f"d{rng.randrange(80)}", sketch_with_shared_values(rng))
-                                for _ in range(rng.randint(1, 20))])
-                store.delete_many([f"d{rng.randrange(80)}" for _ in range(3)])
-
-    writers = [threading.Thread(target=write, args=(seed,)) for seed in range(3)]
-    for writer in writers:
-        writer.start()
-    for writer in writers:
-        writer.join()
-    docnos = assert_index_matches_sketches(redis_cluster_url)
-    assert len(set(docnos.values())) == len(docnos) > 0
 
 
 def test_new_cluster_ids_are_taken_once_for_the_whole_store(redis_cluster_url):
