@@ -28,8 +28,10 @@ pytestmark = pytest.mark.redis
 @pytest.mark.parametrize("url, message", [
     ("redis+cluster://user:secret@127.0.0.1:1", "NEARDUP_REDIS_PASSWORD"),
     ("redis+cluster://127.0.0.1:1/0", "no /DB"),
-    ("redis+cluster://127.0.0.1:one", "PORT and N numbers"),
-    ("redis+cluster://127.0.0.1:1?shards=many", "PORT and N numbers"),
+    ("redis+cluster://127.0.0.1:one", "PORT, N and R numbers"),
+    ("redis+cluster://127.0.0.1:1?shards=many", "PORT, N and R numbers"),
+    ("redis+cluster://127.0.0.1:1?wait=all", "PORT, N and R numbers"),
+    ("redis+cluster://127.0.0.1:1?wait=-1", "number of replicas, 0 or more"),
     ("redis+cluster://127.0.0.1:1?shards=0", "1 to 1024 shards"),
     ("redis+cluster://127.0.0.1:1?db=3", "got options"),
     ("redis+cluster://127.0.0.1:1?prefix={x}", "without braces"),
