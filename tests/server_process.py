@@ -220,10 +220,12 @@ class RedisClusterServers:
     ports, in a directory of its own; nothing saved. `password`: every node asks for it (replicas give it);
     `tls`: as RedisServer's, and the nodes speak TLS to each other (server.pem then serves and connects)."""
 
-    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None, tls: Path | None = None):
+    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None, tls: Path | None = None,
+                 node_timeout_ms: int = 5000):
+        """`node_timeout_ms`: how long a primary is unreachable before its replica is promoted (a little more)."""
         self.password, self.tls = password, tls
         options = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-                   "5000") + ("--masterauth", password) * bool(password) + \
+                   str(node_timeout_ms)) + ("--masterauth", password) * bool(password) + \
             ("--tls-cluster", "yes", "--tls-replication", "yes") * bool(tls)
         self.servers = [RedisServer(directory / f"node{number}", password=password, tls=tls, options=options,
                                     port=port) for number, port in enumerate(self._ports(2 * primaries))]
@@ -246,6 +248,49 @@ class RedisClusterServers:
                               timeout=60, env={**os.environ, **({"REDISCLI_AUTH": self.password} if self.password else {})})
         assert done.returncode == 0, done.stderr
         return done.stdout
+
+    def running(self) -> list[RedisServer]:
+        return [server for server in self.servers if server.process is not None and server.process.poll() is None]
+
+    def nodes(self) -> dict[int, dict]:
+        """The nodes as a running one sees them, by port: id, role ("master" or "slave"), failed (flagged fail),
+        its primary's id, the slots it serves."""
+        found = {}
+        for line in self.cli(self.running()[0], "cluster", "nodes").splitlines():
+            node_id, address, flags, primary, *_, link = line.split()[:8]
+            slots = set()
+            for part in line.split()[8:]:
+                if not part.startswith("["):  # a slot being moved: still served by this node
+                    first, _, last = part.partition("-")
+                    slots.update(range(int(first), int(last or first) + 1))
+            found[int(address.split("@")[0].rpartition(":")[2])] = {
+                "id": node_id, "role": "master" if "master" in flags else "slave",
+                "failed": "fail" in flags.split(","), "primary": primary, "slots": slots}
+        return found
+
+    def server(self, port: int) -> RedisServer:
+        return next(server for server in self.servers if server.port == port)
+
+    def primary_of(self, slot: int) -> RedisServer:
+        """The node serving slot now."""
+        return self.server(next(port for port, node in self.nodes().items()
+                                if node["role"] == "master" and slot in node["slots"]))
+
+    def replica_of(self, primary: RedisServer) -> RedisServer:
+        nodes = self.nodes()
+        return self.server(next(port for port, node in nodes.items() if node["primary"] == nodes[primary.port]["id"]))
+
+    def settled(self) -> bool:
+        """Every node running, every one saying cluster_state:ok and none flagged failed, every replica in sync
+        with its primary."""
+        if len(self.running()) != len(self.servers):
+            return False
+        if not all("cluster_state:ok" in self.cli(server, "cluster", "info") for server in self.servers):
+            return False
+        nodes = self.nodes()
+        return not any(node["failed"] for node in nodes.values()) and all(
+            "master_link_status:up" in self.cli(self.server(port), "info", "replication")
+            for port, node in nodes.items() if node["role"] == "slave")
 
     def start(self) -> "RedisClusterServers":
         try:

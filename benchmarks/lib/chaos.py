@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchmarks.lib.measure import worker_pids
-from tests.server_process import RedisServer, Server, run_neardup, write_jsonl
+from tests.server_process import RedisClusterServers, RedisServer, Server, run_neardup, write_jsonl
 
 #: What a thread does per step, and how often (the writes are each followed by their checks).
 MIX = {"Dedup": 0.35, "DedupStream": 0.10, "FindSimilar": 0.20, "Upsert": 0.25, "Delete": 0.10}
@@ -60,6 +60,13 @@ class Settings:
     redis_down: float = 2.0         # seconds Redis stays down
     timeout: float = 10.0           # client deadline per call
     seed: int = 1
+    cluster_shards: int = 6         # of the redis-cluster store
+    node_timeout_ms: int = 1000     # the cluster's: how long a primary is unreachable before its replica takes over
+
+
+#: The redis-cluster scenario's outages, in turn (_Scenario.cluster_outage).
+CLUSTER_OUTAGES = ("primary killed (SIGKILL), its replica promoted, the node restarted",
+                   "a shard's slot moved to another primary (MIGRATE)", "planned failover (CLUSTER FAILOVER)")
 
 
 # --- texts --------------------------------------------------------------------------------------------------------
@@ -323,6 +330,7 @@ class _Scenario:
     def __init__(self, backend: str, work: Path, settings: Settings, say: Callable[[str], None]):
         self.backend, self.work, self.settings, self.say = backend, work, settings, say
         self.redis: RedisServer | None = None
+        self.cluster: RedisClusterServers | None = None
         self.servers: list[Server] = []
         self.windows: list[dict] = []
         self.indexed: dict[str, str] = {}  # id → text of every acknowledged `neardup index` batch
@@ -335,6 +343,9 @@ class _Scenario:
         if self.backend == "redis":
             self.redis = RedisServer(work / "redis", durable=True).start()
             self.location = self.redis.url()
+        elif self.backend == "redis-cluster":
+            self.cluster = RedisClusterServers(work / "cluster", node_timeout_ms=settings.node_timeout_ms).start()
+            self.location = self.cluster.url("chaos", settings.cluster_shards) + "&wait=1"
         else:
             self.location = str(work / "store")
         records = corpus(settings.seed, settings.corpus)
@@ -343,7 +354,7 @@ class _Scenario:
         if done.returncode != 0:
             raise RuntimeError(f"neardup index failed: {done.stderr}")
         self.corpus_ids = [record["id"] for record in records]
-        if self.backend == "redis":
+        if self.backend in ("redis", "redis-cluster"):
             self.servers = [Server(self.location, log_dir=work, workers=1) for _ in range(2)]
         else:
             self.servers = [Server(self.location, "--search-index", "memory", workers=2)]
@@ -364,6 +375,8 @@ class _Scenario:
             self.redis.start()
             self._until_every_server_answers()
             kind = "Redis killed and restarted"
+        elif self.backend == "redis-cluster":
+            kind = self.cluster_outage()
         else:
             server = self.servers[0]
             listening = server.log().count("listening on")
@@ -371,6 +384,43 @@ class _Scenario:
             _wait(lambda: server.log().count("listening on") > listening, 120, "no worker started again")
             kind = "worker killed (SIGKILL)"
         self.windows.append({"kind": kind, "outage": True, "start": started, "end": time.monotonic()})
+
+    def cluster_outage(self) -> str:
+        """The next of CLUSTER_OUTAGES, on the primary serving a shard of the store (a shard's keys share one
+        slot); over once the cluster settled (every node up, replicas in sync: before, a write waiting for a
+        replica fails) and every server answers. Its kind."""
+        import redis
+        from redis.crc import key_slot
+
+        cluster = self.cluster
+        kind = CLUSTER_OUTAGES[self.faults // 2 % len(CLUSTER_OUTAGES)]
+        slot = key_slot(f"{{chaos:shard{self.faults % self.settings.cluster_shards}}}:meta".encode())
+        primary = cluster.primary_of(slot)
+        if kind == CLUSTER_OUTAGES[0]:
+            replica = cluster.replica_of(primary)
+            primary.stop(signal.SIGKILL)
+            _wait(lambda: cluster.primary_of(slot) is replica, 60, "the replica was not promoted")
+            primary.start()  # nothing saved: it joins as the new primary's replica and copies its data
+        elif kind == CLUSTER_OUTAGES[1]:
+            nodes = cluster.nodes()
+            target = next(server for server in cluster.servers if server is not primary
+                          and nodes[server.port]["role"] == "master")
+            source_id, target_id = nodes[primary.port]["id"], nodes[target.port]["id"]
+            cluster.cli(target, "cluster", "setslot", str(slot), "importing", source_id)
+            cluster.cli(primary, "cluster", "setslot", str(slot), "migrating", target_id)
+            with redis.Redis(port=primary.port) as source:  # the keys are bytes (postings buckets): not redis-cli's
+                while keys := source.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 20):
+                    source.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
+            for server in [target, primary] + [s for s in cluster.servers if s not in (target, primary)]:
+                if nodes[server.port]["role"] == "master":
+                    cluster.cli(server, "cluster", "setslot", str(slot), "node", target_id)
+        else:
+            replica = cluster.replica_of(primary)
+            cluster.cli(replica, "cluster", "failover")
+            _wait(lambda: cluster.primary_of(slot) is replica, 60, "the planned failover did not happen")
+        _wait(cluster.settled, 120, "the cluster did not settle")
+        self._until_every_server_answers()
+        return kind
 
     def _until_every_server_answers(self) -> None:
         from neardup_client import NearDupClient, NearDupClientError
@@ -420,6 +470,14 @@ class _Scenario:
                 server.process.wait()
         if self.redis is not None:
             self.redis.stop()
+        if self.cluster is not None:
+            self.cluster.stop()
+
+
+SETUPS = {"lmdb": "`neardup serve --workers 2 --search-index memory` on an LMDB store",
+          "redis": "two `neardup serve` on one Redis store (appendonly yes, appendfsync always)",
+          "redis-cluster": "two `neardup serve` on a sharded store on a Redis Cluster of 3 primaries with a replica "
+                           "each (?wait=1, nothing saved)"}
 
 
 def run_scenario(backend: str, work: Path, settings: Settings, say: Callable[[str], None] = print) -> dict:
@@ -446,8 +504,7 @@ def run_scenario(backend: str, work: Path, settings: Settings, say: Callable[[st
                 "seconds": window["end"] - window["start"]} for window in scenario.windows]
     return {
         "backend": backend,
-        "setup": ("`neardup serve --workers 2 --search-index memory` on an LMDB store" if backend == "lmdb" else
-                  "two `neardup serve` on one Redis store (appendonly yes, appendfsync always)"),
+        "setup": SETUPS[backend],
         "capacity_steps_per_s": steps_per_s, "offered_steps_per_s": rate * settings.processes * settings.threads,
         "capacity": _summary(capacity, []), "run": _summary(run, scenario.windows),
         "windows": windows, "outages": sum(w["outage"] for w in windows),

@@ -24,7 +24,7 @@ from ..core.candidates import Postings
 from ..core.errors import InvalidArgument, StoreUnavailable
 from ..core.sketch_config import SketchConfig
 from .base import READ_ATTEMPTS, SketchStore, Snapshot, encode_id
-from .redis import RedisSnapshot, RedisStore
+from .redis import RedisStore
 from .redis_connection import ClusterLocation, Keys, NodeClients, cluster_location
 
 #: Shards of a store made without ?shards=N: room to spread over 16 primaries.
@@ -381,7 +381,7 @@ class ClusterSnapshot(Snapshot):
 
     def __init__(self, store: RedisClusterStore):
         self._store = store
-        self._shards = [RedisSnapshot(shard) for shard in store._shards]
+        self._shards = [shard.snapshot() for shard in store._shards]  # a Redis error: StoreUnavailable
         self._unread: tuple[bytes, list[set[int]]] = (b"", [])  # per shard, the values postings() left out
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
