@@ -280,6 +280,27 @@ class RedisClusterServers:
         nodes = self.nodes()
         return self.server(next(port for port, node in nodes.items() if node["primary"] == nodes[primary.port]["id"]))
 
+    def move_slot(self, slot: int, keys_per_step: int = 20) -> RedisServer:
+        """Moves slot to another primary while it serves, as `redis-cli --cluster reshard` does: the keys
+        `keys_per_step` at a time by MIGRATE, then the slot given to the new primary. The new primary."""
+        import redis  # the redis extra, which a cluster needs anyway
+
+        source = self.primary_of(slot)
+        nodes = self.nodes()
+        target = next(server for server in self.servers
+                      if server is not source and nodes[server.port]["role"] == "master")
+        source_id, target_id = nodes[source.port]["id"], nodes[target.port]["id"]
+        self.cli(target, "cluster", "setslot", str(slot), "importing", source_id)
+        self.cli(source, "cluster", "setslot", str(slot), "migrating", target_id)
+        with redis.Redis(port=source.port, password=self.password) as client:  # keys of bytes, which redis-cli mangles
+            while keys := client.execute_command("CLUSTER", "GETKEYSINSLOT", slot, keys_per_step):
+                client.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys,
+                                       *(["AUTH", self.password] if self.password else []))
+        for server in [target, source] + [server for server in self.servers if server not in (target, source)]:
+            if nodes[server.port]["role"] == "master":
+                self.cli(server, "cluster", "setslot", str(slot), "node", target_id)
+        return target
+
     def settled(self) -> bool:
         """Every node running, every one saying cluster_state:ok and none flagged failed, every replica in sync
         with its primary."""
@@ -300,9 +321,10 @@ class RedisClusterServers:
                      *(f"127.0.0.1:{server.port}" for server in self.servers), "--cluster-replicas", "1",
                      "--cluster-yes")
             deadline = time.monotonic() + 30
-            while not all("cluster_state:ok" in self.cli(server, "cluster", "info") for server in self.servers):
+            while not self.settled():  # replicas in sync too: a write waiting for one (?wait=1) is answered
                 if time.monotonic() > deadline:
-                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok within 30 s")
+                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok with its replicas in "
+                                       "sync within 30 s")
                 time.sleep(0.1)
         except BaseException:
             self.stop()

@@ -389,7 +389,6 @@ class _Scenario:
         """The next of CLUSTER_OUTAGES, on the primary serving a shard of the store (a shard's keys share one
         slot); over once the cluster settled (every node up, replicas in sync: before, a write waiting for a
         replica fails) and every server answers. Its kind."""
-        import redis
         from redis.crc import key_slot
 
         cluster = self.cluster
@@ -402,18 +401,7 @@ class _Scenario:
             _wait(lambda: cluster.primary_of(slot) is replica, 60, "the replica was not promoted")
             primary.start()  # nothing saved: it joins as the new primary's replica and copies its data
         elif kind == CLUSTER_OUTAGES[1]:
-            nodes = cluster.nodes()
-            target = next(server for server in cluster.servers if server is not primary
-                          and nodes[server.port]["role"] == "master")
-            source_id, target_id = nodes[primary.port]["id"], nodes[target.port]["id"]
-            cluster.cli(target, "cluster", "setslot", str(slot), "importing", source_id)
-            cluster.cli(primary, "cluster", "setslot", str(slot), "migrating", target_id)
-            with redis.Redis(port=primary.port) as source:  # the keys are bytes (postings buckets): not redis-cli's
-                while keys := source.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 20):
-                    source.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys)
-            for server in [target, primary] + [s for s in cluster.servers if s not in (target, primary)]:
-                if nodes[server.port]["role"] == "master":
-                    cluster.cli(server, "cluster", "setslot", str(slot), "node", target_id)
+            cluster.move_slot(slot)
         else:
             replica = cluster.replica_of(primary)
             cluster.cli(replica, "cluster", "failover")
