@@ -7,7 +7,8 @@ redis-server with an append-only file fsynced at every write ("redis"). Client p
 each) send a mix of Dedup, DedupStream, FindSimilar, Upsert and Delete: first as fast as they can (the capacity),
 then paced at a fraction of it for the run, while the scenario's faults come one after another: a worker killed
 with SIGKILL (the server starts another) or Redis killed and started again on its port, alternating with a batch
-of `neardup index` into the same store.
+of `neardup index` into the same store. "redis-cluster" (when asked) is two `neardup serve` on a sharded store
+(?wait=1) on a Redis Cluster of 3 primaries with a replica each, its outages CLUSTER_OUTAGES in turn.
 
 The checks, each through a connection of its own made for it (so on another worker or server than the write's):
 after an acknowledged Upsert, Dedup of the id beside its text must find it stored with that text (similarity 1) and
