@@ -17,7 +17,10 @@ it. A read-load Dedup carries a few of the thread's own ids too, stored or delet
 that does not is stale. Once the load is over and the servers stopped, the store is read directly: every id whose
 last write was acknowledged must hold exactly the sketch of its last text (and be in the postings of its values),
 or be absent after a Delete; one that is not is a lost acknowledged write. An id one of whose writes failed (the
-outcome of a failed write is unknown: it may have committed) is not written again and counts as uncertain.
+outcome of a failed write is unknown: it may have committed) is not written again and counts as uncertain. On a
+cluster store a batch commits whole per shard only: a Delete the client sent again after UNAVAILABLE may count
+fewer ids than were stored (the first attempt removed some); it is counted apart (short_deletes), and its ids are
+checked gone as any other's.
 
 Failures are counted per gRPC status code, inside an outage window (from the fault to when the service answers
 again: the new worker listening, a call through every server succeeding after Redis is back) or outside.
@@ -105,6 +108,7 @@ class Job:
     rate: float | None       # steps per second per thread; None: as fast as it can
     timeout: float
     seed: int
+    batches_whole: bool = True  # False on a cluster store: a batch commits whole per shard only
 
 
 def client_process(job: Job) -> dict:
@@ -119,7 +123,7 @@ def client_process(job: Job) -> dict:
             "stale": [s for t in threads for s in t.stale],
             "final": {doc_id: body for t in threads for doc_id, body in t.final().items()},
             "uncertain": sorted(doc_id for t in threads for doc_id in t.uncertain),
-            "checks": sum(t.checks for t in threads)}
+            "short_deletes": [s for t in threads for s in t.short_deletes], "checks": sum(t.checks for t in threads)}
 
 
 class _Thread:
@@ -135,6 +139,7 @@ class _Thread:
         self.live: dict[str, str] = {}   # id → its text: last write an acknowledged Upsert
         self.gone: set[str] = set()      # last write an acknowledged Delete
         self.uncertain: set[str] = set()  # a write failed: never written or checked again
+        self.short_deletes: list[dict] = []  # acknowledged Deletes counting fewer ids than were stored (see delete)
         self.next_id = 0
         self.steps = self.checks = 0
 
@@ -259,7 +264,13 @@ class _Thread:
             del self.live[doc_id]
             self.gone.add(doc_id)
         if deleted != len(ids):
-            self.flag("Delete", ",".join(ids), f"{len(ids)} stored ids deleted, the server found {deleted}")
+            detail = f"{len(ids)} stored ids deleted, the server found {deleted}"
+            if deleted < len(ids) and not self.job.batches_whole:
+                # the client sent it again after UNAVAILABLE, and the first attempt had committed in some
+                # shards: those ids were no longer there to count (check_gone still checks them all)
+                self.short_deletes.append({"id": ",".join(ids), "at": time.monotonic(), "detail": detail})
+            else:
+                self.flag("Delete", ",".join(ids), detail)
         self.check_gone(texts)
 
     def retire(self, ids) -> None:
@@ -512,7 +523,8 @@ def _phase(pool, scenario: _Scenario, name: str, seconds: float, rate: float | N
     settings = scenario.settings
     start_at = time.monotonic() + 1.0
     jobs = [Job(scenario.targets, scenario.corpus_ids, f"{name}-p{number}", settings.threads, start_at, seconds,
-                rate, settings.timeout, settings.seed * 100 + number + (50 if faults else 0))
+                rate, settings.timeout, settings.seed * 100 + number + (50 if faults else 0),
+                batches_whole=scenario.backend != "redis-cluster")
             for number in range(settings.processes)]
     futures = [pool.submit(client_process, job) for job in jobs]
     if faults:
@@ -526,7 +538,8 @@ def _phase(pool, scenario: _Scenario, name: str, seconds: float, rate: float | N
     merged = {"started": start_at, "steps": sum(o["steps"] for o in outcomes),
               "records": [r for o in outcomes for r in o["records"]], "stale": [s for o in outcomes for s in o["stale"]],
               "final": {k: v for o in outcomes for k, v in o["final"].items()},
-              "uncertain": [u for o in outcomes for u in o["uncertain"]], "checks": sum(o["checks"] for o in outcomes)}
+              "uncertain": [u for o in outcomes for u in o["uncertain"]], "checks": sum(o["checks"] for o in outcomes),
+              "short_deletes": [s for o in outcomes for s in o["short_deletes"]]}
     return merged
 
 
@@ -561,6 +574,8 @@ def _summary(phase: dict, windows: list[dict]) -> dict:
         "stale_answers": len(phase["stale"]), "stale_examples": [
             {**s, "at": s["at"] - phase["started"]} for s in phase["stale"][:20]],
         "uncertain_ids": len(phase["uncertain"]),
+        "short_deletes": len(phase["short_deletes"]), "short_delete_examples": [
+            {**s, "at": s["at"] - phase["started"]} for s in phase["short_deletes"][:20]],
     }
 
 
