@@ -220,10 +220,12 @@ class RedisClusterServers:
     ports, in a directory of its own; nothing saved. `password`: every node asks for it (replicas give it);
     `tls`: as RedisServer's, and the nodes speak TLS to each other (server.pem then serves and connects)."""
 
-    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None, tls: Path | None = None):
+    def __init__(self, directory: Path, primaries: int = 3, password: str | None = None, tls: Path | None = None,
+                 node_timeout_ms: int = 5000):
+        """`node_timeout_ms`: how long a primary is unreachable before its replica is promoted (a little more)."""
         self.password, self.tls = password, tls
         options = ("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-node-timeout",
-                   "5000") + ("--masterauth", password) * bool(password) + \
+                   str(node_timeout_ms)) + ("--masterauth", password) * bool(password) + \
             ("--tls-cluster", "yes", "--tls-replication", "yes") * bool(tls)
         self.servers = [RedisServer(directory / f"node{number}", password=password, tls=tls, options=options,
                                     port=port) for number, port in enumerate(self._ports(2 * primaries))]
@@ -247,6 +249,70 @@ class RedisClusterServers:
         assert done.returncode == 0, done.stderr
         return done.stdout
 
+    def running(self) -> list[RedisServer]:
+        return [server for server in self.servers if server.process is not None and server.process.poll() is None]
+
+    def nodes(self) -> dict[int, dict]:
+        """The nodes as a running one sees them, by port: id, role ("master" or "slave"), failed (flagged fail),
+        its primary's id, the slots it serves."""
+        found = {}
+        for line in self.cli(self.running()[0], "cluster", "nodes").splitlines():
+            node_id, address, flags, primary, *_, link = line.split()[:8]
+            slots = set()
+            for part in line.split()[8:]:
+                if not part.startswith("["):  # a slot being moved: still served by this node
+                    first, _, last = part.partition("-")
+                    slots.update(range(int(first), int(last or first) + 1))
+            found[int(address.split("@")[0].rpartition(":")[2])] = {
+                "id": node_id, "role": "master" if "master" in flags else "slave",
+                "failed": "fail" in flags.split(","), "primary": primary, "slots": slots}
+        return found
+
+    def server(self, port: int) -> RedisServer:
+        return next(server for server in self.servers if server.port == port)
+
+    def primary_of(self, slot: int) -> RedisServer:
+        """The node serving slot now."""
+        return self.server(next(port for port, node in self.nodes().items()
+                                if node["role"] == "master" and slot in node["slots"]))
+
+    def replica_of(self, primary: RedisServer) -> RedisServer:
+        nodes = self.nodes()
+        return self.server(next(port for port, node in nodes.items() if node["primary"] == nodes[primary.port]["id"]))
+
+    def move_slot(self, slot: int, keys_per_step: int = 20) -> RedisServer:
+        """Moves slot to another primary while it serves, as `redis-cli --cluster reshard` does: the keys
+        `keys_per_step` at a time by MIGRATE, then the slot given to the new primary. The new primary."""
+        import redis  # the redis extra, which a cluster needs anyway
+
+        source = self.primary_of(slot)
+        nodes = self.nodes()
+        target = next(server for server in self.servers
+                      if server is not source and nodes[server.port]["role"] == "master")
+        source_id, target_id = nodes[source.port]["id"], nodes[target.port]["id"]
+        self.cli(target, "cluster", "setslot", str(slot), "importing", source_id)
+        self.cli(source, "cluster", "setslot", str(slot), "migrating", target_id)
+        with redis.Redis(port=source.port, password=self.password) as client:  # keys of bytes, which redis-cli mangles
+            while keys := client.execute_command("CLUSTER", "GETKEYSINSLOT", slot, keys_per_step):
+                client.execute_command("MIGRATE", "127.0.0.1", target.port, "", 0, 5000, "KEYS", *keys,
+                                       *(["AUTH", self.password] if self.password else []))
+        for server in [target, source] + [server for server in self.servers if server not in (target, source)]:
+            if nodes[server.port]["role"] == "master":
+                self.cli(server, "cluster", "setslot", str(slot), "node", target_id)
+        return target
+
+    def settled(self) -> bool:
+        """Every node running, every one saying cluster_state:ok and none flagged failed, every replica in sync
+        with its primary."""
+        if len(self.running()) != len(self.servers):
+            return False
+        if not all("cluster_state:ok" in self.cli(server, "cluster", "info") for server in self.servers):
+            return False
+        nodes = self.nodes()
+        return not any(node["failed"] for node in nodes.values()) and all(
+            "master_link_status:up" in self.cli(self.server(port), "info", "replication")
+            for port, node in nodes.items() if node["role"] == "slave")
+
     def start(self) -> "RedisClusterServers":
         try:
             for server in self.servers:
@@ -255,9 +321,10 @@ class RedisClusterServers:
                      *(f"127.0.0.1:{server.port}" for server in self.servers), "--cluster-replicas", "1",
                      "--cluster-yes")
             deadline = time.monotonic() + 30
-            while not all("cluster_state:ok" in self.cli(server, "cluster", "info") for server in self.servers):
+            while not self.settled():  # replicas in sync too: a write waiting for one (?wait=1) is answered
                 if time.monotonic() > deadline:
-                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok within 30 s")
+                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok with its replicas in "
+                                       "sync within 30 s")
                 time.sleep(0.1)
         except BaseException:
             self.stop()

@@ -7,7 +7,8 @@ redis-server with an append-only file fsynced at every write ("redis"). Client p
 each) send a mix of Dedup, DedupStream, FindSimilar, Upsert and Delete: first as fast as they can (the capacity),
 then paced at a fraction of it for the run, while the scenario's faults come one after another: a worker killed
 with SIGKILL (the server starts another) or Redis killed and started again on its port, alternating with a batch
-of `neardup index` into the same store.
+of `neardup index` into the same store. "redis-cluster" (when asked) is two `neardup serve` on a sharded store
+(?wait=1) on a Redis Cluster of 3 primaries with a replica each, its outages CLUSTER_OUTAGES in turn.
 
 The checks, each through a connection of its own made for it (so on another worker or server than the write's):
 after an acknowledged Upsert, Dedup of the id beside its text must find it stored with that text (similarity 1) and
@@ -16,7 +17,10 @@ it. A read-load Dedup carries a few of the thread's own ids too, stored or delet
 that does not is stale. Once the load is over and the servers stopped, the store is read directly: every id whose
 last write was acknowledged must hold exactly the sketch of its last text (and be in the postings of its values),
 or be absent after a Delete; one that is not is a lost acknowledged write. An id one of whose writes failed (the
-outcome of a failed write is unknown: it may have committed) is not written again and counts as uncertain.
+outcome of a failed write is unknown: it may have committed) is not written again and counts as uncertain. On a
+cluster store a batch commits whole per shard only: a Delete the client sent again after UNAVAILABLE may count
+fewer ids than were stored (the first attempt removed some); it is counted apart (short_deletes), and its ids are
+checked gone as any other's.
 
 Failures are counted per gRPC status code, inside an outage window (from the fault to when the service answers
 again: the new worker listening, a call through every server succeeding after Redis is back) or outside.
@@ -36,7 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 from benchmarks.lib.measure import worker_pids
-from tests.server_process import RedisServer, Server, run_neardup, write_jsonl
+from tests.server_process import RedisClusterServers, RedisServer, Server, run_neardup, write_jsonl
 
 #: What a thread does per step, and how often (the writes are each followed by their checks).
 MIX = {"Dedup": 0.35, "DedupStream": 0.10, "FindSimilar": 0.20, "Upsert": 0.25, "Delete": 0.10}
@@ -60,6 +64,13 @@ class Settings:
     redis_down: float = 2.0         # seconds Redis stays down
     timeout: float = 10.0           # client deadline per call
     seed: int = 1
+    cluster_shards: int = 6         # of the redis-cluster store
+    node_timeout_ms: int = 1000     # the cluster's: how long a primary is unreachable before its replica takes over
+
+
+#: The redis-cluster scenario's outages, in turn (_Scenario.cluster_outage).
+CLUSTER_OUTAGES = ("primary killed (SIGKILL), its replica promoted, the node restarted",
+                   "a shard's slot moved to another primary (MIGRATE)", "planned failover (CLUSTER FAILOVER)")
 
 
 # --- texts --------------------------------------------------------------------------------------------------------
@@ -97,6 +108,7 @@ class Job:
     rate: float | None       # steps per second per thread; None: as fast as it can
     timeout: float
     seed: int
+    batches_whole: bool = True  # False on a cluster store: a batch commits whole per shard only
 
 
 def client_process(job: Job) -> dict:
@@ -111,7 +123,7 @@ def client_process(job: Job) -> dict:
             "stale": [s for t in threads for s in t.stale],
             "final": {doc_id: body for t in threads for doc_id, body in t.final().items()},
             "uncertain": sorted(doc_id for t in threads for doc_id in t.uncertain),
-            "checks": sum(t.checks for t in threads)}
+            "short_deletes": [s for t in threads for s in t.short_deletes], "checks": sum(t.checks for t in threads)}
 
 
 class _Thread:
@@ -127,6 +139,7 @@ class _Thread:
         self.live: dict[str, str] = {}   # id → its text: last write an acknowledged Upsert
         self.gone: set[str] = set()      # last write an acknowledged Delete
         self.uncertain: set[str] = set()  # a write failed: never written or checked again
+        self.short_deletes: list[dict] = []  # acknowledged Deletes counting fewer ids than were stored (see delete)
         self.next_id = 0
         self.steps = self.checks = 0
 
@@ -251,7 +264,13 @@ class _Thread:
             del self.live[doc_id]
             self.gone.add(doc_id)
         if deleted != len(ids):
-            self.flag("Delete", ",".join(ids), f"{len(ids)} stored ids deleted, the server found {deleted}")
+            detail = f"{len(ids)} stored ids deleted, the server found {deleted}"
+            if deleted < len(ids) and not self.job.batches_whole:
+                # the client sent it again after UNAVAILABLE, and the first attempt had committed in some
+                # shards: those ids were no longer there to count (check_gone still checks them all)
+                self.short_deletes.append({"id": ",".join(ids), "at": time.monotonic(), "detail": detail})
+            else:
+                self.flag("Delete", ",".join(ids), detail)
         self.check_gone(texts)
 
     def retire(self, ids) -> None:
@@ -323,6 +342,7 @@ class _Scenario:
     def __init__(self, backend: str, work: Path, settings: Settings, say: Callable[[str], None]):
         self.backend, self.work, self.settings, self.say = backend, work, settings, say
         self.redis: RedisServer | None = None
+        self.cluster: RedisClusterServers | None = None
         self.servers: list[Server] = []
         self.windows: list[dict] = []
         self.indexed: dict[str, str] = {}  # id → text of every acknowledged `neardup index` batch
@@ -335,6 +355,9 @@ class _Scenario:
         if self.backend == "redis":
             self.redis = RedisServer(work / "redis", durable=True).start()
             self.location = self.redis.url()
+        elif self.backend == "redis-cluster":
+            self.cluster = RedisClusterServers(work / "cluster", node_timeout_ms=settings.node_timeout_ms).start()
+            self.location = self.cluster.url("chaos", settings.cluster_shards) + "&wait=1"
         else:
             self.location = str(work / "store")
         records = corpus(settings.seed, settings.corpus)
@@ -343,7 +366,7 @@ class _Scenario:
         if done.returncode != 0:
             raise RuntimeError(f"neardup index failed: {done.stderr}")
         self.corpus_ids = [record["id"] for record in records]
-        if self.backend == "redis":
+        if self.backend in ("redis", "redis-cluster"):
             self.servers = [Server(self.location, log_dir=work, workers=1) for _ in range(2)]
         else:
             self.servers = [Server(self.location, "--search-index", "memory", workers=2)]
@@ -364,6 +387,8 @@ class _Scenario:
             self.redis.start()
             self._until_every_server_answers()
             kind = "Redis killed and restarted"
+        elif self.backend == "redis-cluster":
+            kind = self.cluster_outage()
         else:
             server = self.servers[0]
             listening = server.log().count("listening on")
@@ -371,6 +396,31 @@ class _Scenario:
             _wait(lambda: server.log().count("listening on") > listening, 120, "no worker started again")
             kind = "worker killed (SIGKILL)"
         self.windows.append({"kind": kind, "outage": True, "start": started, "end": time.monotonic()})
+
+    def cluster_outage(self) -> str:
+        """The next of CLUSTER_OUTAGES, on the primary serving a shard of the store (a shard's keys share one
+        slot); over once the cluster settled (every node up, replicas in sync: before, a write waiting for a
+        replica fails) and every server answers. Its kind."""
+        from redis.crc import key_slot
+
+        cluster = self.cluster
+        kind = CLUSTER_OUTAGES[self.faults // 2 % len(CLUSTER_OUTAGES)]
+        slot = key_slot(f"{{chaos:shard{self.faults % self.settings.cluster_shards}}}:meta".encode())
+        primary = cluster.primary_of(slot)
+        if kind == CLUSTER_OUTAGES[0]:
+            replica = cluster.replica_of(primary)
+            primary.stop(signal.SIGKILL)
+            _wait(lambda: cluster.primary_of(slot) is replica, 60, "the replica was not promoted")
+            primary.start()  # nothing saved: it joins as the new primary's replica and copies its data
+        elif kind == CLUSTER_OUTAGES[1]:
+            cluster.move_slot(slot)
+        else:
+            replica = cluster.replica_of(primary)
+            cluster.cli(replica, "cluster", "failover")
+            _wait(lambda: cluster.primary_of(slot) is replica, 60, "the planned failover did not happen")
+        _wait(cluster.settled, 120, "the cluster did not settle")
+        self._until_every_server_answers()
+        return kind
 
     def _until_every_server_answers(self) -> None:
         from neardup_client import NearDupClient, NearDupClientError
@@ -420,6 +470,14 @@ class _Scenario:
                 server.process.wait()
         if self.redis is not None:
             self.redis.stop()
+        if self.cluster is not None:
+            self.cluster.stop()
+
+
+SETUPS = {"lmdb": "`neardup serve --workers 2 --search-index memory` on an LMDB store",
+          "redis": "two `neardup serve` on one Redis store (appendonly yes, appendfsync always)",
+          "redis-cluster": "two `neardup serve` on a sharded store on a Redis Cluster of 3 primaries with a replica "
+                           "each (?wait=1, nothing saved)"}
 
 
 def run_scenario(backend: str, work: Path, settings: Settings, say: Callable[[str], None] = print) -> dict:
@@ -446,8 +504,7 @@ def run_scenario(backend: str, work: Path, settings: Settings, say: Callable[[st
                 "seconds": window["end"] - window["start"]} for window in scenario.windows]
     return {
         "backend": backend,
-        "setup": ("`neardup serve --workers 2 --search-index memory` on an LMDB store" if backend == "lmdb" else
-                  "two `neardup serve` on one Redis store (appendonly yes, appendfsync always)"),
+        "setup": SETUPS[backend],
         "capacity_steps_per_s": steps_per_s, "offered_steps_per_s": rate * settings.processes * settings.threads,
         "capacity": _summary(capacity, []), "run": _summary(run, scenario.windows),
         "windows": windows, "outages": sum(w["outage"] for w in windows),
@@ -466,7 +523,8 @@ def _phase(pool, scenario: _Scenario, name: str, seconds: float, rate: float | N
     settings = scenario.settings
     start_at = time.monotonic() + 1.0
     jobs = [Job(scenario.targets, scenario.corpus_ids, f"{name}-p{number}", settings.threads, start_at, seconds,
-                rate, settings.timeout, settings.seed * 100 + number + (50 if faults else 0))
+                rate, settings.timeout, settings.seed * 100 + number + (50 if faults else 0),
+                batches_whole=scenario.backend != "redis-cluster")
             for number in range(settings.processes)]
     futures = [pool.submit(client_process, job) for job in jobs]
     if faults:
@@ -480,7 +538,8 @@ def _phase(pool, scenario: _Scenario, name: str, seconds: float, rate: float | N
     merged = {"started": start_at, "steps": sum(o["steps"] for o in outcomes),
               "records": [r for o in outcomes for r in o["records"]], "stale": [s for o in outcomes for s in o["stale"]],
               "final": {k: v for o in outcomes for k, v in o["final"].items()},
-              "uncertain": [u for o in outcomes for u in o["uncertain"]], "checks": sum(o["checks"] for o in outcomes)}
+              "uncertain": [u for o in outcomes for u in o["uncertain"]], "checks": sum(o["checks"] for o in outcomes),
+              "short_deletes": [s for o in outcomes for s in o["short_deletes"]]}
     return merged
 
 
@@ -515,6 +574,8 @@ def _summary(phase: dict, windows: list[dict]) -> dict:
         "stale_answers": len(phase["stale"]), "stale_examples": [
             {**s, "at": s["at"] - phase["started"]} for s in phase["stale"][:20]],
         "uncertain_ids": len(phase["uncertain"]),
+        "short_deletes": len(phase["short_deletes"]), "short_delete_examples": [
+            {**s, "at": s["at"] - phase["started"]} for s in phase["short_deletes"][:20]],
     }
 
 

@@ -43,3 +43,35 @@ def test_faults_under_load_leave_no_stale_answer_and_lose_no_acknowledged_write(
     assert all(server["exit_code"] == 0 and server["internal_errors_logged"] == server["tracebacks_logged"] == 0
                for server in scenario["servers"]), scenario["servers"]
     assert chaos.passed(scenario)
+
+
+CLUSTER_SETTINGS = chaos.Settings(seconds=24, capacity_seconds=3, processes=1, threads=4, corpus=200, index_batch=100,
+                                  faults=6)
+
+
+@pytest.mark.slow
+@pytest.mark.redis
+def test_cluster_faults_under_load_answer_unavailable_and_lose_no_acknowledged_write(tmp_path):
+    """A cluster store (?wait=1) on a cluster of its own: a primary killed (its replica promoted, the node started
+    again), a shard's slot moved by MIGRATE, a planned CLUSTER FAILOVER, alternating with `neardup index` batches;
+    the servers follow each without a restart."""
+    if shutil.which("redis-server") is None:
+        pytest.fail("redis-server is not installed: apt-get install redis-server (as .ci/run does)")
+    scenario = chaos.run_scenario("redis-cluster", tmp_path, CLUSTER_SETTINGS, say=lambda line: None)
+    run, capacity = scenario["run"], scenario["capacity"]
+    assert run["calls_by_method"].keys() >= {"Dedup", "DedupStream", "FindSimilar", "Upsert", "Delete",
+                                             "check Dedup", "check FindSimilar"}, run
+    kinds = [window["kind"] for window in scenario["windows"]]
+    assert kinds == [kind for outage in chaos.CLUSTER_OUTAGES for kind in (outage, "neardup index batch")]
+    assert scenario["index_batches_acknowledged"] == 3 and not scenario["index_failures"]
+    windows = [(window["start"], window["end"]) for window in scenario["windows"] if window["outage"]]
+    assert all(any(start <= short["at"] <= end + CLUSTER_SETTINGS.timeout for start, end in windows)
+               for short in run["short_delete_examples"]), run["short_delete_examples"]  # retried in an outage
+    assert run["stale_answers"] == capacity["stale_answers"] == 0, run["stale_examples"] + capacity["stale_examples"]
+    assert scenario["lost_acknowledged_writes"] == 0, scenario["lost"]
+    assert scenario["verified_ids"] > 3 * CLUSTER_SETTINGS.index_batch
+    assert capacity["failures"] == 0 and run["failures_outside_windows"] == 0, run["failures_outside_examples"]
+    assert set(run["failures_inside_by_code"]) <= chaos.OUTAGE_CODES, run["failures_inside_examples"]
+    assert all(server["exit_code"] == 0 and server["internal_errors_logged"] == server["tracebacks_logged"] == 0
+               for server in scenario["servers"]), scenario["servers"]
+    assert chaos.passed(scenario)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import signal
+import time
 
 import pytest
 
@@ -19,7 +21,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store, read_consistently, store_exists
 from neardup.store.redis_cluster import DEFAULT_SHARDS
 
-from server_process import sketch_store
+from server_process import RedisClusterServers, sketch_store
 from sketches import K, random_sketch
 
 pytestmark = pytest.mark.redis
@@ -28,8 +30,10 @@ pytestmark = pytest.mark.redis
 @pytest.mark.parametrize("url, message", [
     ("redis+cluster://user:secret@127.0.0.1:1", "NEARDUP_REDIS_PASSWORD"),
     ("redis+cluster://127.0.0.1:1/0", "no /DB"),
-    ("redis+cluster://127.0.0.1:one", "PORT and N numbers"),
-    ("redis+cluster://127.0.0.1:1?shards=many", "PORT and N numbers"),
+    ("redis+cluster://127.0.0.1:one", "PORT, N and R numbers"),
+    ("redis+cluster://127.0.0.1:1?shards=many", "PORT, N and R numbers"),
+    ("redis+cluster://127.0.0.1:1?wait=all", "PORT, N and R numbers"),
+    ("redis+cluster://127.0.0.1:1?wait=-1", "number of replicas, 0 or more"),
     ("redis+cluster://127.0.0.1:1?shards=0", "1 to 1024 shards"),
     ("redis+cluster://127.0.0.1:1?db=3", "got options"),
     ("redis+cluster://127.0.0.1:1?prefix={x}", "without braces"),
@@ -297,3 +301,66 @@ def test_commands_on_an_unreachable_cluster_or_a_bad_url_fail_in_one_line(neardu
         assert len(lines) == 1 and lines[0].startswith("neardup: error: ") and message in lines[0], lines
         assert "hunter2" not in done.stderr
     assert not (tmp_path / "copy").exists()
+
+
+def test_a_batch_not_on_as_many_replicas_as_wait_asks_is_not_acknowledged(redis_cluster):
+    """?wait=R: each shard's committed batch waits for R replicas (Redis WAIT); the session's cluster has one per
+    primary, so ?wait=2 fails every write as unavailable, naming why, and ?wait=1 acknowledges them."""
+    url = redis_cluster.url("waited", shards=2)
+    sketch_store(url, {}, SketchConfig(k=K))
+    with open_store(url + "&wait=1") as store:
+        store.put_many([("a", encode_sketch([1])), ("b", encode_sketch([2]))])
+        assert store.delete_many(["b"])[0] == 1
+    with open_store(url + "&wait=2") as store:
+        with pytest.raises(StoreUnavailable, match=r"1 of 2 replicas confirmed the batch .*\?wait=.*lost in a "
+                                                   r"failover"):
+            store.put_many([("c", encode_sketch([3]))])
+        assert store.get_many(["a", "b"]) == [encode_sketch([1]), None]
+
+
+def test_a_moved_slot_and_a_promoted_replica_are_followed_without_reopening_the_store(tmp_path):
+    """A cluster of its own (node timeout 1 s): a shard's slot moved by MIGRATE, then the primary of another
+    shard killed. Reads follow the move at once (the slot map read again, the read sent once more); while the
+    killed primary is not replaced, its shards' calls are StoreUnavailable; then reads are served again, writes
+    (?wait=1) once the node is back as the new primary's replica; nothing acknowledged is lost."""
+    with RedisClusterServers(tmp_path / "cluster", node_timeout_ms=1000) as cluster:
+        url = cluster.url("faults", shards=3) + "&wait=1"
+        written = {f"d{n}": encode_sketch([n, n + 1]) for n in range(60)}
+        sketch_store(url, written, SketchConfig(k=K))
+        with open_store(url) as store:
+            ids = sorted(written)
+            slot = key_slot(store._shards[0]._keys.meta.encode())
+            moved_to = cluster.move_slot(slot)
+            assert store.get_many(ids) == [written[doc_id] for doc_id in ids]  # no error: followed
+            assert [n for n, in_node in store._by_node.items() if 0 in in_node] == [("127.0.0.1", moved_to.port)]
+            on_moved_shard = next(f"m{n}" for n in range(100) if store.shard_of(f"m{n}".encode()) == 0)
+            written[on_moved_shard] = encode_sketch([7])
+            store.put_many([(on_moved_shard, written[on_moved_shard])])
+
+            killed_slot = key_slot(store._shards[1]._keys.meta.encode())
+            killed = cluster.primary_of(killed_slot)
+            replica = cluster.replica_of(killed)
+            killed.stop(signal.SIGKILL)
+            with pytest.raises(StoreUnavailable):
+                store.generation()
+            deadline = time.monotonic() + 60
+            while True:  # unavailable until the replica is promoted; never a wrong answer
+                try:
+                    assert store.get_many(ids) == [written[doc_id] for doc_id in ids]
+                    break
+                except StoreUnavailable:
+                    assert time.monotonic() < deadline, "not served again within 60 s"
+                    time.sleep(0.1)
+            assert cluster.primary_of(killed_slot) is replica
+            on_killed_shard = next(f"k{n}" for n in range(100) if store.shard_of(f"k{n}".encode()) == 1)
+            with pytest.raises(StoreUnavailable, match="0 of 1 replicas"):  # the new primary has none yet
+                store.put_many([(on_killed_shard, encode_sketch([9]))])
+            killed.start()
+            deadline = time.monotonic() + 60
+            while not cluster.settled():
+                assert time.monotonic() < deadline, "the restarted node did not rejoin"
+                time.sleep(0.1)
+            written[on_killed_shard] = encode_sketch([9])
+            store.put_many([(on_killed_shard, written[on_killed_shard])])
+        with open_store(url, readonly=True) as reopened:
+            assert dict(reopened.items()) == written

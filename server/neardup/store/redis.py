@@ -124,17 +124,16 @@ class RedisStore(SketchStore):
     remote_reads = True
     parallel_writers = True
 
-    def __init__(self, client: redis.Redis, keys: Keys, location: str, readonly: bool):
-        self._client = client
+    def __init__(self, client: redis.Redis, keys: Keys, location: str, readonly: bool, replicas: int = 0):
+        """`replicas`: each committed batch waits until that many replicas have it (Redis WAIT), else fails."""
         self._keys = keys
         self._readonly = readonly
+        self._replicas = replicas
         self._large_buckets = LargeBuckets()
-        self._own = threading.local()  # this thread's connection for the request path (_command)
-        self._own_connections: list = []
+        self._own = threading.local()  # this thread's connections: for the request path (_command), for writes
+        self._own_connections: list = []  # and the writers' pools
         self._own_lock = threading.Lock()
-        self._append_all = client.register_script(_APPEND_ALL)
-        self._insert_new = client.register_script(_INSERT)
-        self._end_turn = client.register_script(_END_TURN)
+        self.use(client)
         fix = f"create it with `neardup index CORPUS --store {location}`"
         try:
             meta = client.hgetall(keys.meta)
@@ -158,6 +157,14 @@ class RedisStore(SketchStore):
             raise StoreUnavailable(f"cannot read store {location} ({type(error).__name__}: {error}): restore it "
                                    "from a backup or re-index the corpus into a new store") from None
         super().__init__(config, stoplist, version, location, indexed)
+
+    def use(self, client: redis.Redis) -> None:
+        """Send everything to `client` from now on (a cluster store's shard whose slot another primary serves now):
+        each thread's own connections are made again to it at their next use."""
+        self._client = client
+        self._append_all = client.register_script(_APPEND_ALL)
+        self._insert_new = client.register_script(_INSERT)
+        self._end_turn = client.register_script(_END_TURN)
 
     @classmethod
     def exists(cls, url: str) -> bool:
@@ -221,12 +228,13 @@ class RedisStore(SketchStore):
 
     def _commands(self, *commands: tuple) -> list:
         """Read commands sent together on this thread's own connection (one round trip), their replies in order."""
+        client = self._client
         connection = getattr(self._own, "connection", None)
-        if connection is None or self._own.pid != os.getpid():
-            pool = self._client.connection_pool
+        if connection is None or self._own.pid != os.getpid() or self._own.client is not client:
+            pool = client.connection_pool
             connection = self._own.connection = pool.connection_class(
                 **{**pool.connection_kwargs, "socket_timeout": TIMEOUT})
-            self._own.pid = os.getpid()
+            self._own.pid, self._own.client = os.getpid(), client
             with self._own_lock:
                 self._own_connections.append(connection)
         try:
@@ -243,6 +251,30 @@ class RedisStore(SketchStore):
                     raise
         except redis.RedisError as error:
             raise StoreUnavailable(f"cannot read store {self.location}: {type(error).__name__}: {error}") from None
+
+    def _writer(self) -> redis.Redis:
+        """This thread's client for write batches, of one connection: a WAIT (_confirm) counts the replicas that
+        have the writes of the connection it is sent on."""
+        client = self._client
+        writer = getattr(self._own, "writer", None)
+        if writer is None or self._own.writer_pid != os.getpid() or self._own.writer_of is not client:
+            pool = client.connection_pool
+            writer = self._own.writer = redis.Redis(connection_pool=redis.ConnectionPool(
+                connection_class=pool.connection_class, max_connections=1, **pool.connection_kwargs))
+            self._own.writer_pid, self._own.writer_of = os.getpid(), client
+            with self._own_lock:
+                self._own_connections.append(writer.connection_pool)
+        return writer
+
+    def _confirm(self, writer: redis.Redis) -> None:
+        """With `replicas`: the batch just committed on writer's connection is on that many replicas (WAIT), or
+        the write fails: committed on the primary, it may be lost in a failover, so it is not acknowledged."""
+        if self._replicas:
+            confirmed = writer.wait(self._replicas, int(TIMEOUT * 1000))
+            if confirmed < self._replicas:
+                raise StoreUnavailable(f"cannot write store {self.location}: {confirmed} of {self._replicas} "
+                                       f"replicas confirmed the batch within {TIMEOUT:g} s (?wait=): it may be "
+                                       "lost in a failover; write it again once the replicas are back")
 
     def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
         """One HMGET: the request path's read of sketches."""
@@ -447,11 +479,14 @@ class RedisStore(SketchStore):
                 entries = [added for _, added in appended]
                 numbers = ([struct.pack("<I", docno) for docno in docnos],
                            [struct.pack(">I", docno) for docno in docnos])
+            writer = self._writer()
             generation = self._insert_new(
                 keys=[self._keys.generation, self._keys.log, self._keys.turn, self._keys.sketches,
                       self._keys.docnos, self._keys.ids, *bucket_keys],
                 args=[len(keys), "1" if self.indexed else "0", *_log_entry(ids), LOG_ENTRIES, *keys, *checked.values(),
-                      *numbers[0], *numbers[1], *entries])
+                      *numbers[0], *numbers[1], *entries], client=writer)
+            if generation > 0:
+                self._confirm(writer)
         except redis.RedisError as error:
             raise StoreUnavailable(f"cannot write store {self.location}: {type(error).__name__}: {error}") from None
         return generation if generation > 0 else None
@@ -530,8 +565,9 @@ class RedisStore(SketchStore):
         entry = dict([_log_entry(ids)])
         keys, token = self._keys, os.urandom(16).hex().encode()
         losses, holding, wait = 0, False, _TURN_WAIT
+        writer = self._writer()
         try:
-            with self._client.pipeline() as pipe:
+            with writer.pipeline() as pipe:
                 try:
                     while True:
                         try:
@@ -555,6 +591,7 @@ class RedisStore(SketchStore):
                                 pipe.delete(keys.turn)
                             pipe.execute()
                             holding = False
+                            self._confirm(writer)
                             return outcome, generation
                         except redis.WatchError as error:
                             if isinstance(error.__context__, (redis.ConnectionError, redis.TimeoutError)):

@@ -9,6 +9,7 @@ key space of no articles under the tag `{NAME}`. Layout and operation: docs/flee
 """
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import threading
@@ -23,13 +24,34 @@ from ..core.candidates import Postings
 from ..core.errors import InvalidArgument, StoreUnavailable
 from ..core.sketch_config import SketchConfig
 from .base import READ_ATTEMPTS, SketchStore, Snapshot, encode_id
-from .redis import RedisSnapshot, RedisStore
+from .redis import RedisStore
 from .redis_connection import ClusterLocation, Keys, NodeClients, cluster_location
 
 #: Shards of a store made without ?shards=N: room to spread over 16 primaries.
 DEFAULT_SHARDS = 16
 #: The generations (vectors of the shards') a store remembers by their sum, for changed_since.
 _REMEMBERED = 4096
+
+
+def _rerouted(read: bool):
+    """A call that fails as StoreUnavailable (a primary down, a slot moved: MOVED, ASK) has the slot map read again,
+    so that later calls go to whichever primary serves each shard now; a `read` is sent once more where the
+    routing changed. A write is not: part of it may have committed; its caller is told UNAVAILABLE and writes
+    it again. On a ClusterSnapshot the store's routing is what is read again."""
+    def wrap(method):
+        @functools.wraps(method)
+        def call(self, *args, **kwargs):
+            store = getattr(self, "_store", self)
+            routings = store._routings
+            try:
+                return method(self, *args, **kwargs)
+            except StoreUnavailable:
+                store._reroute(routings)
+                if not read or store._routings == routings:
+                    raise
+            return method(self, *args, **kwargs)
+        return call
+    return wrap
 
 
 def shard_prefix(prefix: str, shard: int) -> str:
@@ -49,19 +71,18 @@ class RedisClusterStore(SketchStore):
         shown = location.shown
         try:
             client, _ = nodes.for_key(Keys(location.prefix).meta)
-            self._meta = RedisStore(client, Keys(location.prefix), shown, readonly)
+            self._meta = RedisStore(client, Keys(location.prefix), shown, readonly, location.wait)
             shards = int(self._meta._client.hget(self._meta._keys.meta, "cluster_shards") or 0)
             if location.shards is not None and location.shards != shards:
                 raise InvalidArgument(f"store {shown} has {shards} shards, the URL asks for {location.shards}: "
                                       "drop ?shards= (it is read only when a store is created)")
-            opened = [self._open_shard(location, shard, readonly) for shard in range(shards)]
+            self._shards = [self._open_shard(location, shard, readonly) for shard in range(shards)]
         except redis.RedisError as error:
             nodes.close()
             raise StoreUnavailable(f"cannot open store {shown}: {type(error).__name__}: {error}") from None
         except BaseException:
             nodes.close()
             raise
-        self._shards = [shard for shard, _ in opened]
         if not self._shards:
             nodes.close()
             raise StoreUnavailable(f"cannot read store {shown}: its metadata names no shards: restore it from a "
@@ -71,20 +92,45 @@ class RedisClusterStore(SketchStore):
                 nodes.close()
                 raise StoreUnavailable(f"store {shown}: {shard.location} is of another configuration than the "
                                        "store's: re-index the corpus into a new store")
-        # shards by the primary serving them: generation() asks each primary once
-        self._by_node: dict[tuple[str, int], list[int]] = {}
-        for number, (_, address) in enumerate(opened):
-            self._by_node.setdefault(address, []).append(number)
+        self._route()
+        self._routing_lock = threading.Lock()
+        self._routings = 0  # how many times the key spaces were routed again (_rerouted)
         self._latest = (0,) * len(self._shards)  # the shards' generations of the last generation given (_remember)
         self._seen: dict[int, tuple[int, ...]] = {}  # generation given → its vector (changed_since)
         self._seen_lock = threading.Lock()
         super().__init__(self._meta.config, self._meta.stoplist, self.FORMAT_VERSION, shown, self._meta.indexed)
 
-    def _open_shard(self, location: ClusterLocation, shard: int, readonly: bool) -> tuple[RedisStore, tuple]:
-        """A shard's key space, and the address of the primary serving it."""
+    def _open_shard(self, location: ClusterLocation, shard: int, readonly: bool) -> RedisStore:
         keys = Keys(shard_prefix(location.prefix, shard))
-        client, address = self._nodes.for_key(keys.meta)
-        return RedisStore(client, keys, f"{location.shown} shard {shard}", readonly), address
+        return RedisStore(self._nodes.for_key(keys.meta)[0], keys, f"{location.shown} shard {shard}", readonly,
+                          location.wait)
+
+    def _route(self) -> None:
+        """Each key space to the client of the primary serving its slot in the slot map last read, and the shards
+        grouped by that primary: generation() asks each primary once."""
+        by_node: dict[tuple[str, int], list[int]] = {}
+        for number, key_space in enumerate([*self._shards, self._meta]):
+            client, address = self._nodes.for_key(key_space._keys.meta)
+            if client is not key_space._client:
+                key_space.use(client)
+            if number < len(self._shards):
+                by_node.setdefault(address, []).append(number)
+        self._by_node = by_node
+
+    def _reroute(self, routings: int) -> None:
+        """The slot map read again and the key spaces routed by it, unless another thread did since `routings`
+        (what self._routings was when its call began): a failover or a moved slot fails many calls at once."""
+        with self._routing_lock:
+            if self._routings != routings:
+                return
+            try:
+                moved = self._nodes.refresh()
+            except (redis.RedisError, RedisClusterException) as error:
+                raise StoreUnavailable(f"store {self.location}: cannot read the Redis Cluster's slot map: "
+                                       f"{type(error).__name__}: {error}") from None
+            if moved:
+                self._route()
+                self._routings += 1
 
     @staticmethod
     def _connect(url: str) -> tuple[NodeClients, ClusterLocation]:
@@ -192,9 +238,11 @@ class RedisClusterStore(SketchStore):
             if with_generations else None
         return vector, sketches
 
+    @_rerouted(read=True)
     def get_many(self, ids: Sequence[str]) -> list[bytes | None]:
         return self._reads(ids, False)[1] if ids else []
 
+    @_rerouted(read=True)
     def generation_and_get_many(self, ids: Sequence[str]) -> tuple[int, list[bytes | None]]:
         """Every shard's generation and the sketches, one round trip per primary; read again (READ_ATTEMPTS in
         all) while a shard is older than an earlier read of this store saw it (_remember)."""
@@ -228,6 +276,7 @@ class RedisClusterStore(SketchStore):
                 del self._seen[next(iter(self._seen))]
         return generation
 
+    @_rerouted(read=True)
     def changed_since(self, generation: int) -> set[str] | None:
         """None (not known) for a generation this store did not read itself, e.g. one another process read."""
         with self._seen_lock:
@@ -242,6 +291,7 @@ class RedisClusterStore(SketchStore):
             changed |= found
         return changed
 
+    @_rerouted(read=True)
     def count(self) -> int:
         return sum(shard.count() for shard in self._shards)
 
@@ -249,49 +299,61 @@ class RedisClusterStore(SketchStore):
         """The shards' items merged in id order."""
         return heapq.merge(*(shard.items() for shard in self._shards))
 
+    @_rerouted(read=True)
     def clusters(self, ids: Sequence[str]) -> list[int]:
         if not self.indexed or not ids:
             return [-1] * len(ids)
         return self._per_shard(ids, lambda shard, chunk: shard.clusters(chunk))
 
+    @_rerouted(read=True)
     def clustering(self) -> dict | None:
         return self._meta.clustering()
 
+    @_rerouted(read=True)
     def model(self) -> bytes | None:
         return self._meta.model()
 
+    @_rerouted(read=False)
     def set_model(self, model: bytes | None) -> None:
         self._meta.set_model(model)
 
+    @_rerouted(read=True)
     def threshold(self) -> dict | None:
         return self._meta.threshold()
 
+    @_rerouted(read=False)
     def set_threshold(self, setting: dict | None) -> None:
         self._meta.set_threshold(setting)
 
+    @_rerouted(read=True)
     def languages(self) -> frozenset[str]:
         return self._meta.languages()
 
+    @_rerouted(read=False)
     def add_languages(self, languages: Iterable[str]) -> bool:
         return self._meta.add_languages(languages)
 
+    @_rerouted(read=True)
     def snapshot(self) -> "ClusterSnapshot":
         self.require_postings()
         return ClusterSnapshot(self)
 
     # --- writes: each batch split by shard, each shard's part one atomic batch ------------------------------------
 
+    @_rerouted(read=False)
     def put_many(self, items: Sequence[tuple[str, bytes]]) -> int:
         self.checked_items(items)  # a bad item anywhere writes nothing
         for shard, positions in self._grouped([doc_id for doc_id, _ in items]).items():
             self._shards[shard].put_many([items[at] for at in positions])
         return self.generation()
 
+    @_rerouted(read=False)
     def delete_many(self, ids: Sequence[str]) -> tuple[int, int]:
         stored = sum(self._shards[shard].delete_many([ids[at] for at in positions])[0]
                      for shard, positions in self._grouped(ids).items())
         return stored, self.generation()
 
+    @_rerouted(read=False)
     def set_clusters(self, assignments: Sequence[tuple[str, int]], clustering: dict | None = None) -> int:
         """New cluster ids (negative ones asked) are taken from the store's clustering description in one batch of
         the metadata key space, then each shard writes its assignments in one batch: an id given to articles no
@@ -319,12 +381,13 @@ class ClusterSnapshot(Snapshot):
 
     def __init__(self, store: RedisClusterStore):
         self._store = store
-        self._shards = [RedisSnapshot(shard) for shard in store._shards]
+        self._shards = [shard.snapshot() for shard in store._shards]  # a Redis error: StoreUnavailable
         self._unread: tuple[bytes, list[set[int]]] = (b"", [])  # per shard, the values postings() left out
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
         return self.sketches([doc_id])[0]
 
+    @_rerouted(read=True)
     def sketches(self, doc_ids: Sequence[str]) -> list[tuple[int, bytes] | None]:
         found: list = [None] * len(doc_ids)
         for shard, positions in self._store._grouped(doc_ids).items():
@@ -333,6 +396,7 @@ class ClusterSnapshot(Snapshot):
                 found[position] = answer
         return found
 
+    @_rerouted(read=True)
     def postings(self, query: bytes) -> Postings:
         """Every shard's postings of the query's values, joined; a value one shard left out (hot there) is
         unread for the store, its length the sum of the shards'."""
@@ -346,6 +410,7 @@ class ClusterSnapshot(Snapshot):
         return Postings(*(np.concatenate(column) for column in zip(*(part[:3] for part in parts))),
                         np.array(unread, np.intp), np.array([lengths[index] for index in unread], np.int64))
 
+    @_rerouted(read=True)
     def unread_postings(self, query: bytes, value_indices) -> Postings:
         """From each shard, only the values it left out (the others gave theirs whole in postings())."""
         left_out = self._unread[1] if self._unread[0] == query else [None] * len(self._shards)
@@ -354,6 +419,7 @@ class ClusterSnapshot(Snapshot):
                  for shard, unread in zip(self._shards, left_out)]
         return Postings(*(np.concatenate(column) for column in zip(*(part[:3] for part in parts))))
 
+    @_rerouted(read=True)
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
         found: list = [None] * len(docnos)
         by_shard: dict[int, list[int]] = {}  # a shard's numbers are those of its remainder (redis.Numbering)

@@ -84,6 +84,9 @@ def client_options(tls: bool, username: str | None) -> dict:
 
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+#: Replicas a committed batch waits for without ?wait=: none, as Redis itself acknowledges a write (docs/OPERATING.md,
+#: "Redis Cluster failures": what a failover may lose, and what ?wait=1 costs).
+DEFAULT_WAIT = 0
 #: The most shards a cluster store may have: past a few per primary, more shards only cost more commands per
 #: request (each reads every shard's generation).
 MAX_SHARDS = 1024
@@ -97,19 +100,21 @@ class ClusterLocation(NamedTuple):
     username: str | None
     prefix: str
     shards: int | None
+    wait: int
     shown: str
 
 
 def cluster_location(url: str) -> ClusterLocation:
-    """redis+cluster://[USER@]HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N] (rediss+cluster:// for TLS)."""
-    usage = "a Redis Cluster store URL is redis+cluster://HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N]"
+    """redis+cluster://[USER@]HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N&wait=R] (rediss+cluster:// for TLS);
+    wait: the replicas each committed batch waits for (RedisStore._confirm), DEFAULT_WAIT without it."""
+    usage = "a Redis Cluster store URL is redis+cluster://HOST:PORT[,HOST:PORT...][?prefix=NAME&shards=N&wait=R]"
     parts = urlsplit(url)
     query = parse_qs(parts.query)
     username, _, hosts = parts.netloc.rpartition("@")
     if ":" in username:
         raise InvalidArgument(f"a password in the store URL is visible to every user of the host: put it in "
                               f"${PASSWORD_ENV} instead")
-    if set(query) - {"prefix", "shards"} or any(len(values) != 1 for values in query.values()):
+    if set(query) - {"prefix", "shards", "wait"} or any(len(values) != 1 for values in query.values()):
         raise InvalidArgument(f"{usage}; got options {parts.query!r}")
     prefix = query.get("prefix", ["neardup"])[0]
     nodes = []
@@ -118,15 +123,18 @@ def cluster_location(url: str) -> ClusterLocation:
             host, _, port = node.rpartition(":")
             nodes.append((host.strip("[]"), int(port)))
         shards = int(query["shards"][0]) if "shards" in query else None
+        wait = int(query.get("wait", [DEFAULT_WAIT])[0])
     except ValueError:
-        raise InvalidArgument(f"{usage} (PORT and N numbers); got {url!r}") from None
+        raise InvalidArgument(f"{usage} (PORT, N and R numbers); got {url!r}") from None
     if parts.scheme not in CLUSTER_SCHEMES or parts.path.strip("/") or not prefix or \
             any(char in prefix for char in "{}") or not all(host for host, _ in nodes):
         raise InvalidArgument(f"{usage} (NAME without braces, no /DB); got {url!r}")
     if shards is not None and not 1 <= shards <= MAX_SHARDS:
         raise InvalidArgument(f"a Redis Cluster store has 1 to {MAX_SHARDS} shards; got {shards}")
+    if wait < 0:
+        raise InvalidArgument(f"?wait= is a number of replicas, 0 or more; got {wait}")
     shown = f"{parts.scheme}://{hosts}" + (f"?prefix={prefix}" if "prefix" in query else "")
-    return ClusterLocation(nodes, parts.scheme == "rediss+cluster", username or None, prefix, shards, shown)
+    return ClusterLocation(nodes, parts.scheme == "rediss+cluster", username or None, prefix, shards, wait, shown)
 
 
 class NodeClients:
@@ -137,13 +145,22 @@ class NodeClients:
     def __init__(self, location: ClusterLocation):
         self._options = client_options(location.tls, location.username)
         self._clients: dict[tuple[str, int], redis.Redis] = {}
-        cluster = RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in location.nodes],
+        self._startup = list(location.nodes)
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Reads the slot map again (a slot moved, a replica promoted), asking the URL's nodes and every primary
+        known so far (the URL's may be the ones down); whether a slot is served by another primary now."""
+        before = [(node.host, node.port) for node in getattr(self, "_primaries", [])]
+        known = self._startup + [address for address in self._clients if address not in self._startup]
+        cluster = RedisCluster(startup_nodes=[ClusterNode(host, port) for host, port in known],
                                **{key: value for key, value in self._options.items() if key != "retry"})
         try:
             nodes = cluster.nodes_manager
             self._primaries = [nodes.get_node_from_slot(slot) for slot in range(REDIS_CLUSTER_HASH_SLOTS)]
         finally:
             cluster.close()
+        return before != [(node.host, node.port) for node in self._primaries]
 
     def for_key(self, key: str) -> tuple[redis.Redis, tuple[str, int]]:
         """The client of the primary holding `key`'s slot (its hash tag's), and the primary's address."""
