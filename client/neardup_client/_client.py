@@ -265,7 +265,8 @@ class NearDupClient(_Settings):
         stream.finish()
 
     def upsert(self, documents: Iterable[Document], *, timeout: float | None = None) -> int:
-        """Adds or replaces articles, as one atomic batch: visible to the next dedup of every server worker.
+        """Adds or replaces articles, as one atomic batch (on a store sharded over Redis Cluster, atomic per shard):
+        visible to the next dedup of every server worker.
 
         Args:
             documents: Documents with an id and text (sketched by the server) or a sketch made with the store's
@@ -276,13 +277,16 @@ class NearDupClient(_Settings):
             int: how many documents were written.
 
         Raises:
-            NearDupClientError: the call failed, and a batch the server refused wrote nothing; `code` says why:
+            NearDupClientError: the call failed, and a batch the server refused wrote nothing (but for UNAVAILABLE
+                on a Redis Cluster store, below); `code` says why:
                 INVALID_ARGUMENT for bad input (an empty id or one over 511 UTF-8 bytes, a Document without text
                 or sketch, malformed sketch bytes);
                 RESOURCE_EXHAUSTED over a limit (more documents than --max-result-set, a message over
                 --max-message-bytes, a text over 10 MiB);
                 FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K);
-                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store (on a Redis
+                Cluster store, during a failover, some shards' part of the batch may be written: a retry completes
+                it);
                 DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been written);
                 UNAUTHENTICATED without the server's token (`token=`).
         """
@@ -290,7 +294,8 @@ class NearDupClient(_Settings):
         return self._call(self._stub.Upsert, request, timeout).upserted
 
     def delete(self, ids: Iterable[str], *, timeout: float | None = None) -> int:
-        """Removes articles, as one atomic batch; ids that are not stored are no error.
+        """Removes articles, as one atomic batch (on a store sharded over Redis Cluster, atomic per shard); ids that
+        are not stored are no error.
 
         Args:
             ids: the ids to remove.
@@ -300,10 +305,13 @@ class NearDupClient(_Settings):
             int: how many of the ids were stored.
 
         Raises:
-            NearDupClientError: the call failed, and a batch the server refused removed nothing; `code` says why:
+            NearDupClientError: the call failed, and a batch the server refused removed nothing (but for UNAVAILABLE
+                on a Redis Cluster store, below); `code` says why:
                 INVALID_ARGUMENT for an empty id or one over 511 UTF-8 bytes;
                 RESOURCE_EXHAUSTED for more ids than --max-result-set, or a message over --max-message-bytes;
-                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store;
+                UNAVAILABLE when the server cannot be reached after the retries, or cannot use its store (on a Redis
+                Cluster store, during a failover, some shards' part of the batch may be applied: a retry completes it,
+                and its count leaves out the ids already removed);
                 DEADLINE_EXCEEDED when the timeout passes first (the batch may still have been applied);
                 UNAUTHENTICATED without the server's token (`token=`).
         """
