@@ -228,6 +228,10 @@ class RedisStore(SketchStore):
 
     def _commands(self, *commands: tuple) -> list:
         """Read commands sent together on this thread's own connection (one round trip), their replies in order."""
+        return self._replies(self._sent(commands), commands)
+
+    def _connection(self):
+        """This thread's own connection to the store's server (made anew after a fork or a change of client)."""
         client = self._client
         connection = getattr(self._own, "connection", None)
         if connection is None or self._own.pid != os.getpid() or self._own.client is not client:
@@ -237,18 +241,45 @@ class RedisStore(SketchStore):
             self._own.pid, self._own.client = os.getpid(), client
             with self._own_lock:
                 self._own_connections.append(connection)
+        return connection
+
+    def _sent(self, commands: Sequence[tuple]):
+        """Sends read commands on this thread's own connection, their replies left to _replies: a cluster store
+        sends to every primary before it reads any reply, so the round trips overlap. None where sending failed on
+        the connection (_replies then makes a second exchange)."""
+        connection = self._connection()
         try:
-            for attempt in (1, 2):
+            connection.send_packed_command(connection.pack_commands(commands))
+            return connection
+        except (redis.ConnectionError, redis.TimeoutError):
+            connection.disconnect()
+            return None
+        except BaseException as error:
+            connection.disconnect()
+            if isinstance(error, redis.RedisError):
+                raise StoreUnavailable(f"cannot read store {self.location}: {type(error).__name__}: "
+                                       f"{error}") from None
+            raise
+
+    def _replies(self, connection, commands: Sequence[tuple]) -> list:
+        """The replies to commands _sent on connection, in order; where the connection failed (sending or now), the
+        whole exchange once more on a new one."""
+        try:
+            if connection is not None:
                 try:
-                    connection.send_packed_command(connection.pack_commands(commands))
                     return [connection.read_response() for _ in commands]
                 except (redis.ConnectionError, redis.TimeoutError):
                     connection.disconnect()
-                    if attempt == 2:
-                        raise
                 except BaseException:
                     connection.disconnect()  # replies may be left unread: the next command must not read them
                     raise
+            connection = self._connection()
+            try:
+                connection.send_packed_command(connection.pack_commands(commands))
+                return [connection.read_response() for _ in commands]
+            except BaseException:
+                connection.disconnect()
+                raise
         except redis.RedisError as error:
             raise StoreUnavailable(f"cannot read store {self.location}: {type(error).__name__}: {error}") from None
 

@@ -205,16 +205,26 @@ class RedisClusterStore(SketchStore):
     # --- reads ----------------------------------------------------------------------------------------------------
 
     def _send(self, commands: dict[int, list[tuple]]) -> dict[int, list]:
-        """Each shard's read commands, a primary's shards' sent together on one connection (RedisStore._commands:
-        one round trip per primary, not per shard); the replies by shard."""
+        """Each shard's read commands, a primary's shards' sent together on one connection, to every primary before
+        any reply is read (RedisStore._sent, _replies): the round trips to the primaries overlap. The replies by
+        shard."""
+        sent: list[tuple[list[int], list[tuple], object]] = []
         replies: dict[int, list] = {}
-        for numbers in self._by_node.values():
-            wanted = [number for number in numbers if commands.get(number)]
-            if not wanted:
-                continue
-            found = self._shards[wanted[0]]._commands(*(command for n in wanted for command in commands[n]))
-            for number in wanted:
-                replies[number], found = found[:len(commands[number])], found[len(commands[number]):]
+        try:
+            for numbers in self._by_node.values():
+                wanted = [number for number in numbers if commands.get(number)]
+                if wanted:
+                    flat = [command for number in wanted for command in commands[number]]
+                    sent.append((wanted, flat, self._shards[wanted[0]]._sent(flat)))
+            while sent:
+                wanted, flat, connection = sent.pop(0)
+                found = self._shards[wanted[0]]._replies(connection, flat)
+                for number in wanted:
+                    replies[number], found = found[:len(commands[number])], found[len(commands[number]):]
+        finally:
+            for _, _, connection in sent:  # a failure left their replies unread: the next read must not get them
+                if connection is not None:
+                    connection.disconnect()
         return replies
 
     def _reads(self, ids: Sequence[str], with_generations: bool) -> tuple[tuple[int, ...] | None, list]:
