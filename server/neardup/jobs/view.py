@@ -59,8 +59,7 @@ def _copy(store: SketchStore, directory: Path) -> View:
     """Each key space read whole into a spill file of its own, then the copy built from them in one pass."""
     path, generations = directory / "store", []
     with ExitStack() as files:
-        spills = [files.enter_context((directory / f"space{number}.spill").open("w+b"))
-                  for number in range(len(store.key_spaces()))]
+        spills = [files.enter_context(tempfile.TemporaryFile(dir=directory)) for _ in store.key_spaces()]
         with progress("copying", total=store.count(), unit=" articles") as bar:
             for space, spill in zip(store.key_spaces(), spills):
                 generations.append(_read_whole(space, spill, bar))
