@@ -19,8 +19,11 @@ import pytest
 
 from neardup.core import reference
 from neardup.core.encoding import decode_sketch, encode_sketch
+from neardup.core.errors import StoreChanged
+from neardup.jobs.view import COPY_ATTEMPTS, read_view
 from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store
+from neardup.store.redis import RedisStore
 from neardup_client.cli_framework import EXIT_OK
 from server_process import run_neardup
 
@@ -218,3 +221,41 @@ def test_cluster_beside_a_writer_stores_the_ids_of_one_state(kind, pause, tmp_pa
     assert len(pairs) >= 40
     for a, b in map(sorted, pairs):
         assert clusters[a] == clusters[b], (a, b)
+
+
+class WrittenWhileRead(RedisStore):
+    """A Redis store one more article is written to each time a read of it begins, `writes` times in all: a write
+    committed during every read, at the moment the test chooses."""
+    writes = 0
+
+    def snapshot(self):
+        begun = super().snapshot()
+        if self.writes:
+            self.writes -= 1
+            self.put_many([(f"written-{self.writes}", encode_sketch([self.writes]))])
+        return begun
+
+
+@pytest.mark.redis
+def test_a_key_space_written_during_its_read_is_read_again_and_the_copy_holds_the_later_state(redis_url):
+    stable, start = store_beside_writer(redis_url)
+    with WrittenWhileRead.open(redis_url) as store:
+        store.writes = COPY_ATTEMPTS - 1
+        with read_view(store, redis_url) as view:
+            assert view.generations == (store.generation(),)
+            with open_store(view.location, readonly=True) as copy:
+                assert dict(copy.items()) == dict(store.items())
+                assert copy.count() == len(start) + COPY_ATTEMPTS - 1
+        assert not Path(view.location).exists()  # the copy is gone with the view
+
+
+@pytest.mark.redis
+def test_a_key_space_written_during_every_read_fails_in_one_clear_error(redis_url):
+    store_beside_writer(redis_url)
+    with WrittenWhileRead.open(redis_url) as store:
+        store.writes = COPY_ATTEMPTS
+        with pytest.raises(StoreChanged, match=f"was written during each of {COPY_ATTEMPTS} reads of it: writes "
+                                               "come faster than it can be read whole"):
+            with read_view(store, redis_url):
+                pass
+        assert store.writes == 0
