@@ -57,9 +57,9 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
                   max_candidates: int = DEFAULT_MAX_CANDIDATES,
                   search_file: str | None = None, search_index: str = "auto") -> ClusterSummary:
     """Clusters the articles of a view of the store (jobs/view.py: a snapshot, or a consistent copy of a store
-    that keeps no older states) and stores their ids in one atomic batch, on the articles still stored with the
-    sketch the view read (one rewritten or deleted since gets none from this run); threshold and metric default
-    to the store's (by its sketch kind)."""
+    that keeps no older states) still stored with the sketch the view read, and stores their ids in one atomic
+    batch (an article written since gets none from this run); threshold and metric default to the store's (by
+    its sketch kind)."""
     from .pairs import PairsSummary, find_pairs, search_file_of, view_pairs
 
     started = time.monotonic()
@@ -73,7 +73,7 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
             store.require_postings()
             view = held.enter_context(read_view(store, store_path))
         summary.view = view.describe()
-        ids, digests = view_articles(view.location)  # before the pairs: a later snapshot holds them unchanged
+        read = view_articles(view.location)  # before the pairs: a later snapshot holds them unchanged
         found = held.enter_context(tempfile.TemporaryFile())
         if pairs_file is not None:
             lines: Iterable[bytes] = _read_pairs(pairs_file)
@@ -88,18 +88,20 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
             summary.inexact = searched.inexact_warning() if searched.inexact else ""
             found.seek(0)
             lines = found
-        pairs = _pairs(lines, {doc_id: n for n, doc_id in enumerate(ids)}, threshold)
-    labels = linkage.cluster(method, len(ids), pairs, threshold)
-    with open_store(store_path) as store:
-        previous = np.array(store.clusters(ids), np.int64)
-        described = store.clustering() or {}
-        next_id = described.get("next_id", 0)
-        stable = linkage.stable_ids(labels, previous, next_id)
-        unchanged = _unchanged(store, ids, digests)
-        summary.rewritten = len(ids) - len(unchanged)
-        store.set_clusters([(ids[at], int(stable.ids[at])) for at in unchanged],
-                           {"method": method, "threshold": threshold, "metric": metric,
-                            "next_id": next_id + stable.new})
+        with open_store(store_path) as store:
+            # only articles the writes since the read left alone: their pairs are the view's
+            ids = _unchanged(store, read)
+            pairs = _pairs(lines, {doc_id: n for n, doc_id in enumerate(ids)}, threshold)
+            labels = linkage.cluster(method, len(ids), pairs, threshold)
+            previous = np.array(store.clusters(ids), np.int64)
+            next_id = (store.clustering() or {}).get("next_id", 0)
+            stable = linkage.stable_ids(labels, previous, next_id)
+            assigned = dict(zip(ids, stable.ids.tolist()))
+            written = _unchanged(store, {doc_id: read[doc_id] for doc_id in ids})  # again, just before the write
+            store.set_clusters([(doc_id, assigned[doc_id]) for doc_id in written],
+                               {"method": method, "threshold": threshold, "metric": metric,
+                                "next_id": next_id + stable.new})
+    summary.rewritten = len(read) - len(written)
     sizes = np.bincount(labels) if len(ids) else np.zeros(0, np.int64)
     summary.articles, summary.pairs, summary.clusters = len(ids), len(pairs.a), len(sizes)
     summary.singletons, summary.largest = int((sizes == 1).sum()), int(sizes.max(initial=0))
@@ -109,13 +111,14 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
     return summary
 
 
-def _unchanged(store, ids: list[str], digests: list[bytes]) -> list[int]:
-    """Positions of the ids the store still holds with the sketch of the view (read last, just before the write)."""
-    unchanged = []
+def _unchanged(store, read: dict[str, bytes]) -> list[str]:
+    """The ids of `read` (id → digest of the sketch a view read, in article-number order) the store still holds
+    with that sketch."""
+    ids, unchanged = list(read), []
     for start in range(0, len(ids), _CHUNK):
-        now = store.get_many(ids[start:start + _CHUNK])
-        unchanged.extend(start + offset for offset, sketch in enumerate(now)
-                         if sketch_digest(sketch) == digests[start + offset])
+        chunk = ids[start:start + _CHUNK]
+        unchanged.extend(doc_id for doc_id, sketch in zip(chunk, store.get_many(chunk))
+                         if sketch_digest(sketch) == read[doc_id])
     return unchanged
 
 

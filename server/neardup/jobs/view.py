@@ -1,10 +1,11 @@
 """The state of a store a whole-store job (`neardup pairs`, `neardup cluster`) reads while others may write to it.
 
 An LMDB store keeps older states: the job reads its own snapshot in place. A Redis store keeps none, and a job
-that reads every article's postings cannot start again whenever a write commits, so the job reads a copy: each
-key space of the store (store.SketchStore.key_spaces: a Redis store's one, a cluster store's shards) is read
-whole at one generation into a temporary LMDB store, a key space written during its read being read again
-(COPY_ATTEMPTS in all). What the copy is and what follows from it: docs/commands/neardup-pairs.md.
+that reads every article's postings cannot start again whenever a write commits, so the job reads a copy in a
+temporary LMDB store: every article read (not at one state), then the articles its change log names as written
+since the read began read again, until a read of them sees the generation it began at: the copy is the store at
+that generation. Only these re-reads start again, and they are short, however large the store. What the copy is
+and what follows from it: docs/commands/neardup-pairs.md ("Beside writers").
 """
 from __future__ import annotations
 
@@ -12,16 +13,17 @@ import dataclasses
 import hashlib
 import struct
 import tempfile
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from ..core.errors import StoreChanged
 from ..store import SketchStore, create_store, open_store, read_consistently
-from .progress import Stage, progress
+from .progress import progress
 
-#: Reads of one key space, each begun again because a write committed in it meanwhile, before the job gives up.
-COPY_ATTEMPTS = 5
+#: Reads of the articles written since the copy began before the job gives up on one that sees no write meanwhile,
+#: and whole reads begun again because the change log no longer reaches back to the first's generation.
+CATCH_UP_ATTEMPTS, COPY_ATTEMPTS = 20, 3
 _BATCH = 10_000
 _RECORD = struct.Struct(">HI")  # an article in a spill file: id length, sketch length; then both
 
@@ -30,17 +32,11 @@ _RECORD = struct.Struct(">HI")  # an article in a spill file: id length, sketch 
 class View:
     """Where the job reads (the store itself, or its copy) and what state that is."""
     location: str
-    generations: tuple[int, ...] | None = None  # of each key space read into the copy; None: read in place
+    generation: int | None = None  # of the store the copy holds; None: the store read in place
 
     def describe(self) -> str:
         """How the summary line says what was read ("" for the store read in place)."""
-        if self.generations is None:
-            return ""
-        if len(self.generations) == 1:
-            return f"a copy of the store at generation {self.generations[0]:,}"
-        shown = ", ".join(f"{generation:,}" for generation in self.generations)
-        return (f"a copy of the store's {len(self.generations)} shards at generations {shown} "
-                f"(sum {sum(self.generations):,})")
+        return "" if self.generation is None else f"a copy of the store at generation {self.generation:,}"
 
 
 @contextmanager
@@ -52,67 +48,68 @@ def read_view(store: SketchStore, location: str) -> Iterator[View]:
         return
     store.require_postings()
     with tempfile.TemporaryDirectory(prefix="neardup-view-") as directory:
-        yield _copy(store, Path(directory))
+        yield _copy(store, Path(directory) / "store")
 
 
-def _copy(store: SketchStore, directory: Path) -> View:
-    """Each key space read whole into a spill file of its own, then the copy built from them in one pass."""
-    path, generations = directory / "store", []
-    with ExitStack() as files:
-        spills = [files.enter_context(tempfile.TemporaryFile(dir=directory)) for _ in store.key_spaces()]
-        with progress("copying", total=store.count(), unit=" articles") as bar:
-            for space, spill in zip(store.key_spaces(), spills):
-                generations.append(_read_whole(space, spill, bar))
+def _copy(store: SketchStore, path: Path) -> View:
+    """The articles read into a spill file, then the copy built from it and the articles written since, in one
+    pass."""
+    with tempfile.TemporaryFile(dir=path.parent) as spill:
+        generation, written = _read(store, spill)
         with progress("indexing the copy", unit=" parts") as stage:
-            copy = create_store(path, store.config, store.stoplist, indexed=True, articles=_batches(spills),
+            copy = create_store(path, store.config, store.stoplist, indexed=True,
+                                articles=_batches(spill, written),
                                 postings_done=lambda part, parts: stage.update(part - stage.n))
     with copy:
         if store.threshold() is not None:
             copy.set_threshold(store.threshold())
-    return View(str(path), tuple(generations))
+    return View(str(path), generation)
 
 
-def _read_whole(space: SketchStore, spill: BinaryIO, bar: Stage) -> int:
-    """Writes every article of the key space to `spill`, all read at one generation (the store's generation is
-    the same before and after the read, and no read of it saw another state): that generation."""
-    for _ in range(COPY_ATTEMPTS):
-        spill.seek(0)
-        spill.truncate()
-        read = 0
-        try:
-            before = space.generation()
-            with space.snapshot() as snapshot:
-                for _, doc_id, sketch in snapshot.scan():
-                    key = doc_id.encode()
-                    spill.write(_RECORD.pack(len(key), len(sketch)) + key + sketch)
-                    read += 1
-                    if read % 1000 == 0:
-                        bar.update(1000)
-            if space.generation() == before:
-                bar.update(read % 1000)
-                return before
-        except StoreChanged:
-            pass
-        bar.update(-(read - read % 1000))
-        bar.set_note(f"{space.location} written meanwhile: read again")
-    raise StoreChanged(f"{space.location} was written during each of {COPY_ATTEMPTS} reads of it: writes come "
-                       "faster than it can be read whole; run again when they are fewer (or, on a cluster store, "
-                       "spread them over more shards)")
+def _read(store: SketchStore, spill: BinaryIO) -> tuple[int, dict[str, bytes | None]]:
+    """Every article into `spill` (read as it comes), then (generation G, the sketch at G of each article written
+    since the read began, None: deleted): the spill's articles but those, and those, are the store at G."""
+    with progress("copying", total=store.count(), unit=" articles") as bar:
+        for _ in range(COPY_ATTEMPTS):
+            spill.seek(0)
+            spill.truncate()
+            began = store.generation()
+            for doc_id, sketch in store.items():
+                key = doc_id.encode()
+                spill.write(_RECORD.pack(len(key), len(sketch)) + key + sketch)
+                bar.update()
+            for _ in range(CATCH_UP_ATTEMPTS):
+                now = store.generation()
+                changed = store.changed_since(began)
+                if changed is None:  # the change log no longer reaches back: read everything again
+                    break
+                ids = sorted(changed)
+                sketches = store.get_many(ids)
+                if store.generation() == now:  # nothing written since `now`: these are the sketches at `now`
+                    return now, dict(zip(ids, sketches))
+            bar.update(-bar.n)
+            bar.set_note("written meanwhile past the change log: read again")
+    raise StoreChanged(f"{store.location} was written during each read of what was written since the copy began "
+                       f"({COPY_ATTEMPTS} copies, {CATCH_UP_ATTEMPTS} reads each): writes come faster than it can "
+                       "be read; run again when they are fewer")
 
 
-def _batches(spills: list[BinaryIO]) -> Iterator[list[tuple[str, bytes]]]:
-    for spill in spills:
-        end = spill.tell()
-        spill.seek(0)
-        batch = []
-        while spill.tell() < end:
-            key_length, sketch_length = _RECORD.unpack(spill.read(_RECORD.size))
-            batch.append((spill.read(key_length).decode(), spill.read(sketch_length)))
-            if len(batch) == _BATCH:
-                yield batch
-                batch = []
-        if batch:
+def _batches(spill: BinaryIO, written: dict[str, bytes | None]) -> Iterator[list[tuple[str, bytes]]]:
+    """The spill's articles but those written since, then those (not deleted) as written."""
+    end = spill.tell()
+    spill.seek(0)
+    batch: list[tuple[str, bytes]] = []
+    while spill.tell() < end:
+        key_length, sketch_length = _RECORD.unpack(spill.read(_RECORD.size))
+        doc_id, sketch = spill.read(key_length).decode(), spill.read(sketch_length)
+        if doc_id not in written:
+            batch.append((doc_id, sketch))
+        if len(batch) == _BATCH:
             yield batch
+            batch = []
+    batch.extend((doc_id, sketch) for doc_id, sketch in written.items() if sketch is not None)
+    for start in range(0, len(batch), _BATCH):
+        yield batch[start:start + _BATCH]
 
 
 def sketch_digest(sketch: bytes | None) -> bytes:
@@ -120,14 +117,8 @@ def sketch_digest(sketch: bytes | None) -> bytes:
     return b"" if sketch is None else hashlib.blake2b(sketch, digest_size=16).digest()
 
 
-def view_articles(location: str) -> tuple[list[str], list[bytes]]:
-    """The ids of the view's articles in article-number order, and the digest of each one's sketch."""
+def view_articles(location: str) -> dict[str, bytes]:
+    """The view's articles in article-number order: id → the digest of its sketch."""
     with open_store(location, readonly=True) as seen:
-        def read(snapshot):
-            ids, digests = [], []
-            for _, doc_id, sketch in snapshot.scan():
-                ids.append(doc_id)
-                digests.append(sketch_digest(sketch))
-            return ids, digests
-
-        return read_consistently(seen, read)
+        return read_consistently(seen, lambda snapshot: {doc_id: sketch_digest(sketch)
+                                                         for _, doc_id, sketch in snapshot.scan()})

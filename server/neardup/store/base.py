@@ -240,12 +240,6 @@ class SketchStore(abc.ABC):
     def add_languages(self, languages: Iterable[str]) -> bool:
         """Adds stemmer languages to languages(), atomically; writes (and answers True) only when one is new."""
 
-    def key_spaces(self) -> Sequence["SketchStore"]:
-        """The parts of the store each of whose snapshots reads one state of its own: the store itself, or a
-        sharded store's shards. A whole-store job that cannot start again copies a store that keeps no older
-        states part by part (jobs/view.py), reading again only a part written during its read."""
-        return (self,)
-
     @abc.abstractmethod
     def snapshot(self) -> "Snapshot":
         """A read of one committed state of sketches and postings, for a corpus search (a store that keeps no
