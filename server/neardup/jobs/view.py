@@ -2,7 +2,8 @@
 
 An LMDB store keeps older states: the job reads its own snapshot in place. A Redis store keeps none, and a job
 that reads every article's postings cannot start again whenever a write commits, so the job reads a copy in a
-temporary LMDB store: every article read (not at one state), then the articles its change log names as written
+temporary LMDB store: every article read in article-number order (not at one state: a snapshot that finds a
+write committed is followed by a new one from where it was), then the articles its change log names as written
 since the read began read again, until a read of them sees the generation it began at: the copy is the store at
 that generation. Only these re-reads start again, and they are short, however large the store. What the copy is
 and what follows from it: docs/commands/neardup-pairs.md ("Beside writers").
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import heapq
 import struct
 import tempfile
 from contextlib import contextmanager
@@ -25,7 +27,7 @@ from .progress import progress
 #: and whole reads begun again because the change log no longer reaches back to the first's generation.
 CATCH_UP_ATTEMPTS, COPY_ATTEMPTS = 20, 3
 _BATCH = 10_000
-_RECORD = struct.Struct(">HI")  # an article in a spill file: id length, sketch length; then both
+_RECORD = struct.Struct(">QHI")  # an article in a spill file: its number, id length, sketch length; then both
 
 
 @dataclasses.dataclass
@@ -66,17 +68,18 @@ def _copy(store: SketchStore, path: Path) -> View:
     return View(str(path), generation)
 
 
-def _read(store: SketchStore, spill: BinaryIO) -> tuple[int, dict[str, bytes | None]]:
-    """Every article into `spill` (read as it comes), then (generation G, the sketch at G of each article written
-    since the read began, None: deleted): the spill's articles but those, and those, are the store at G."""
+def _read(store: SketchStore, spill: BinaryIO) -> tuple[int, dict[str, tuple[int, bytes] | None]]:
+    """Every article into `spill` in article-number order (read as it comes), then (generation G, the article
+    number and sketch at G of each article written since the read began, None: deleted): the spill's articles
+    but those, and those, are the store at G."""
     with progress("copying", total=store.count(), unit=" articles") as bar:
         for _ in range(COPY_ATTEMPTS):
             spill.seek(0)
             spill.truncate()
             began = store.generation()
-            for doc_id, sketch in store.items():
+            for docno, doc_id, sketch in _scan(store):
                 key = doc_id.encode()
-                spill.write(_RECORD.pack(len(key), len(sketch)) + key + sketch)
+                spill.write(_RECORD.pack(docno, len(key), len(sketch)) + key + sketch)
                 bar.update()
             for _ in range(CATCH_UP_ATTEMPTS):
                 now = store.generation()
@@ -84,32 +87,57 @@ def _read(store: SketchStore, spill: BinaryIO) -> tuple[int, dict[str, bytes | N
                 if changed is None:  # the change log no longer reaches back: read everything again
                     break
                 ids = sorted(changed)
-                sketches = store.get_many(ids)
-                if store.generation() == now:  # nothing written since `now`: these are the sketches at `now`
-                    return now, dict(zip(ids, sketches))
+                try:
+                    with store.snapshot() as snapshot:
+                        found = snapshot.sketches(ids)
+                except StoreChanged:
+                    continue
+                if store.generation() == now:  # nothing written since `now`: these are the articles at `now`
+                    return now, dict(zip(ids, found))
             bar.update(-bar.n)
-            bar.set_note("written meanwhile past the change log: read again")
+            bar.set_note("written meanwhile: read again")
     raise StoreChanged(f"{store.location} was written during each read of what was written since the copy began "
                        f"({COPY_ATTEMPTS} copies, {CATCH_UP_ATTEMPTS} reads each): writes come faster than it can "
                        "be read; run again when they are fewer")
 
 
-def _batches(spill: BinaryIO, written: dict[str, bytes | None]) -> Iterator[list[tuple[str, bytes]]]:
-    """The spill's articles but those written since, then those (not deleted) as written."""
-    end = spill.tell()
-    spill.seek(0)
+def _scan(store: SketchStore) -> Iterator[tuple[int, str, bytes]]:
+    """(docno, id, sketch) of every article in article-number order, each as some state since the scan began held
+    it: a snapshot's scan that finds a write committed goes on in a new snapshot from where it was."""
+    start = 0
+    while True:
+        try:
+            with store.snapshot() as snapshot:
+                for docno, doc_id, sketch in snapshot.scan(start):
+                    yield docno, doc_id, sketch
+                    start = docno + 1
+            return
+        except StoreChanged:
+            continue
+
+
+def _batches(spill: BinaryIO, written: dict[str, tuple[int, bytes] | None]) -> Iterator[list[tuple[str, bytes]]]:
+    """The spill's articles but those written since, and those (not deleted) as written, in article-number
+    order: the copy numbers them in the same order as the store."""
+    later = sorted((found[0], doc_id, found[1]) for doc_id, found in written.items() if found is not None)
     batch: list[tuple[str, bytes]] = []
-    while spill.tell() < end:
-        key_length, sketch_length = _RECORD.unpack(spill.read(_RECORD.size))
-        doc_id, sketch = spill.read(key_length).decode(), spill.read(sketch_length)
-        if doc_id not in written:
-            batch.append((doc_id, sketch))
+    for _, doc_id, sketch in heapq.merge(_spilled(spill, written), later):
+        batch.append((doc_id, sketch))
         if len(batch) == _BATCH:
             yield batch
             batch = []
-    batch.extend((doc_id, sketch) for doc_id, sketch in written.items() if sketch is not None)
-    for start in range(0, len(batch), _BATCH):
-        yield batch[start:start + _BATCH]
+    if batch:
+        yield batch
+
+
+def _spilled(spill: BinaryIO, written: dict) -> Iterator[tuple[int, str, bytes]]:
+    end = spill.tell()
+    spill.seek(0)
+    while spill.tell() < end:
+        docno, key_length, sketch_length = _RECORD.unpack(spill.read(_RECORD.size))
+        doc_id, sketch = spill.read(key_length).decode(), spill.read(sketch_length)
+        if doc_id not in written:
+            yield docno, doc_id, sketch
 
 
 def sketch_digest(sketch: bytes | None) -> bytes:
