@@ -9,6 +9,7 @@ import dataclasses
 import json
 import tempfile
 import time
+from contextlib import ExitStack
 from typing import BinaryIO, Iterable
 
 import numpy as np
@@ -21,8 +22,10 @@ from ..runtime.served_store import ServedStore
 from ..store import open_store
 from ..store.base import stored_ids
 from .progress import progress
+from .view import read_view, sketch_digest, view_articles
 
 DEFAULT_METHOD = COMPLETE
+_CHUNK = 10_000  # ids per read where every article is read
 
 
 @dataclasses.dataclass
@@ -38,50 +41,67 @@ class ClusterSummary:
     changed: int = 0       # articles whose cluster id changed (or that had none)
     elapsed: float = 0.0
     inexact: str = ""      # the pair search's warning when some articles had too many candidates
+    view: str = ""         # what state was read (jobs/view.View.describe)
+    rewritten: int = 0     # articles of the view rewritten or deleted before the ids were stored: none given
 
     def format(self) -> str:
         return (f"cluster: {self.articles:,} articles, {self.pairs:,} pairs → {self.clusters:,} clusters "
                 f"({self.method}; {self.singletons:,} singletons, largest {self.largest:,}); ids: {self.kept:,} "
-                f"kept, {self.new:,} new, {self.changed:,} articles changed cluster; {self.elapsed:.1f} s")
+                f"kept, {self.new:,} new, {self.changed:,} articles changed cluster"
+                f"{f'; {self.rewritten:,} written since the read left for the next run' if self.rewritten else ''}"
+                f"{f'; read {self.view}' if self.view else ''}; {self.elapsed:.1f} s")
 
 
 def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: float | None = None,
                   metric: str | None = None, workers: int = 1, pairs_file: str | None = None,
                   max_candidates: int = DEFAULT_MAX_CANDIDATES,
                   search_file: str | None = None, search_index: str = "auto") -> ClusterSummary:
-    """Clusters every stored article and stores the ids (one atomic batch); threshold and metric default to the
-    store's (by its sketch kind)."""
-    from .pairs import find_pairs
+    """Clusters the articles of a view of the store (jobs/view.py: a snapshot, or a consistent copy of a store
+    that keeps no older states) still stored with the sketch the view read, and stores their ids in one atomic
+    batch (an article written since gets none from this run); threshold and metric default to the store's (by
+    its sketch kind)."""
+    from .pairs import PairsSummary, find_pairs, search_file_of, view_pairs
 
     started = time.monotonic()
     summary = ClusterSummary(method)
-    with open_store(store_path, readonly=True) as store:
-        served = ServedStore(store)
-        threshold = served.defaults.threshold if threshold is None else threshold
-        metric = metric or served.defaults.metric
-        served.check_metric(metric)
-    with tempfile.TemporaryFile() as found:
-        if pairs_file is None:
-            searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
-                                  max_candidates=max_candidates,
-                                  search_file=search_file, search_index=search_index)
+    with ExitStack() as held:
+        with open_store(store_path, readonly=True) as store:  # closed before an LMDB store is opened again
+            served = ServedStore(store)
+            threshold = served.defaults.threshold if threshold is None else threshold
+            metric = metric or served.defaults.metric
+            served.check_metric(metric)
+            store.require_postings()
+            view = held.enter_context(read_view(store, store_path))
+        summary.view = view.describe()
+        read = view_articles(view.location)  # before the pairs: a later snapshot holds them unchanged
+        found = held.enter_context(tempfile.TemporaryFile())
+        if pairs_file is not None:
+            lines: Iterable[bytes] = _read_pairs(pairs_file)
+        else:
+            search_file = search_file_of(store_path, search_file, search_index)
+            if search_file is not None:  # the index file catches up with the store: the store's own pairs
+                searched = find_pairs(store_path, found, threshold=threshold, metric=metric, workers=workers,
+                                      max_candidates=max_candidates, search_file=search_file,
+                                      search_index="shared")
+            else:
+                searched = view_pairs(view, found, PairsSummary(threshold, metric, max_candidates), workers)
             summary.inexact = searched.inexact_warning() if searched.inexact else ""
             found.seek(0)
-            lines: Iterable[bytes] = found
-        else:
-            lines = _read_pairs(pairs_file)
+            lines = found
         with open_store(store_path) as store:
-            ids = stored_ids(store)
-            number = {doc_id: n for n, doc_id in enumerate(ids)}
-            pairs = _pairs(lines, number, threshold)
+            # only articles the writes since the read left alone: their pairs are the view's
+            ids = _unchanged(store, read)
+            pairs = _pairs(lines, {doc_id: n for n, doc_id in enumerate(ids)}, threshold)
             labels = linkage.cluster(method, len(ids), pairs, threshold)
             previous = np.array(store.clusters(ids), np.int64)
-            described = store.clustering() or {}
-            next_id = described.get("next_id", 0)
+            next_id = (store.clustering() or {}).get("next_id", 0)
             stable = linkage.stable_ids(labels, previous, next_id)
-            store.set_clusters(list(zip(ids, stable.ids.tolist())),
+            assigned = dict(zip(ids, stable.ids.tolist()))
+            written = _unchanged(store, {doc_id: read[doc_id] for doc_id in ids})  # again, just before the write
+            store.set_clusters([(doc_id, assigned[doc_id]) for doc_id in written],
                                {"method": method, "threshold": threshold, "metric": metric,
                                 "next_id": next_id + stable.new})
+    summary.rewritten = len(read) - len(written)
     sizes = np.bincount(labels) if len(ids) else np.zeros(0, np.int64)
     summary.articles, summary.pairs, summary.clusters = len(ids), len(pairs.a), len(sizes)
     summary.singletons, summary.largest = int((sizes == 1).sum()), int(sizes.max(initial=0))
@@ -89,6 +109,17 @@ def cluster_store(store_path: str, *, method: str = DEFAULT_METHOD, threshold: f
     summary.changed = int((stable.ids != previous).sum())
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+def _unchanged(store, read: dict[str, bytes]) -> list[str]:
+    """The ids of `read` (id → digest of the sketch a view read, in article-number order) the store still holds
+    with that sketch."""
+    ids, unchanged = list(read), []
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start:start + _CHUNK]
+        unchanged.extend(doc_id for doc_id, sketch in zip(chunk, store.get_many(chunk))
+                         if sketch_digest(sketch) == read[doc_id])
+    return unchanged
 
 
 def _read_pairs(path: str) -> Iterable[bytes]:

@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 import time
+from contextlib import ExitStack
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import BinaryIO, Iterator, NamedTuple
@@ -27,6 +28,7 @@ from ..runtime.served_store import ServedStore
 from ..runtime.similar_search import SimilarSearch
 from ..store import SketchStore, open_store
 from .progress import progress
+from .view import View, read_view
 
 #: A worker sends what it found at the latest after this many articles, bytes of output or seconds, so the bar
 #: moves and the parent writes steadily while messages stay few.
@@ -51,6 +53,7 @@ class PairsSummary:
     inexact: int = 0
     elapsed: float = 0.0
     search_file: str | None = None  # the index file searched, or None: the store's postings
+    view: str = ""  # what state was read (View.describe)
 
     def add(self, batch: Batch) -> None:
         self.articles += batch.articles
@@ -62,7 +65,8 @@ class PairsSummary:
         return (f"pairs: {self.articles:,} articles, {self.pairs:,} pairs ({self.metric} >= {self.threshold}) in "
                 f"{self.elapsed:.2f} s ({rate:,.0f} articles/s, {self.workers} worker"
                 f"{'s' if self.workers > 1 else ''}"
-                f"{f'; search index {self.search_file}' if self.search_file else ''})")
+                f"{f'; search index {self.search_file}' if self.search_file else ''}"
+                f"{f'; read {self.view}' if self.view else ''})")
 
     def inexact_warning(self) -> str:
         articles = f"{self.inexact:,} article{'s' if self.inexact != 1 else ''}"
@@ -168,16 +172,30 @@ def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float
     """Writes every near-duplicate pair of the store to `out` as JSON Lines; threshold and metric default to the
     store's (by its sketch kind). A store without postings, or a metric of another sketch kind, raises
     ConfigMismatch before anything is written. `search_index` auto searches the index file (`search_file`, else
-    the store's own) when there is one, shared always (an error without one), store never."""
+    the store's own) when there is one, shared always (an error without one), store never. Without an index file,
+    a store that keeps no older states is searched in a consistent copy (jobs/view.py), so writers may go on."""
     search_file = search_file_of(store_path, search_file, search_index)
     started = time.monotonic()
-    with open_store(store_path, readonly=True) as store:
-        served = ServedStore(store)
-        threshold = served.defaults.threshold if threshold is None else threshold
-        metric = metric or served.defaults.metric
-        served.check_metric(metric)
-        summary = PairsSummary(threshold, metric, max_candidates)
-        limit = SimilarSearch(served).docno_limit()  # ConfigMismatch when the store keeps no postings
+    with ExitStack() as held:
+        with open_store(store_path, readonly=True) as store:
+            served = ServedStore(store)
+            threshold = served.defaults.threshold if threshold is None else threshold
+            metric = metric or served.defaults.metric
+            served.check_metric(metric)
+            # with an index file, each process catches up with the store itself: read in place
+            view = View(str(store_path)) if search_file is not None else \
+                held.enter_context(read_view(store, str(store_path)))
+        summary = view_pairs(view, out, PairsSummary(threshold, metric, max_candidates), workers, search_file)
+    summary.elapsed = time.monotonic() - started
+    return summary
+
+
+def view_pairs(view: View, out: BinaryIO, summary: PairsSummary, workers: int,
+               search_file: str | None = None) -> PairsSummary:
+    """The pairs of a view (`neardup cluster` reads its articles from the same one) into `summary`."""
+    summary.view = view.describe()
+    with open_store(view.location, readonly=True) as store:
+        limit = SimilarSearch(ServedStore(store)).docno_limit()  # ConfigMismatch when the store keeps no postings
         if search_file is not None:  # a clear error now, not one per worker
             base_file.check_store(store)
             base_file.read_header(Path(search_file), store)
@@ -186,14 +204,14 @@ def find_pairs(store_path: str | os.PathLike, out: BinaryIO, *, threshold: float
         summary.workers = max(1, min(workers, limit))
         if summary.workers == 1:
             with progress("pairs", total=total, unit=" articles") as bar:
-                for batch in _batches(store, threshold, metric, max_candidates, 0, None, search_file):
+                for batch in _batches(store, summary.threshold, summary.metric, summary.max_candidates, 0, None,
+                                      search_file):
                     out.write(batch.lines)
                     summary.add(batch)
                     bar.update(batch.articles)
     if summary.workers > 1:
-        _run_workers(str(store_path), out, summary, _ranges(limit, summary.workers), total, search_file)
+        _run_workers(view.location, out, summary, _ranges(limit, summary.workers), total, search_file)
     out.flush()
-    summary.elapsed = time.monotonic() - started
     return summary
 
 
