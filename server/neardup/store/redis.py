@@ -14,7 +14,6 @@ import itertools
 import json
 import os
 import struct
-import threading
 import time
 from typing import Iterable, Iterator, NamedTuple, Sequence
 
@@ -26,7 +25,7 @@ from ..core.sketch_config import SketchConfig, stoplist_digest
 from . import buckets
 from .base import SketchStore, decode_languages, encode_id, encode_languages
 from .buckets import BucketSnapshot, LargeBuckets
-from .redis_connection import TIMEOUT, Keys, connect, redis_errors
+from .redis_connection import TIMEOUT, Keys, ThreadConnections, connect, redis_errors
 
 #: Losses of the race to other writers after which a writer takes the turn, and how long it may hold it (one attempt
 #: of a large batch takes milliseconds; a writer killed while holding it holds the others back that long).
@@ -130,9 +129,7 @@ class RedisStore(SketchStore):
         self._readonly = readonly
         self._replicas = replicas
         self._large_buckets = LargeBuckets()
-        self._own = threading.local()  # this thread's connections: for the request path (_command), for writes
-        self._own_connections: list = []  # and the writers' pools
-        self._own_lock = threading.Lock()
+        self._connections = ThreadConnections()
         self.use(client)
         fix = f"create it with `neardup index CORPUS --store {location}`"
         try:
@@ -230,72 +227,17 @@ class RedisStore(SketchStore):
         """Read commands sent together on this thread's own connection (one round trip), their replies in order."""
         return self._replies(self._sent(commands), commands)
 
-    def _connection(self):
-        """This thread's own connection to the store's server (made anew after a fork or a change of client)."""
-        client = self._client
-        connection = getattr(self._own, "connection", None)
-        if connection is None or self._own.pid != os.getpid() or self._own.client is not client:
-            pool = client.connection_pool
-            connection = self._own.connection = pool.connection_class(
-                **{**pool.connection_kwargs, "socket_timeout": TIMEOUT})
-            self._own.pid, self._own.client = os.getpid(), client
-            with self._own_lock:
-                self._own_connections.append(connection)
-        return connection
-
     def _sent(self, commands: Sequence[tuple]):
-        """Sends read commands on this thread's own connection, their replies left to _replies: a cluster store
-        sends to every primary before it reads any reply, so the round trips overlap. None where sending failed on
-        the connection (_replies then makes a second exchange)."""
-        connection = self._connection()
-        try:
-            connection.send_packed_command(connection.pack_commands(commands))
-            return connection
-        except (redis.ConnectionError, redis.TimeoutError):
-            connection.disconnect()
-            return None
-        except BaseException as error:
-            connection.disconnect()
-            if isinstance(error, redis.RedisError):
-                raise StoreUnavailable(f"cannot read store {self.location}: {type(error).__name__}: "
-                                       f"{error}") from None
-            raise
+        """ThreadConnections.sent on this store's server: a cluster store sends to every primary before it reads."""
+        return self._connections.sent(self._client, commands, self.location)
 
     def _replies(self, connection, commands: Sequence[tuple]) -> list:
-        """The replies to commands _sent on connection, in order; where the connection failed (sending or now), the
-        whole exchange once more on a new one."""
-        try:
-            if connection is not None:
-                try:
-                    return [connection.read_response() for _ in commands]
-                except (redis.ConnectionError, redis.TimeoutError):
-                    connection.disconnect()
-                except BaseException:
-                    connection.disconnect()  # replies may be left unread: the next command must not read them
-                    raise
-            connection = self._connection()
-            try:
-                connection.send_packed_command(connection.pack_commands(commands))
-                return [connection.read_response() for _ in commands]
-            except BaseException:
-                connection.disconnect()
-                raise
-        except redis.RedisError as error:
-            raise StoreUnavailable(f"cannot read store {self.location}: {type(error).__name__}: {error}") from None
+        return self._connections.replies(self._client, connection, commands, self.location)
 
     def _writer(self) -> redis.Redis:
         """This thread's client for write batches, of one connection: a WAIT (_confirm) counts the replicas that
         have the writes of the connection it is sent on."""
-        client = self._client
-        writer = getattr(self._own, "writer", None)
-        if writer is None or self._own.writer_pid != os.getpid() or self._own.writer_of is not client:
-            pool = client.connection_pool
-            writer = self._own.writer = redis.Redis(connection_pool=redis.ConnectionPool(
-                connection_class=pool.connection_class, max_connections=1, **pool.connection_kwargs))
-            self._own.writer_pid, self._own.writer_of = os.getpid(), client
-            with self._own_lock:
-                self._own_connections.append(writer.connection_pool)
-        return writer
+        return self._connections.writer(self._client)
 
     def _confirm(self, writer: redis.Redis) -> None:
         """With `replicas`: the batch just committed on writer's connection is on that many replicas (WAIT), or
@@ -640,10 +582,7 @@ class RedisStore(SketchStore):
             raise StoreUnavailable(f"cannot write store {self.location}: {type(error).__name__}: {error}") from None
 
     def close(self) -> None:
-        with self._own_lock:
-            for connection in self._own_connections:
-                connection.disconnect()
-            self._own_connections.clear()
+        self._connections.close()
         self._client.close()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from typing import Iterable, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
@@ -173,3 +174,81 @@ class NodeClients:
     def close(self) -> None:
         for client in self._clients.values():
             client.close()
+
+
+class ThreadConnections:
+    """Each thread's own connections to one store's server: a plain connection for the request path's reads (sent
+    together, the replies read in order, the send and the read apart so that a cluster store overlaps its
+    primaries' round trips), and a client of one connection for write batches (a WAIT counts one connection's
+    writes). Made anew after a fork, or once the client changes (a cluster shard served by another primary now)."""
+
+    def __init__(self):
+        self._own = threading.local()
+        self._made: list = []  # connections and pools, for close()
+        self._lock = threading.Lock()
+
+    def _made_one(self, made):
+        with self._lock:
+            self._made.append(made)
+        return made
+
+    def reader(self, client: redis.Redis):
+        own = self._own
+        if getattr(own, "reader", None) is None or own.reader_pid != os.getpid() or own.reader_of is not client:
+            pool = client.connection_pool
+            own.reader = self._made_one(pool.connection_class(**{**pool.connection_kwargs, "socket_timeout": TIMEOUT}))
+            own.reader_pid, own.reader_of = os.getpid(), client
+        return own.reader
+
+    def writer(self, client: redis.Redis) -> redis.Redis:
+        own = self._own
+        if getattr(own, "writer", None) is None or own.writer_pid != os.getpid() or own.writer_of is not client:
+            pool = client.connection_pool
+            own.writer = redis.Redis(connection_pool=self._made_one(redis.ConnectionPool(
+                connection_class=pool.connection_class, max_connections=1, **pool.connection_kwargs)))
+            own.writer_pid, own.writer_of = os.getpid(), client
+        return own.writer
+
+    def sent(self, client: redis.Redis, commands, location: str):
+        """Sends read commands on this thread's reader, their replies left to replies(); None where sending failed
+        on the connection (replies() then makes a second exchange)."""
+        connection = self.reader(client)
+        try:
+            connection.send_packed_command(connection.pack_commands(commands))
+            return connection
+        except (redis.ConnectionError, redis.TimeoutError):
+            connection.disconnect()
+            return None
+        except BaseException as error:
+            connection.disconnect()
+            if isinstance(error, redis.RedisError):
+                raise StoreUnavailable(f"cannot read store {location}: {type(error).__name__}: {error}") from None
+            raise
+
+    def replies(self, client: redis.Redis, connection, commands, location: str) -> list:
+        """The replies to commands sent() on connection, in order; where the connection failed (sending or now),
+        the whole exchange once more on a new one."""
+        try:
+            if connection is not None:
+                try:
+                    return [connection.read_response() for _ in commands]
+                except (redis.ConnectionError, redis.TimeoutError):
+                    connection.disconnect()
+                except BaseException:
+                    connection.disconnect()  # replies may be left unread: the next command must not read them
+                    raise
+            connection = self.reader(client)
+            try:
+                connection.send_packed_command(connection.pack_commands(commands))
+                return [connection.read_response() for _ in commands]
+            except BaseException:
+                connection.disconnect()
+                raise
+        except redis.RedisError as error:
+            raise StoreUnavailable(f"cannot read store {location}: {type(error).__name__}: {error}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            for made in self._made:
+                made.disconnect()
+            self._made.clear()
