@@ -1,4 +1,4 @@
-"""Only the compiled parts live here (the pair kernel, the in-memory search index, the request path's id map, the n-gram hashing, the English and German stemmers, item pair features, Dedup's wire format); everything else is
+"""Only the compiled parts live here (the pair kernel, the in-memory search index, the request path's id map, the n-gram hashing, the English and German stemmers, item pair features, Dedup's wire format, a cluster store's ids by shard); everything else is
 declared in pyproject.toml."""
 from setuptools import Extension, setup
 
@@ -40,6 +40,11 @@ setup(
         Extension(
             "neardup.core._stem",
             sources=["server/neardup/core/_stem.c"],
+            extra_compile_args=["-O3", "-std=c99"],
+        ),
+        Extension(
+            "neardup.store._shards",
+            sources=["server/neardup/store/_shards.c"],
             extra_compile_args=["-O3", "-std=c99"],
         ),
     ]

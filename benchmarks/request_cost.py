@@ -1,6 +1,7 @@
 """What a Dedup costs over an empty call on the same server, and whether a change made it cost more (A/B).
 
-    python -m benchmarks.request_cost [--quick] [--against REV] [--at REV] [--rounds N] [--out benchmarks/out]
+    python -m benchmarks.request_cost [--quick] [--against REV] [--at REV] [--backend lmdb|redis|cluster]
+        [--rounds N] [--out benchmarks/out]
 
 Run it before stopping on any change that touches the request path: `--against` the last release measures this
 checkout (side A: this environment's neardup, checked to be the checkout's) and REV (side B, installed from a
@@ -10,7 +11,9 @@ store, in the same run.
 One `neardup serve` worker per side, session cache off, the development corpus (real text: news, manual pages, job
 ads; lib/devcorpus.py) indexed once by side B's `neardup index` (older code reads what older code wrote; side A's
 with --store-from a; --store-from each: every side indexes and serves its own, so a change to the offline stage
-shows in the request path), result sets of 100 stored ids with 20-40 % near-duplicates (--result-sets popular: the
+shows in the request path; --backend redis or cluster: that LMDB store copied by the same side's `neardup migrate`
+into a redis-server, or a Redis Cluster of 3 primaries with a replica each, started here, which the servers then
+read), result sets of 100 stored ids with 20-40 % near-duplicates (--result-sets popular: the
 corpus plus 300 republished copies of one news story, 40 of them in each result set; lib/load.py). Both servers
 run side by side; each round measures one side then the other (the order alternates), every figure a ratio to that
 server's empty health Check in the same round:
@@ -29,9 +32,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import grpc
@@ -40,7 +45,7 @@ from benchmarks.lib import ab, load, measure
 from benchmarks.lib.paths import OUT, ROOT
 from benchmarks.lib.report import save, table
 from benchmarks.lib.request_path import representative, request_path
-from tests.server_process import Server, free_port
+from tests.server_process import RedisClusterServers, RedisServer, Server, free_port
 from neardup_client import NearDupClient
 from neardup_client.v1 import neardup_pb2 as pb
 
@@ -66,7 +71,7 @@ FIGURES = {
 class Sides:
     """The servers of the sides under measurement, all serving the same store, and what each round measures."""
 
-    def __init__(self, sides: dict[str, ab.Side], stores: dict[str, Path], work: Path):
+    def __init__(self, sides: dict[str, ab.Side], stores: dict[str, Path | str], work: Path):
         self.sides, self.work = sides, work
         self.servers: dict[str, Server] = {}
         for name, side in sides.items():
@@ -174,11 +179,32 @@ def _shown(path: str | Path) -> str:
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
+BACKENDS = ("lmdb", "redis", "cluster")
+
+
+def copied_to_redis(backend: str, stores: dict[str, Path], builders: dict[str, ab.Side], work: Path,
+                    stack: ExitStack) -> dict[str, str]:
+    """Each side's store (an LMDB directory) copied by `neardup migrate` of the side that built it into a
+    redis-server or a Redis Cluster of 3 primaries started here (stopped with `stack`): the URLs the sides serve."""
+    redis = stack.enter_context(RedisServer(work / "redis") if backend == "redis"
+                                else RedisClusterServers(work / "redis-cluster", 3))
+    copies: dict[Path, str] = {}
+    for name, path in stores.items():
+        if path not in copies:
+            copies[path] = redis.url(path.name)
+            done = subprocess.run([*builders[name].neardup, "migrate", "--no-progress", str(path), copies[path]],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                raise ab.RevisionError(f"side {name.upper()} ({builders[name].describe()}) cannot copy the store "
+                                       f"into {backend}: {done.stderr.strip()[-1500:]}")
+    return {name: copies[path] for name, path in stores.items()}
+
+
 def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, say) -> dict:
     results: dict = {"sides": {name: {"label": side.label, "commit": side.commit, "dirty": side.dirty,
                                       "python": _shown(side.python), "described": side.describe()}
                                for name, side in sides.items()}}
-    with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="neardup-cost-") as scratch, ExitStack() as redis:
         work = Path(scratch)
         stores, results["index"] = {}, {}
         for name in sides if store_from == "each" else [store_from]:
@@ -187,13 +213,17 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
                                                                           args.result_sets, f"store-{name}")
         stores = stores if store_from == "each" else dict.fromkeys(sides, stores[store_from])
         id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200, args.result_sets)
-        results["result_sets"], results["store_from"] = args.result_sets, store_from
+        results["result_sets"], results["store_from"], results["backend"] = args.result_sets, store_from, args.backend
         store = stores["a"]
         chosen = representative(store, bodies)
         results["h2load_body"] = {"result_set": chosen, "request_bytes": len(bodies[chosen])}
         if len(sides) == 1 and sides["a"].python == sys.executable:
             say("timing the Dedup handler in process, stage by stage")
             results["request_path"] = request_path(store, bodies, 5 if args.quick else 20)
+        if args.backend != "lmdb":
+            say(f"copying the store into {args.backend}")
+            builders = sides if store_from == "each" else dict.fromkeys(sides, sides[store_from])
+            stores = copied_to_redis(args.backend, stores, builders, work, redis)
         servers = Sides(sides, stores, work)
         try:
             results["answers"] = servers.answers(bodies)
@@ -226,7 +256,8 @@ def markdown(results: dict) -> str:
              f"`{results['command']}`: {described}. One worker per side, session cache off, {results['result_sets']} "
              f"result sets of 100 ids "
              f"({results['h2load_body']['request_bytes']} request bytes for h2load), "
-             f"{_stores(results['store_from'])}; {len(results['rounds'])} rounds of {results['seconds_per_run']} s "
+             f"{_stores(results['store_from'], results.get('backend', 'lmdb'))}; "
+             f"{len(results['rounds'])} rounds of {results['seconds_per_run']} s "
              "h2load runs, the order of the sides alternating. Each figure is a ratio to the same server's empty "
              "Check in the same round: median [min–max over the rounds].", ""]
     header = ["figure", *(f"{name.upper()}" for name in names)]
@@ -268,10 +299,12 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _stores(store_from: str) -> str:
+def _stores(store_from: str, backend: str) -> str:
+    copied = "" if backend == "lmdb" else \
+        f" (copied into {'a redis-server' if backend == 'redis' else 'a Redis Cluster of 3 primaries'})"
     if store_from == "each":
-        return "each side serving the store its own `neardup index` built"
-    return f"both serving the store side {store_from.upper()}'s `neardup index` built"
+        return f"each side serving the store its own `neardup index` built{copied}"
+    return f"both serving the store side {store_from.upper()}'s `neardup index` built{copied}"
 
 
 def _absolute(rounds: list[dict], name: str) -> list[str]:
@@ -297,6 +330,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="whose `neardup index` builds the store both serve (default: B when there is one); "
                         "each: every side serves a store of its own, built by its own `neardup index` (what a "
                         "change to the offline stage costs the request path)")
+    parser.add_argument("--backend", choices=BACKENDS, default=BACKENDS[0],
+                        help="the store the servers read: the LMDB directory `neardup index` wrote (default), or a "
+                        "copy of it in a redis-server (redis) or a Redis Cluster of 3 primaries (cluster) started here")
     parser.add_argument("--result-sets", choices=load.RESULT_SETS, default=load.RESULT_SETS[0],
                         help="drawn: 20-40 %% near-duplicates over many stories (default); popular: the corpus plus "
                         f"{load.POPULAR_COPIES} republished copies of one news story, {load.POPULAR_IN_SET} of them "

@@ -271,6 +271,11 @@ class RedisClusterServers:
     def server(self, port: int) -> RedisServer:
         return next(server for server in self.servers if server.port == port)
 
+    def primary_ports(self) -> list[int]:
+        """The ports of the nodes serving slots: the primaries (a node just made a replica may still be flagged
+        master for a moment, but serves no slot)."""
+        return [port for port, node in self.nodes().items() if node["slots"]]
+
     def primary_of(self, slot: int) -> RedisServer:
         """The node serving slot now."""
         return self.server(next(port for port, node in self.nodes().items()

@@ -34,6 +34,8 @@ from neardup_client.v1 import neardup_pb2 as pb
 SEED = devcorpus.SPLIT_SEEDS[devcorpus.DEFAULT_SPLIT]
 DEDUP_PATH = "/neardup.v1.NearDup/Dedup"
 STREAM_PATH = "/neardup.v1.NearDup/DedupStream"
+UPSERT_PATH = "/neardup.v1.NearDup/Upsert"
+SIMILAR_PATH = "/neardup.v1.NearDup/FindSimilar"
 HEALTH_PATH = "/grpc.health.v1.Health/Check"
 HEALTH_REQUEST = health_pb2.HealthCheckRequest().SerializeToString()
 GRPC_HEADERS = ("content-type: application/grpc", "te: trailers")

@@ -57,6 +57,40 @@ def test_this_environment_is_the_checkouts():
     assert side.commit == ab.commit_of("HEAD") and side.label == "this checkout"
 
 
+@pytest.mark.redis
+@pytest.mark.parametrize("backend", ["redis", "cluster"])
+def test_with_a_redis_backend_each_built_store_is_served_from_its_own_copy(tmp_path, backend):
+    """--backend: the stores the sides built, copied by the builder's `neardup migrate` into a Redis (a Redis
+    Cluster) the tool starts; two sides of one store share one copy, a side of its own store gets its own."""
+    from contextlib import ExitStack
+
+    from benchmarks.lib import load
+    from neardup.store import open_store
+
+    this = ab.this_environment()
+    _, built, _ = load.build_store(tmp_path, this.neardup, "drawn", "store-a")
+    other = tmp_path / "store-b"
+    subprocess.run([*this.neardup, "migrate", "--no-progress", str(built), str(other)], check=True)
+    with ExitStack() as stack:
+        shared = request_cost.copied_to_redis(backend, {"a": built, "b": built}, {"a": this, "b": this},
+                                              tmp_path / "shared", stack)
+        own = request_cost.copied_to_redis(backend, {"a": built, "b": other}, {"a": this, "b": this},
+                                           tmp_path / "own", stack)
+        assert shared["a"] == shared["b"] and own["a"] != own["b"]
+        assert shared["a"].startswith("redis+cluster://" if backend == "cluster" else "redis://")
+        with open_store(built, readonly=True) as source:
+            digest, count = source.digest(), source.count()
+        for url in (shared["a"], *own.values()):
+            with open_store(url, readonly=True) as copy:
+                assert (copy.digest(), copy.count()) == (digest, count)
+
+
+def test_the_backend_is_one_of_the_stores_a_server_reads():
+    assert request_cost.parse_arguments([]).backend == "lmdb"
+    with pytest.raises(SystemExit):
+        request_cost.parse_arguments(["--backend", "sqlite"])
+
+
 def test_head_against_head_reports_every_figure_for_both_sides(tmp_path):
     """The whole tool on a short run: HEAD installed into its own environment, both servers on one store, two
     rounds. Checks what the report holds and that no call failed, never how fast anything was."""

@@ -9,6 +9,7 @@ import json
 import random
 import signal
 import time
+import zlib
 
 import pytest
 
@@ -74,7 +75,8 @@ def test_each_shard_has_a_hash_tag_of_its_own_and_the_shards_spread_over_the_pri
         assert {f"{{{prefix}}}:meta", f"{{{prefix}}}:generation"} <= keys
         assert int(cluster.hget(f"{{{prefix}}}:meta", "cluster_shards")) == DEFAULT_SHARDS
         for doc_id in ids[:20]:  # an article's sketch is in its shard's key space only
-            shard = shard_of(doc_id.encode())
+            shard = zlib.crc32(doc_id.encode()) % DEFAULT_SHARDS  # the rule as docs/fleet.md states it
+            assert shard_of(doc_id.encode()) == shard
             assert [cluster.hexists(f"{{{prefix}:shard{n}}}:sketches", doc_id) for n in range(DEFAULT_SHARDS)] \
                 == [n == shard for n in range(DEFAULT_SHARDS)]
         primaries = {str(cluster.nodes_manager.get_node_from_slot(key_slot(tag.encode())).port) for tag in tags}

@@ -191,6 +191,14 @@ class BucketWrites(NamedTuple):
     deletes: list[bytes]
 
 
+class PostingsPlan(NamedTuple):
+    """A query's index values, their bucket keys, the large buckets held decoded, and the buckets to read."""
+    values: np.ndarray
+    keys: list[bytes]
+    large: dict
+    wanted: list[bytes]
+
+
 class BucketSnapshot(Snapshot):
     """Corpus search over the buckets of one committed state: a backend gives the buckets (_buckets), the state's
     identity (_state) and the store's LargeBuckets memo."""
@@ -221,11 +229,20 @@ class BucketSnapshot(Snapshot):
         """The query values' entries: small buckets decoded together; a large one (over candidates.HOT_POSTINGS
         entries) from its decoded form, which the store keeps per committed state (LargeBucket), where a value
         holding more than candidates.HOT_POSTINGS long articles leaves them out (Postings.unread) until asked."""
+        plan = self.postings_plan(query)
+        return self.postings_of(query, plan, self._buckets(plan.wanted) if plan.wanted else {})
+
+    def postings_plan(self, query: bytes) -> "PostingsPlan":
+        """What postings(query) reads: the buckets of the query's values not held decoded (`wanted`). A backend
+        that reads many snapshots' buckets together (a cluster store's shards) reads them, then postings_of()."""
         values = index_values([query], self._kind).values
         keys = bucket_keys(values)
         large = self._large_buckets.at(keys, self._state)
-        wanted = [key for key in keys if key not in large]
-        found = self._buckets(wanted) if wanted else {}
+        return PostingsPlan(values, keys, large, [key for key in keys if key not in large])
+
+    def postings_of(self, query: bytes, plan: "PostingsPlan", found: dict[bytes, bytes]) -> Postings:
+        """postings(query) from its plan and the stored buckets among plan.wanted (`found`)."""
+        values, keys, large, _ = plan
         for key, bucket in found.items():
             if len(bucket) > candidates.HOT_POSTINGS * ENTRY.itemsize:
                 large[key] = self._large_buckets.remember(key, LargeBucket(self._state, bucket))

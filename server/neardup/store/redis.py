@@ -15,7 +15,7 @@ import json
 import os
 import struct
 import time
-from typing import Iterable, Iterator, NamedTuple, Sequence
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 import redis
 
@@ -25,7 +25,7 @@ from ..core.sketch_config import SketchConfig, stoplist_digest
 from . import buckets
 from .base import SketchStore, decode_languages, encode_id, encode_languages
 from .buckets import BucketSnapshot, LargeBuckets
-from .redis_connection import TIMEOUT, Keys, ThreadConnections, connect, redis_errors
+from .redis_connection import TIMEOUT, WRITE_TIMEOUT, Keys, Reads, ThreadConnections, connect, reads, redis_errors
 
 #: Losses of the race to other writers after which a writer takes the turn, and how long it may hold it (one attempt
 #: of a large batch takes milliseconds; a writer killed while holding it holds the others back that long).
@@ -216,23 +216,19 @@ class RedisStore(SketchStore):
 
     # --- reads: each one command or one MULTI/EXEC, so each sees whole batches ----------------------------------
 
-    def _command(self, *args):
-        """One read command on this thread's own connection, for the request path: redis-py's client takes a
-        connection from its pool and wraps every call in its retry and metrics machinery, which cost more than
-        Redis itself (benchmarks/redis_store.py). A connection found closed
-        (Redis restarted) is made again once; a read is safe to send twice."""
-        return self._commands(args)[0]
+    def _exchange(self, commands: Reads, timeout: float = TIMEOUT) -> list:
+        """Read commands sent together on this thread's own connection (one round trip), their replies in order:
+        redis-py's client takes a connection from its pool and wraps every call in its retry and metrics machinery,
+        which cost more than Redis itself (benchmarks/redis_store.py). A connection found closed (Redis restarted)
+        is made again once; a read is safe to send twice."""
+        return self._replies(self._sent(commands, timeout), commands, timeout)
 
-    def _commands(self, *commands: tuple) -> list:
-        """Read commands sent together on this thread's own connection (one round trip), their replies in order."""
-        return self._replies(self._sent(commands), commands)
-
-    def _sent(self, commands: Sequence[tuple]):
+    def _sent(self, commands: Reads, timeout: float = TIMEOUT):
         """ThreadConnections.sent on this store's server: a cluster store sends to every primary before it reads."""
-        return self._connections.sent(self._client, commands, self.location)
+        return self._connections.sent(self._client, commands, self.location, timeout)
 
-    def _replies(self, connection, commands: Sequence[tuple]) -> list:
-        return self._connections.replies(self._client, connection, commands, self.location)
+    def _replies(self, connection, commands: Reads, timeout: float = TIMEOUT) -> list:
+        return self._connections.replies(self._client, connection, commands, self.location, timeout)
 
     def _writer(self) -> redis.Redis:
         """This thread's client for write batches, of one connection: a WAIT (_confirm) counts the replicas that
@@ -254,7 +250,7 @@ class RedisStore(SketchStore):
         if not ids:
             return []
         try:
-            return self._command("HMGET", self._keys.sketches, *ids)
+            return self._exchange(reads([("HMGET", self._keys.sketches, *ids)]))[0]
         except (redis.DataError, UnicodeEncodeError):
             for doc_id in ids:
                 encode_id(doc_id)  # names the bad id
@@ -262,7 +258,7 @@ class RedisStore(SketchStore):
 
     def generation(self) -> int:
         """One GET, read once per request (view.LiveView)."""
-        return _int(self._command("GET", self._keys.generation))
+        return _int(self._exchange(reads([("GET", self._keys.generation)]))[0])
 
     def generation_and_get_many(self, ids: Sequence[str]) -> tuple[int, list[bytes | None]]:
         """The GET and the HMGET in one round trip: Redis runs one connection's commands in order, so the
@@ -270,7 +266,8 @@ class RedisStore(SketchStore):
         if not ids:
             return self.generation(), []
         try:
-            now, sketches = self._commands(("GET", self._keys.generation), ("HMGET", self._keys.sketches, *ids))
+            now, sketches = self._exchange(reads([("GET", self._keys.generation),
+                                                  ("HMGET", self._keys.sketches, *ids)]))
         except (redis.DataError, UnicodeEncodeError):
             for doc_id in ids:
                 encode_id(doc_id)  # names the bad id
@@ -586,68 +583,109 @@ class RedisStore(SketchStore):
         self._client.close()
 
 
+class SnapshotRead(NamedTuple):
+    """Read commands of a snapshot, sent in one MULTI/EXEC after the generation's GET (RedisSnapshot.packed), and
+    what makes the answer of their replies: a cluster store sends its shards' reads together (ClusterSnapshot)."""
+    commands: list[tuple]
+    answer: Callable[[list], object]
+
+
 class RedisSnapshot(BucketSnapshot):
     """Reads at one generation: each read is one MULTI/EXEC with the generation (every write batch bumps it in
     its own MULTI/EXEC), and a read that finds it moved raises StoreChanged: a write committed meanwhile, and
     Redis keeps no older states (base.read_consistently reads again on a new snapshot). So a long read that
     cannot start again (`neardup pairs`, `neardup cluster`) needs a store nothing writes to meanwhile."""
 
-    def __init__(self, store: RedisStore):
+    def __init__(self, store: RedisStore, opened: list | None = None):
+        """`opened`: the replies to opening(store) where the caller sent it (a cluster store, for every shard at
+        once); else it is sent here."""
         super().__init__(store.config.kind, store._large_buckets)
         self._store = store
         self._keys = store._keys
         self.location = store.location  # what redis_errors names when Redis fails under a read
-        self._generation, (limit,) = _read(store._client, self._keys,
-                                           lambda pipe: pipe.hget(self._keys.meta, "next_docno"))
+        generation, limit = self._executed(store._exchange(self.opening(store), WRITE_TIMEOUT) if opened is None
+                                           else opened)
+        self._generation = _int(generation)
         self._numbers = store._numbers
         self._limit = self._numbers.limit(_int(limit))
 
-    @redis_errors
-    def _read(self, queue) -> list:
-        """What the commands queue(pipe) queues answer, read in one MULTI/EXEC at this snapshot's generation."""
-        generation, found = _read(self._store._client, self._keys, queue)
-        if generation != self._generation:
+    @staticmethod
+    def opening(store: RedisStore) -> Reads:
+        """The read a snapshot begins with: the generation it reads at, and the article numbers' limit."""
+        return reads([("MULTI",), ("GET", store._keys.generation), ("HGET", store._keys.meta, "next_docno"),
+                      ("EXEC",)])
+
+    def _executed(self, replies: list) -> list:
+        """The EXEC's replies among a transaction's (OK, QUEUED..., then EXEC's); an error among them is the store
+        failing, as redis-py's pipeline raises it."""
+        executed = replies[-1]
+        failed = next((reply for reply in executed if isinstance(reply, redis.RedisError)), None)
+        if failed is not None:
+            raise StoreUnavailable(f"store {self.location}: Redis failed ({type(failed).__name__}: {failed})")
+        return executed
+
+    def packed(self, read: SnapshotRead) -> Reads:
+        return reads([("MULTI",), ("GET", self._keys.generation), *read.commands, ("EXEC",)])
+
+    def answer(self, read: SnapshotRead, replies: list):
+        """read's answer from the replies to packed(read), if they are of this snapshot's generation."""
+        generation, *found = self._executed(replies)
+        if _int(generation) != self._generation:
             raise StoreChanged(f"store {self._store.location} changed during the read (generation "
-                               f"{self._generation} → {generation}): ask again")
-        return found
+                               f"{self._generation} → {_int(generation)}): ask again")
+        return read.answer(found)
+
+    def _run(self, read: SnapshotRead):
+        return self.answer(read, self._store._exchange(self.packed(read), WRITE_TIMEOUT))
 
     @property
     def _state(self) -> int:
         return self._generation
 
+    def buckets_read(self, keys: list[bytes]) -> SnapshotRead:
+        return SnapshotRead([("MGET", *self._keys.buckets(keys))],
+                            lambda found: {key: bucket for key, bucket in zip(keys, found[0]) if bucket is not None})
+
     def _buckets(self, keys: list[bytes]) -> dict[bytes, bytes]:
-        found, = self._read(lambda pipe: pipe.mget(self._keys.buckets(keys)))
-        return {key: bucket for key, bucket in zip(keys, found) if bucket is not None}
+        return self._run(self.buckets_read(keys))
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
         return self.sketches([doc_id])[0]
 
+    def sketches_read(self, keys: list[bytes]) -> SnapshotRead:
+        """(article number, sketch) or None of each id's key."""
+        return SnapshotRead([("HMGET", self._keys.sketches, *keys), ("HMGET", self._keys.docnos, *keys)],
+                            lambda found: [None if sketch is None else (struct.unpack("<I", number)[0], sketch)
+                                           for sketch, number in zip(*found)])
+
     def sketches(self, doc_ids: Sequence[str]) -> list[tuple[int, bytes] | None]:
         keys = [encode_id(doc_id) for doc_id in doc_ids]
-        if not keys:
-            return []
-        sketches, numbers = self._read(lambda pipe: pipe.hmget(self._keys.sketches, keys)
-                                       .hmget(self._keys.docnos, keys))
-        return [None if sketch is None else (struct.unpack("<I", number)[0], sketch)
-                for sketch, number in zip(sketches, numbers)]
+        return self._run(self.sketches_read(keys)) if keys else []
+
+    def ids_read(self, docnos: Sequence[int]) -> SnapshotRead:
+        """The id's key (or None) of each article number: articles() reads them, then their sketches."""
+        return SnapshotRead([("HMGET", self._keys.ids, *[struct.pack(">I", docno) for docno in docnos])],
+                            lambda found: found[0])
+
+    def stored_sketches_read(self, keys: list[bytes]) -> SnapshotRead:
+        return SnapshotRead([("HMGET", self._keys.sketches, *keys)], lambda found: found[0])
 
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
         if not docnos:
             return []
-        keys, = self._read(lambda pipe: pipe.hmget(self._keys.ids, [struct.pack(">I", docno) for docno in docnos]))
-        sketches, = self._read(lambda pipe: pipe.hmget(self._keys.sketches, keys))
-        return [(key.decode(), sketch) for key, sketch in zip(keys, sketches)]
+        keys = self._run(self.ids_read(docnos))
+        return [(key.decode(), sketch) for key, sketch in zip(keys, self._run(self.stored_sketches_read(keys)))]
 
     def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
         stop = self._limit if stop is None else min(stop, self._limit)
         within = self._numbers.within(start, stop)
         for first in range(0, len(within), _CHUNK):
             numbers = within[first:first + _CHUNK]
-            keys, = self._read(lambda pipe: pipe.hmget(self._keys.ids, [struct.pack(">I", n) for n in numbers]))
+            keys = self._run(self.ids_read(numbers))
             stored = [(docno, key) for docno, key in zip(numbers, keys) if key is not None]
             if not stored:
                 continue
-            sketches, = self._read(lambda pipe: pipe.hmget(self._keys.sketches, [key for _, key in stored]))
+            sketches = self._run(self.stored_sketches_read([key for _, key in stored]))
             for (docno, key), sketch in zip(stored, sketches):
                 yield docno, key.decode(), sketch
 

@@ -13,7 +13,6 @@ import functools
 import heapq
 import itertools
 import threading
-import zlib
 from typing import Iterable, Iterator, Sequence
 
 import numpy as np
@@ -23,9 +22,11 @@ from redis.exceptions import RedisClusterException
 from ..core.candidates import Postings
 from ..core.errors import InvalidArgument, StoreUnavailable
 from ..core.sketch_config import SketchConfig
-from .base import READ_ATTEMPTS, SketchStore, Snapshot, encode_id
-from .redis import RedisStore
-from .redis_connection import ClusterLocation, Keys, NodeClients, cluster_location
+from ._shards import positions_by_shard
+from .base import READ_ATTEMPTS, SketchStore, Snapshot, encode_ids
+from .redis import RedisSnapshot, RedisStore, SnapshotRead
+from .redis_connection import TIMEOUT, WRITE_TIMEOUT, ClusterLocation, Keys, NodeClients, Reads, cluster_location, \
+    joined, reads
 
 #: Shards of a store made without ?shards=N: room to spread over 16 primaries.
 DEFAULT_SHARDS = 16
@@ -93,6 +94,8 @@ class RedisClusterStore(SketchStore):
                 raise StoreUnavailable(f"store {shown}: {shard.location} is of another configuration than the "
                                        "store's: re-index the corpus into a new store")
         self._route()
+        # every request reads every shard's generation: packed once
+        self._generation_reads = [reads([("GET", shard._keys.generation)]) for shard in self._shards]
         self._routing_lock = threading.Lock()
         self._routings = 0  # how many times the key spaces were routed again (_rerouted)
         self._latest = (0,) * len(self._shards)  # the shards' generations of the last generation given (_remember)
@@ -107,7 +110,7 @@ class RedisClusterStore(SketchStore):
 
     def _route(self) -> None:
         """Each key space to the client of the primary serving its slot in the slot map last read, and the shards
-        grouped by that primary: generation() asks each primary once."""
+        grouped by that primary: a read of many shards (_exchange) sends once to each primary."""
         by_node: dict[tuple[str, int], list[int]] = {}
         for number, key_space in enumerate([*self._shards, self._meta]):
             client, address = self._nodes.for_key(key_space._keys.meta)
@@ -184,15 +187,13 @@ class RedisClusterStore(SketchStore):
     # --- which shard holds what ---------------------------------------------------------------------------------
 
     def shard_of(self, key: bytes) -> int:
-        """The shard of an id (its UTF-8 key): fixed by the id alone, whatever else the store holds."""
-        return zlib.crc32(key) % len(self._shards)
+        """The shard of an id (its key, encode_id's): the CRC-32 of the key modulo the shards (positions_by_shard),
+        fixed by the id alone, whatever else the store holds."""
+        return next(iter(positions_by_shard([key], len(self._shards))))
 
     def _grouped(self, ids: Sequence[str]) -> dict[int, list[int]]:
-        """Positions of ids by shard."""
-        positions: dict[int, list[int]] = {}
-        for position, doc_id in enumerate(ids):
-            positions.setdefault(self.shard_of(encode_id(doc_id)), []).append(position)
-        return positions
+        """Positions of ids by shard (shard_of), in one compiled pass."""
+        return positions_by_shard(encode_ids(ids), len(self._shards))
 
     def _per_shard(self, ids: Sequence[str], read) -> list:
         """read(shard, its ids) for each shard holding some of ids, the answers put back in the ids' order."""
@@ -204,23 +205,22 @@ class RedisClusterStore(SketchStore):
 
     # --- reads ----------------------------------------------------------------------------------------------------
 
-    def _send(self, commands: dict[int, list[tuple]]) -> dict[int, list]:
+    def _exchange(self, commands: dict[int, Reads], timeout: float = TIMEOUT) -> dict[int, list]:
         """Each shard's read commands, a primary's shards' sent together on one connection, to every primary before
-        any reply is read (RedisStore._sent, _replies): the round trips to the primaries overlap. The replies by
-        shard."""
-        sent: list[tuple[list[int], list[tuple], object]] = []
+        any reply is read (RedisStore._sent, _replies), so the round trips overlap; the replies by shard."""
+        sent: list[tuple[list[int], Reads, object]] = []
         replies: dict[int, list] = {}
         try:
             for numbers in self._by_node.values():
-                wanted = [number for number in numbers if commands.get(number)]
+                wanted = [number for number in numbers if number in commands]
                 if wanted:
-                    flat = [command for number in wanted for command in commands[number]]
-                    sent.append((wanted, flat, self._shards[wanted[0]]._sent(flat)))
+                    packet = joined([commands[number] for number in wanted])
+                    sent.append((wanted, packet, self._shards[wanted[0]]._sent(packet, timeout)))
             while sent:
-                wanted, flat, connection = sent.pop(0)
-                found = self._shards[wanted[0]]._replies(connection, flat)
+                wanted, packet, connection = sent.pop(0)
+                found = self._shards[wanted[0]]._replies(connection, packet, timeout)
                 for number in wanted:
-                    replies[number], found = found[:len(commands[number])], found[len(commands[number]):]
+                    replies[number], found = found[:commands[number].count], found[commands[number].count:]
         finally:
             for _, _, connection in sent:  # a failure left their replies unread: the next read must not get them
                 if connection is not None:
@@ -231,15 +231,12 @@ class RedisClusterStore(SketchStore):
         """(every shard's generation, or None; the sketches of ids), one round trip per primary: a shard's
         generation is read before its sketches on the same connection, so they are at least as new."""
         by_shard = self._grouped(ids)
-        commands: dict[int, list[tuple]] = {number: [] for number in range(len(self._shards))} \
-            if with_generations else {}
-        for number, positions in by_shard.items():
-            commands.setdefault(number, []).append(
-                ("HMGET", self._shards[number]._keys.sketches, *(ids[at] for at in positions)))
+        commands = {number: reads([("HMGET", self._shards[number]._keys.sketches, *[ids[at] for at in positions])])
+                    for number, positions in by_shard.items()}
         if with_generations:
-            for number, shard in enumerate(self._shards):
-                commands[number].insert(0, ("GET", shard._keys.generation))
-        replies = self._send(commands)
+            commands = {number: joined([generation, *([commands[number]] if number in commands else [])])
+                        for number, generation in enumerate(self._generation_reads)}
+        replies = self._exchange(commands)
         sketches: list = [None] * len(ids)
         for number, positions in by_shard.items():
             for position, sketch in zip(positions, replies[number][-1]):
@@ -391,26 +388,46 @@ class ClusterSnapshot(Snapshot):
 
     def __init__(self, store: RedisClusterStore):
         self._store = store
-        self._shards = [shard.snapshot() for shard in store._shards]  # a Redis error: StoreUnavailable
+        opened = store._exchange({number: RedisSnapshot.opening(shard) for number, shard in enumerate(store._shards)},
+                                 WRITE_TIMEOUT)
+        self._shards = [RedisSnapshot(shard, opened[number]) for number, shard in enumerate(store._shards)]
         self._unread: tuple[bytes, list[set[int]]] = (b"", [])  # per shard, the values postings() left out
+
+    def _read(self, reads_by_shard: dict[int, SnapshotRead]) -> dict:
+        """Each shard's snapshot read, all in one exchange with the primaries (RedisClusterStore._exchange); the
+        answers by shard."""
+        replies = self._store._exchange({number: self._shards[number].packed(read)
+                                         for number, read in reads_by_shard.items()}, WRITE_TIMEOUT)
+        return {number: self._shards[number].answer(read, replies[number]) for number, read in reads_by_shard.items()}
+
+    def _by_shard(self, keys: Sequence, grouped: dict[int, list[int]], read) -> list:
+        """read(shard snapshot, its keys) of each shard holding some of keys (`grouped`: their positions by shard),
+        in one exchange; the answers put back in the keys' order."""
+        answers = self._read({number: read(self._shards[number], [keys[at] for at in positions])
+                              for number, positions in grouped.items()})
+        found: list = [None] * len(keys)
+        for number, positions in grouped.items():
+            for position, answer in zip(positions, answers[number]):
+                found[position] = answer
+        return found
 
     def sketch(self, doc_id: str) -> tuple[int, bytes] | None:
         return self.sketches([doc_id])[0]
 
     @_rerouted(read=True)
     def sketches(self, doc_ids: Sequence[str]) -> list[tuple[int, bytes] | None]:
-        found: list = [None] * len(doc_ids)
-        for shard, positions in self._store._grouped(doc_ids).items():
-            read = self._shards[shard].sketches([doc_ids[at] for at in positions])
-            for position, answer in zip(positions, read):
-                found[position] = answer
-        return found
+        keys = encode_ids(doc_ids)
+        return self._by_shard(keys, positions_by_shard(keys, len(self._shards)), RedisSnapshot.sketches_read)
 
     @_rerouted(read=True)
     def postings(self, query: bytes) -> Postings:
         """Every shard's postings of the query's values, joined; a value one shard left out (hot there) is
         unread for the store, its length the sum of the shards'."""
-        parts = [shard.postings(query) for shard in self._shards]
+        plans = [shard.postings_plan(query) for shard in self._shards]
+        found = self._read({number: shard.buckets_read(plan.wanted)
+                            for number, (shard, plan) in enumerate(zip(self._shards, plans)) if plan.wanted})
+        parts = [shard.postings_of(query, plan, found.get(number, {}))
+                 for number, (shard, plan) in enumerate(zip(self._shards, plans))]
         self._unread = (query, [set(part.unread.tolist()) for part in parts])
         lengths: dict[int, int] = {}
         for part in parts:
@@ -431,14 +448,13 @@ class ClusterSnapshot(Snapshot):
 
     @_rerouted(read=True)
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
-        found: list = [None] * len(docnos)
+        """The ids of the numbers, then their sketches, each an exchange with every primary holding some."""
         by_shard: dict[int, list[int]] = {}  # a shard's numbers are those of its remainder (redis.Numbering)
         for position, docno in enumerate(docnos):
             by_shard.setdefault(docno % len(self._shards), []).append(position)
-        for shard, positions in by_shard.items():
-            for position, article in zip(positions, self._shards[shard].articles([docnos[at] for at in positions])):
-                found[position] = article
-        return found
+        keys = self._by_shard(docnos, by_shard, RedisSnapshot.ids_read)
+        sketches = self._by_shard(keys, by_shard, RedisSnapshot.stored_sketches_read)
+        return [(key.decode(), sketch) for key, sketch in zip(keys, sketches)]
 
     def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
         """The shards' scans merged in docno order."""

@@ -6,10 +6,12 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 from urllib.parse import parse_qs, urlsplit
 
+import hiredis
 import redis
+from redis._parsers import BaseParser
 from redis.backoff import ExponentialBackoff
 from redis.cluster import REDIS_CLUSTER_HASH_SLOTS, ClusterNode, RedisCluster
 from redis.crc import key_slot
@@ -83,6 +85,9 @@ def client_options(tls: bool, username: str | None) -> dict:
                 # a read after a Redis restart finds its pooled connection closed: a reconnect or two, quickly
                 retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
 
+
+#: Bytes a reply read asks the socket for at once (redis-py's own read size).
+_READ_SIZE = 65536
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 #: Replicas a committed batch waits for without ?wait=: none, as Redis itself acknowledges a write (docs/OPERATING.md,
@@ -176,6 +181,55 @@ class NodeClients:
             client.close()
 
 
+class Reads(NamedTuple):
+    """Read commands in Redis' wire format, and how many replies they get."""
+    packed: bytes
+    count: int
+
+
+def joined(parts: Sequence[Reads]) -> Reads:
+    """The commands of parts, in order, as one exchange."""
+    return parts[0] if len(parts) == 1 else Reads(b"".join([part.packed for part in parts]),
+                                                  sum(part.count for part in parts))
+
+
+def reads(commands: Iterable[tuple]) -> Reads:
+    """Commands packed by hiredis itself: redis-py's packer costs several times more per command on the request path
+    (a cluster store sends a few dozen commands a request). An argument that is neither text nor bytes: DataError, as
+    redis-py's."""
+    try:
+        packed = [hiredis.pack_command(command) for command in commands]
+    except TypeError as error:
+        raise redis.DataError(str(error)) from None
+    return Reads(b"".join(packed), len(packed))
+
+
+def read_replies(connection, count: int) -> list:
+    """`count` replies from a connection whose commands were sent: one hiredis reader fed from its socket, each
+    reply parsed as redis-py parses it (an error reply raised as its exception), at a fraction of the cost of
+    redis-py's read_response per reply (a cluster store reads a few dozen a request). Whole exchanges only: the
+    connection is disconnected where one fails, so no reply is ever left in a reader."""
+    reader = hiredis.Reader(replyError=BaseParser.parse_error)
+    replies = []
+    try:
+        while len(replies) < count:
+            reply = reader.gets()
+            if reply is False:  # not enough data yet (RESP2 has no false reply)
+                data = connection._sock.recv(_READ_SIZE)
+                if not data:
+                    raise redis.ConnectionError(f"{connection.host}:{connection.port} closed the connection")
+                reader.feed(data)
+            elif isinstance(reply, redis.RedisError):
+                raise reply
+            else:
+                replies.append(reply)
+    except TimeoutError:
+        raise redis.TimeoutError(f"no reply from {connection.host}:{connection.port} in time") from None
+    except OSError as error:
+        raise redis.ConnectionError(f"reading from {connection.host}:{connection.port}: {error}") from None
+    return replies
+
+
 class ThreadConnections:
     """Each thread's own connections to one store's server: a plain connection for the request path's reads (sent
     together, the replies read in order, the send and the read apart so that a cluster store overlaps its
@@ -192,13 +246,17 @@ class ThreadConnections:
             self._made.append(made)
         return made
 
-    def reader(self, client: redis.Redis):
+    def reader(self, client: redis.Redis, timeout: float = TIMEOUT):
+        """This thread's connection for reads that may take `timeout` seconds: TIMEOUT on the request path,
+        WRITE_TIMEOUT for a snapshot's (it may wait behind a write batch's EXEC, as an offline job's read does)."""
         own = self._own
-        if getattr(own, "reader", None) is None or own.reader_pid != os.getpid() or own.reader_of is not client:
+        if getattr(own, "readers_pid", None) != os.getpid() or own.readers_of is not client:
+            own.readers, own.readers_pid, own.readers_of = {}, os.getpid(), client
+        if timeout not in own.readers:
             pool = client.connection_pool
-            own.reader = self._made_one(pool.connection_class(**{**pool.connection_kwargs, "socket_timeout": TIMEOUT}))
-            own.reader_pid, own.reader_of = os.getpid(), client
-        return own.reader
+            own.readers[timeout] = self._made_one(pool.connection_class(**{**pool.connection_kwargs,
+                                                                          "socket_timeout": timeout}))
+        return own.readers[timeout]
 
     def writer(self, client: redis.Redis) -> redis.Redis:
         own = self._own
@@ -209,12 +267,12 @@ class ThreadConnections:
             own.writer_pid, own.writer_of = os.getpid(), client
         return own.writer
 
-    def sent(self, client: redis.Redis, commands, location: str):
+    def sent(self, client: redis.Redis, commands: Reads, location: str, timeout: float = TIMEOUT):
         """Sends read commands on this thread's reader, their replies left to replies(); None where sending failed
         on the connection (replies() then makes a second exchange)."""
-        connection = self.reader(client)
+        connection = self.reader(client, timeout)
         try:
-            connection.send_packed_command(connection.pack_commands(commands))
+            connection.send_packed_command((commands.packed,))
             return connection
         except (redis.ConnectionError, redis.TimeoutError):
             connection.disconnect()
@@ -225,22 +283,23 @@ class ThreadConnections:
                 raise StoreUnavailable(f"cannot read store {location}: {type(error).__name__}: {error}") from None
             raise
 
-    def replies(self, client: redis.Redis, connection, commands, location: str) -> list:
+    def replies(self, client: redis.Redis, connection, commands: Reads, location: str,
+                timeout: float = TIMEOUT) -> list:
         """The replies to commands sent() on connection, in order; where the connection failed (sending or now),
         the whole exchange once more on a new one."""
         try:
             if connection is not None:
                 try:
-                    return [connection.read_response() for _ in commands]
+                    return read_replies(connection, commands.count)
                 except (redis.ConnectionError, redis.TimeoutError):
                     connection.disconnect()
                 except BaseException:
                     connection.disconnect()  # replies may be left unread: the next command must not read them
                     raise
-            connection = self.reader(client)
+            connection = self.reader(client, timeout)
             try:
-                connection.send_packed_command(connection.pack_commands(commands))
-                return [connection.read_response() for _ in commands]
+                connection.send_packed_command((commands.packed,))
+                return read_replies(connection, commands.count)
             except BaseException:
                 connection.disconnect()
                 raise
