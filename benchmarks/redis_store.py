@@ -56,6 +56,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store
 from neardup.store.buckets import BUCKET_MASK
 from neardup.store.redis import connect
+from neardup.store.redis_cluster import DEFAULT_SHARDS
 from neardup_client.v1 import neardup_pb2 as pb
 
 RESULT_SET = 100
@@ -233,6 +234,14 @@ def generation_costs(cluster: RedisClusterServers, redis_url: str, shard_counts=
             store.close()
 
 
+def sized(articles: int, per_article: float) -> dict:
+    """A store of `articles`: its bytes, the primaries that holds, and the shards to create it with: a power of two,
+    at least the store's default and one per primary, as a shard is never split over primaries."""
+    primaries = max(1, math.ceil(articles * per_article / PRIMARY_BYTES))
+    return {"articles": articles, "bytes": articles * per_article, "gigabytes": articles * per_article / 1e9,
+            "primaries": primaries, "shards": max(DEFAULT_SHARDS, 1 << (primaries - 1).bit_length())}
+
+
 def sizing(results: dict) -> dict:
     """Primaries for ARTICLE_COUNTS articles from the marginal bytes per article on the cluster (FRAGMENTATION
     added, PRIMARY_BYTES each), the shards that many primaries need, and what one primary's CPU core takes of each
@@ -242,9 +251,7 @@ def sizing(results: dict) -> dict:
              "find_similar": results["find_similar"]}
     return {"assumed": {"fragmentation": FRAGMENTATION, "primary_bytes": PRIMARY_BYTES},
             "bytes_per_article": per_article,
-            "stores": [{"articles": count, "bytes": count * per_article,
-                        "primaries": max(1, math.ceil(count * per_article / PRIMARY_BYTES))}
-                       for count in ARTICLE_COUNTS],
+            "stores": [sized(count, per_article) for count in ARTICLE_COUNTS],
             "calls_per_primary_cpu_s": {name: 1e6 / figures["cluster"]["redis_cpu_us_per_call"]["busiest"]
                                         for name, figures in calls.items()}}
 
@@ -356,8 +363,8 @@ def markdown(results: dict) -> str:
         lines.append(f"Sizing at {size['bytes_per_article']:,.0f} bytes per article (the cluster's marginal bytes, "
                      f"{size['assumed']['fragmentation']}× for fragmentation; "
                      f"{size['assumed']['primary_bytes'] / 1e9:.0f} GB a primary): " +
-                     "; ".join(f"{store['articles']:,} articles {store['bytes'] / 1e9:,.0f} GB, "
-                               f"{store['primaries']} primaries" for store in size["stores"]) +
+                     "; ".join(f"{store['articles']:,} articles {store['gigabytes']:,.0f} GB, "
+                               f"{store['primaries']} primaries, {store['shards']} shards" for store in size["stores"]) +
                      ". Calls a primary's CPU second takes: " +
                      ", ".join(f"{name} {rate:,.0f}" for name, rate in size["calls_per_primary_cpu_s"].items()) + ".")
     lines.append("Fill (put_many, batches of 10,000): " +

@@ -25,7 +25,7 @@ server's empty health Check in the same round:
 The report gives each figure's median and spread over the rounds per side, the paired difference B - A, the
 goals (issue 37's, reported, never asserted) and every failed call. Without --against it also times the Dedup
 handler in process, stage by stage (lib/request_path.py). Writes request_cost.json and request_cost.md
-(request_cost-popular.* for --result-sets popular).
+(request_cost-popular.* for --result-sets popular, request_cost-redis.* for --backend redis, and so on).
 """
 from __future__ import annotations
 
@@ -378,7 +378,8 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"request_cost: {error}") from None
     results["seconds"] = time.perf_counter() - started
     text = markdown(results)
-    stem = "request_cost" if args.result_sets == "drawn" else f"request_cost-{args.result_sets}"
+    stem = "-".join(["request_cost", *([args.result_sets] if args.result_sets != "drawn" else []),
+                     *([args.backend] if args.backend != "lmdb" else [])])
     save(args.out, stem, results, text)
     print(text)
     print(f"wrote {args.out / stem}.json, {stem}.md ({results['seconds']:.0f} s)")

@@ -320,6 +320,27 @@ def test_a_batch_not_on_as_many_replicas_as_wait_asks_is_not_acknowledged(redis_
         assert store.get_many(["a", "b"]) == [encode_sketch([1]), None]
 
 
+def test_a_scan_goes_on_across_moved_slots_and_reads_one_state(tmp_path):
+    """A whole-store scan (the offline jobs' read) whose shards' slots move while it runs: each shard's scan is
+    routed anew and goes on from where it stopped, and the articles are those the store held when it began. Two
+    shards of over a chunk of articles each, so each shard's scan reads again after the move."""
+    with RedisClusterServers(tmp_path / "cluster") as cluster:
+        url = cluster.url("scanned", shards=2)
+        written = {f"d{n:05d}": encode_sketch([n, n + 1]) for n in range(2600)}
+        sketch_store(url, written, SketchConfig(k=K))
+        with open_store(url, readonly=True) as store:
+            with store.snapshot() as snapshot:
+                expected = list(snapshot.scan())
+            assert sorted((doc_id, sketch) for _, doc_id, sketch in expected) == sorted(written.items())
+            with store.snapshot() as snapshot:
+                scan = snapshot.scan()
+                found = [next(scan)]  # every shard's first chunk read
+                for shard in store._shards:
+                    cluster.move_slot(key_slot(shard._keys.meta.encode()))
+                found += list(scan)
+            assert found == expected
+
+
 def test_a_moved_slot_and_a_promoted_replica_are_followed_without_reopening_the_store(tmp_path):
     """A cluster of its own (node timeout 1 s): a shard's slot moved by MIGRATE, then the primary of another
     shard killed. Reads follow the move at once (the slot map read again, the read sent once more); while the

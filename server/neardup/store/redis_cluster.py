@@ -457,8 +457,24 @@ class ClusterSnapshot(Snapshot):
         return [(key.decode(), sketch) for key, sketch in zip(keys, sketches)]
 
     def scan(self, start: int = 0, stop: int | None = None) -> Iterator[tuple[int, str, bytes]]:
-        """The shards' scans merged in docno order."""
-        return heapq.merge(*(shard.scan(start, stop) for shard in self._shards))
+        """The shards' scans merged in docno order, each followed across a moved slot (_followed)."""
+        return heapq.merge(*(self._followed(shard, start, stop) for shard in self._shards))
+
+    def _followed(self, shard: RedisSnapshot, start: int, stop: int | None) -> Iterator[tuple[int, str, bytes]]:
+        """A shard's scan that goes on from where it stopped where a read failed because its slot moved or its
+        primary failed over (StoreUnavailable, and the slot map read again routes the shard elsewhere): still at
+        the snapshot's generation, so the articles are those of one state (a write since is StoreChanged)."""
+        while True:
+            routings = self._store._routings
+            try:
+                for article in shard.scan(start, stop):
+                    yield article
+                    start = article[0] + 1
+                return
+            except StoreUnavailable:
+                self._store._reroute(routings)
+                if self._store._routings == routings:
+                    raise
 
     def id_keys(self) -> Iterator[bytes]:
         return itertools.chain.from_iterable(shard.id_keys() for shard in self._shards)
