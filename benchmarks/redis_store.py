@@ -249,7 +249,8 @@ def sizing(results: dict) -> dict:
     per_article = results["memory"]["marginal"]["cluster_bytes_per_article"] * FRAGMENTATION
     calls = {"dedup_cold": results["dedup"]["cold"], "dedup_warm": results["dedup"]["warm"],
              "find_similar": results["find_similar"]}
-    return {"assumed": {"fragmentation": FRAGMENTATION, "primary_bytes": PRIMARY_BYTES},
+    return {"assumed": {"fragmentation": FRAGMENTATION, "primary_bytes": PRIMARY_BYTES,
+                        "primary_gigabytes": PRIMARY_BYTES / 1e9},
             "bytes_per_article": per_article,
             "stores": [sized(count, per_article) for count in ARTICLE_COUNTS],
             "calls_per_primary_cpu_s": {name: 1e6 / figures["cluster"]["redis_cpu_us_per_call"]["busiest"]
@@ -362,7 +363,7 @@ def markdown(results: dict) -> str:
         size = results["sizing"]
         lines.append(f"Sizing at {size['bytes_per_article']:,.0f} bytes per article (the cluster's marginal bytes, "
                      f"{size['assumed']['fragmentation']}× for fragmentation; "
-                     f"{size['assumed']['primary_bytes'] / 1e9:.0f} GB a primary): " +
+                     f"{size['assumed']['primary_gigabytes']:.0f} GB a primary): " +
                      "; ".join(f"{store['articles']:,} articles {store['gigabytes']:,.0f} GB, "
                                f"{store['primaries']} primaries, {store['shards']} shards" for store in size["stores"]) +
                      ". Calls a primary's CPU second takes: " +

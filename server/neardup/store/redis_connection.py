@@ -86,8 +86,9 @@ def client_options(tls: bool, username: str | None) -> dict:
                 retry=Retry(ExponentialBackoff(cap=0.1, base=0.02), 2))
 
 
-#: Bytes a reply read asks the socket for at once (redis-py's own read size).
+#: Bytes a reply read asks the socket for at once (redis-py's own read size), into a buffer of each thread's.
 _READ_SIZE = 65536
+_received = threading.local()
 
 CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
 #: Replicas a committed batch waits for without ?wait=: none, as Redis itself acknowledges a write (docs/OPERATING.md,
@@ -210,15 +211,18 @@ def read_replies(connection, count: int) -> list:
     redis-py's read_response per reply (a cluster store reads a few dozen a request). Whole exchanges only: the
     connection is disconnected where one fails, so no reply is ever left in a reader."""
     reader = hiredis.Reader(replyError=BaseParser.parse_error)
+    buffer = getattr(_received, "buffer", None)
+    if buffer is None:
+        buffer = _received.buffer = memoryview(bytearray(_READ_SIZE))
     replies = []
     try:
         while len(replies) < count:
             reply = reader.gets()
             if reply is False:  # not enough data yet (RESP2 has no false reply)
-                data = connection._sock.recv(_READ_SIZE)
-                if not data:
+                size = connection._sock.recv_into(buffer)
+                if not size:
                     raise redis.ConnectionError(f"{connection.host}:{connection.port} closed the connection")
-                reader.feed(data)
+                reader.feed(buffer, 0, size)
             elif isinstance(reply, redis.RedisError):
                 raise reply
             else:
