@@ -17,9 +17,10 @@ it. A read-load Dedup carries a few of the thread's own ids too, stored or delet
 that does not is stale. Once the load is over and the servers stopped, the store is read directly: every id whose
 last write was acknowledged must hold exactly the sketch of its last text (and be in the postings of its values),
 or be absent after a Delete; one that is not is a lost acknowledged write. An id one of whose writes failed (the
-outcome of a failed write is unknown: it may have committed) is not written again and counts as uncertain. On a
-cluster store a batch commits whole per shard only: a Delete the client sent again after UNAVAILABLE may count
-fewer ids than were stored (the first attempt removed some); it is counted apart (short_deletes), and its ids are
+outcome of a failed write is unknown: it may have committed) is not written again and counts as uncertain. A Delete
+the client's retry policy sent again after UNAVAILABLE may count fewer ids than were stored: its first attempt
+committed, whole (a worker killed before it answered) or in some shards (a cluster store's batch commits whole per
+shard only). It is counted apart (short_deletes), must overlap an outage window as a failure must, and its ids are
 checked gone as any other's.
 
 Failures are counted per gRPC status code, inside an outage window (from the fault to when the service answers
@@ -108,7 +109,6 @@ class Job:
     rate: float | None       # steps per second per thread; None: as fast as it can
     timeout: float
     seed: int
-    batches_whole: bool = True  # False on a cluster store: a batch commits whole per shard only
 
 
 def client_process(job: Job) -> dict:
@@ -265,10 +265,11 @@ class _Thread:
             self.gone.add(doc_id)
         if deleted != len(ids):
             detail = f"{len(ids)} stored ids deleted, the server found {deleted}"
-            if deleted < len(ids) and not self.job.batches_whole:
-                # the client sent it again after UNAVAILABLE, and the first attempt had committed in some
-                # shards: those ids were no longer there to count (check_gone still checks them all)
-                self.short_deletes.append({"id": ",".join(ids), "at": time.monotonic(), "detail": detail})
+            if deleted < len(ids):
+                # the client sent it again after UNAVAILABLE, and the first attempt had committed (whole, or in
+                # some shards): those ids were no longer there to count (check_gone still checks them all)
+                _, started, ended, _, _ = self.records[-1]
+                self.short_deletes.append({"id": ",".join(ids), "start": started, "at": ended, "detail": detail})
             else:
                 self.flag("Delete", ",".join(ids), detail)
         self.check_gone(texts)
@@ -523,8 +524,7 @@ def _phase(pool, scenario: _Scenario, name: str, seconds: float, rate: float | N
     settings = scenario.settings
     start_at = time.monotonic() + 1.0
     jobs = [Job(scenario.targets, scenario.corpus_ids, f"{name}-p{number}", settings.threads, start_at, seconds,
-                rate, settings.timeout, settings.seed * 100 + number + (50 if faults else 0),
-                batches_whole=scenario.backend != "redis-cluster")
+                rate, settings.timeout, settings.seed * 100 + number + (50 if faults else 0))
             for number in range(settings.processes)]
     futures = [pool.submit(client_process, job) for job in jobs]
     if faults:
@@ -549,11 +549,13 @@ def _summary(phase: dict, windows: list[dict]) -> dict:
     calls = collections.Counter(record[0] for record in phase["records"])
     inside, outside = collections.Counter(), collections.Counter()
     examples: dict[str, list] = {"inside": [], "outside": []}
+    def overlaps(start: float, end: float) -> bool:
+        return any(start <= window_end and end >= window_start for window_start, window_end in outages)
+
     for method, start, end, code, details in phase["records"]:
         if code == "OK":
             continue
-        where = "inside" if any(start <= window_end and end >= window_start
-                                for window_start, window_end in outages) else "outside"
+        where = "inside" if overlaps(start, end) else "outside"
         (inside if where == "inside" else outside)[code] += 1
         examples[where].append({"method": method, "at": round(start - phase["started"], 3), "code": code,
                                 "details": details})
@@ -575,7 +577,9 @@ def _summary(phase: dict, windows: list[dict]) -> dict:
             {**s, "at": s["at"] - phase["started"]} for s in phase["stale"][:20]],
         "uncertain_ids": len(phase["uncertain"]),
         "short_deletes": len(phase["short_deletes"]), "short_delete_examples": [
-            {**s, "at": s["at"] - phase["started"]} for s in phase["short_deletes"][:20]],
+            {**s, "start": s["start"] - phase["started"], "at": s["at"] - phase["started"]}
+            for s in phase["short_deletes"][:20]],
+        "short_deletes_outside_windows": sum(not overlaps(s["start"], s["at"]) for s in phase["short_deletes"]),
     }
 
 
@@ -637,11 +641,13 @@ def _wait(condition: Callable[[], bool], seconds: float, failure: str) -> None:
 
 
 def passed(scenario: dict) -> bool:
-    """0 stale answers, 0 lost acknowledged writes, failures only inside outage windows and each of OUTAGE_CODES,
+    """0 stale answers, 0 lost acknowledged writes, failures and short Deletes only inside outage windows (failures
+    each of OUTAGE_CODES),
     every index batch acknowledged, the servers stopped cleanly with no internal error or traceback logged."""
     run, capacity = scenario["run"], scenario["capacity"]
     return (run["stale_answers"] == capacity["stale_answers"] == 0 and scenario["lost_acknowledged_writes"] == 0
             and run["failures_outside_windows"] == capacity["failures"] == 0
+            and run["short_deletes_outside_windows"] == capacity["short_deletes"] == 0
             and run["failures_of_other_codes"] == 0 and not scenario["index_failures"]
             and all(s["exit_code"] == 0 and s["internal_errors_logged"] == s["tracebacks_logged"] == 0
                     for s in scenario["servers"]))

@@ -302,7 +302,8 @@ class NearDupClient(_Settings):
             timeout: seconds for this call; None: the client's timeout.
 
         Returns:
-            int: how many of the ids were stored.
+            int: how many of the ids were stored. Where the server went away after the batch committed (a worker
+            killed before it answered), the client's retry sends it again and this counts only the ids left.
 
         Raises:
             NearDupClientError: the call failed, and a batch the server refused removed nothing (but for UNAVAILABLE
