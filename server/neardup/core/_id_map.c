@@ -27,8 +27,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(address) __builtin_prefetch(address, 0)
+#define PREFETCH_WRITE(address) __builtin_prefetch(address, 1)
 #else
 #define PREFETCH(address) ((void)(address))
+#define PREFETCH_WRITE(address) ((void)(address))
 #endif
 
 typedef struct {
@@ -266,13 +268,18 @@ static PyObject *IdMap_get_many(IdMap *map, PyObject *args)
                 goto fail;
             PREFETCH(&map->slots[(size_t)keys[i].hash & mask]);
         }
+        /* every value's header is prefetched before the first is written: increments right after each prefetch
+         * waited on the misses one by one */
+        PyObject *found[BATCH];
         for (Py_ssize_t i = 0; i < count; i++) {
             entry *e = find(map, &keys[i]);
-            PyObject *value = e->value ? e->value : fallback;
+            found[i] = e->value ? e->value : fallback;
             unknown += !e->value;
-            PREFETCH(value); /* its header: what the caller reads first */
-            Py_INCREF(value);
-            PyList_SET_ITEM(values, first + i, value);
+            PREFETCH_WRITE(found[i]); /* its header: written (the reference count) before the caller reads it */
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Py_INCREF(found[i]);
+            PyList_SET_ITEM(values, first + i, found[i]);
         }
     }
     Py_DECREF(ids);

@@ -87,6 +87,7 @@ static uint64_t hash_multiplier;
 #if defined(__GNUC__) || defined(__clang__)
 #define LOWEST_BIT(word) ((unsigned)__builtin_ctzll(word))
 #define PREFETCH(address) __builtin_prefetch(address, 1)
+#define PREFETCH_READ(address) __builtin_prefetch(address, 0)
 #else
 static unsigned LOWEST_BIT(uint64_t word)
 {
@@ -98,6 +99,7 @@ static unsigned LOWEST_BIT(uint64_t word)
     return bit;
 }
 #define PREFETCH(address) ((void)(address))
+#define PREFETCH_READ(address) ((void)(address))
 #endif
 
 /* ---- candidate pairs ---- */
@@ -635,6 +637,20 @@ static void *carve(char *block, size_t *used, size_t count, size_t size)
     return at;
 }
 
+/* A serving process's sketches lie apart in its heap, and the rest of the request has pushed them out of the
+ * cache: copying them in, each would be a run of misses that follow one another. They are prefetched this many
+ * sketches ahead of the copy (4 beat 8, and beat prefetching every sketch's header first, in a live server). */
+#define PREFETCH_SKETCHES_AHEAD 4
+
+static void prefetch_sketch(PyObject *sketch)
+{
+    if (sketch == Py_None)
+        return;
+    const char *data = PyBytes_AS_STRING(sketch);
+    for (Py_ssize_t at = 0; at < PyBytes_GET_SIZE(sketch); at += 64)
+        PREFETCH_READ(data + at);
+}
+
 /* Returns 0, or -1 with MemoryError set. A SimHash set (fingerprints) needs no value table. The buffers that
  * must start zeroed are carved last, as one run that clear_zeroed clears (without the GIL, where it can). */
 static int allocate(buffers *b, size_t n, size_t total, size_t slot_bytes, size_t record_bytes, int counted,
@@ -807,8 +823,12 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     clear_zeroed(&b);
     b.start[0] = 0;
+    for (size_t s = 0; s < n && s < PREFETCH_SKETCHES_AHEAD; s++)
+        prefetch_sketch(PyTuple_GET_ITEM(sketches, s));
     for (size_t s = 0; s < n; s++) {
         PyObject *sketch = PyTuple_GET_ITEM(sketches, s);
+        if (s + PREFETCH_SKETCHES_AHEAD < n)
+            prefetch_sketch(PyTuple_GET_ITEM(sketches, s + PREFETCH_SKETCHES_AHEAD));
         size_t length = sketch == Py_None ? 0 : (size_t)PyBytes_GET_SIZE(sketch) / 4;
         if (length)
             decode_values(b.values + b.start[s], PyBytes_AS_STRING(sketch), length);
