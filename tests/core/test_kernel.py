@@ -491,3 +491,14 @@ def test_unsorted_values_do_not_crash_any_path(sketches, k, threshold, metric, g
     n = len(sketches)
     assert len(got[0]) == len(got[1]) == len(got[2]) == n
     assert all(-1 <= d < n and 0 <= g < n for d, g in zip(got[0], got[2]))
+
+
+@given(st.lists(st.one_of(st.none(), st.binary(max_size=8), st.just(b"")), max_size=40))
+def test_missing_lists_exactly_the_positions_without_a_sketch(sketches):
+    assert kernel.missing(sketches) == [p for p, sketch in enumerate(sketches) if sketch is None]
+    assert kernel.missing(tuple(sketches)) == kernel.missing(sketches)
+
+
+def test_missing_refuses_what_is_not_a_sequence():
+    with pytest.raises(TypeError, match="sketches must be a sequence"):
+        kernel.missing(42)

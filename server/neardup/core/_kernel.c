@@ -1252,7 +1252,30 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(missing_doc, "missing(sketches) -> list of the positions that hold None\n\n"
+                          "Use kernel.missing.");
+
+static PyObject *kernel_missing(PyObject *module, PyObject *sequence)
+{
+    PyObject *sketches = PySequence_Fast(sequence, "sketches must be a sequence");
+    if (!sketches)
+        return NULL;
+    PyObject *positions = PyList_New(0);
+    PyObject **items = PySequence_Fast_ITEMS(sketches);
+    for (Py_ssize_t s = 0; positions && s < PySequence_Fast_GET_SIZE(sketches); s++) {
+        if (items[s] != Py_None)
+            continue;
+        PyObject *position = PyLong_FromSsize_t(s);
+        if (!position || PyList_Append(positions, position) < 0)
+            Py_CLEAR(positions);
+        Py_XDECREF(position);
+    }
+    Py_DECREF(sketches);
+    return positions;
+}
+
 static PyMethodDef kernel_methods[] = {
+    {"missing", kernel_missing, METH_O, missing_doc},
     {"group_scores", kernel_group_scores, METH_VARARGS, group_scores_doc},
     {"dedup", kernel_dedup, METH_VARARGS, dedup_doc},
     {"similarity", kernel_similarity, METH_VARARGS, similarity_doc},

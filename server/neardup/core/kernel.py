@@ -51,6 +51,12 @@ def dedup(sketches: Sequence[bytes | None], k: int, threshold: float, metric: st
     return answer if packed else Grouping(*answer)
 
 
+def missing(sketches: Sequence[bytes | None]) -> list[int]:
+    """The positions of the results without a sketch (None), found by identity: `None in sketches` compares each
+    bytes object with None through its rich comparison, which cost as much as the rest of the handler's glue."""
+    return _kernel.missing(sketches)
+
+
 def unpack(packed: bytes) -> Grouping:
     """The Grouping a packed answer holds: native int32 duplicate_of[n], int32 group[n], float64 similarity[n]."""
     n = len(packed) // 16

@@ -53,7 +53,7 @@ class Deduplicator:
             check_ids(ids)
         self._check_metric(params.metric)
         sketches = reader.get_many(ids)
-        missing = [p for p, sketch in enumerate(sketches) if sketch is None] if None in sketches else []  # a C scan first
+        missing = kernel.missing(sketches)
         grouping = self.group(sketches, params)
         return DedupOutcome(grouping, missing, ids, reader.clusters(ids))
 
