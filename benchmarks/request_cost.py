@@ -13,8 +13,9 @@ ads; lib/devcorpus.py) indexed once by side B's `neardup index` (older code read
 with --store-from a; --store-from each: every side indexes and serves its own, so a change to the offline stage
 shows in the request path; --backend redis or cluster: that LMDB store copied by the same side's `neardup migrate`
 into a redis-server, or a Redis Cluster of 3 primaries with a replica each, started here, which the servers then
-read), result sets of 100 stored ids with 20-40 % near-duplicates (--result-sets popular: the
-corpus plus 300 republished copies of one news story, 40 of them in each result set; lib/load.py). Both servers
+read), result sets of 100 stored ids with 20-40 % near-duplicates (--result-sets news: 76 news articles each, the
+shape the request-cost issue was measured in; --result-sets popular: the corpus plus 300 republished copies of one
+news story, 40 of them in each result set; lib/load.py). Both servers
 run side by side; each round measures one side then the other (the order alternates), every figure a ratio to that
 server's empty health Check in the same round:
   * sequential: one caller, one call at a time (pre-serialized Dedup bytes, NearDupClient.dedup, the empty Check,
@@ -214,6 +215,7 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
         stores = stores if store_from == "each" else dict.fromkeys(sides, stores[store_from])
         id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200, args.result_sets)
         results["result_sets"], results["store_from"], results["backend"] = args.result_sets, store_from, args.backend
+        results["result_set_size"] = round(sum(map(len, id_sets)) / len(id_sets))
         store = stores["a"]
         chosen = representative(store, bodies)
         results["h2load_body"] = {"result_set": chosen, "request_bytes": len(bodies[chosen])}
@@ -254,7 +256,7 @@ def markdown(results: dict) -> str:
     described = ", ".join(f"{name.upper()} = {row['described']}" for name, row in sides.items())
     lines = [f"## Request cost: Dedup against the empty health Check ({results['machine']['date']})", "",
              f"`{results['command']}`: {described}. One worker per side, session cache off, {results['result_sets']} "
-             f"result sets of 100 ids "
+             f"result sets of {results['result_set_size']} ids "
              f"({results['h2load_body']['request_bytes']} request bytes for h2load), "
              f"{_stores(results['store_from'], results.get('backend', 'lmdb'))}; "
              f"{len(results['rounds'])} rounds of {results['seconds_per_run']} s "
@@ -334,9 +336,10 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         help="the store the servers read: the LMDB directory `neardup index` wrote (default), or a "
                         "copy of it in a redis-server (redis) or a Redis Cluster of 3 primaries (cluster) started here")
     parser.add_argument("--result-sets", choices=load.RESULT_SETS, default=load.RESULT_SETS[0],
-                        help="drawn: 20-40 %% near-duplicates over many stories (default); popular: the corpus plus "
-                        f"{load.POPULAR_COPIES} republished copies of one news story, {load.POPULAR_IN_SET} of them "
-                        "in each result set")
+                        help="drawn: 100 ids, 20-40 %% near-duplicates over many stories (default); popular: the "
+                        f"corpus plus {load.POPULAR_COPIES} republished copies of one news story, "
+                        f"{load.POPULAR_IN_SET} of them in each result set; news: {load.NEWS_SET_SIZE} news articles "
+                        "per result set (the shape issue 37 was measured in)")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per side (default 5; --quick 3)")
     parser.add_argument("--seconds", type=int, default=None, help="seconds per h2load run (default 4; --quick 2)")
     parser.add_argument("--calls", type=int, default=None,

@@ -124,6 +124,7 @@ def test_head_against_head_reports_every_figure_for_both_sides(tmp_path):
     assert written["summary"] == results["summary"]
     report = (tmp_path / "request_cost.md").read_text()
     assert "| figure | A | B | B − A | within the rounds' spread |" in report
+    assert results["result_set_size"] == 100 and "drawn result sets of 100 ids" in report
     assert all(what in report for what, _, _ in request_cost.FIGURES.values())
 
 
@@ -163,6 +164,21 @@ def test_the_popular_corpus_adds_copies_of_one_story_and_every_result_set_holds_
     assert id_sets[0] != id_sets[1]
     with pytest.raises(ValueError, match="unknown kind of result set"):
         load.corpus("hot")
+
+
+def test_news_result_sets_hold_news_articles_only_with_duplicates_among_them():
+    from benchmarks.lib import load
+
+    docs = load.corpus("news")
+    assert docs == load.corpus("drawn")  # the same store; only the result sets differ
+    id_sets, bodies = load.dedup_bodies(docs, 5, "news")
+    by_id = {doc.id: doc for doc in docs}
+    for ids in id_sets:
+        assert len(ids) == len(set(ids)) == load.NEWS_SET_SIZE
+        assert {by_id[i].source for i in ids} == {"news"}
+        duplicates = len(ids) - len({by_id[i].group for i in ids})
+        assert 0.2 * len(ids) - 1 <= duplicates <= 0.4 * len(ids) + 1
+    assert len(bodies) == 5 and id_sets[0] != id_sets[1]
 
 
 def test_a_c_source_is_matched_to_the_extension_it_is_compiled_into(tmp_path):
