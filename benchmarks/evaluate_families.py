@@ -71,12 +71,13 @@ class StoreRun:
     """One family's corpus indexed into a store, its result sets grouped by the store's Deduplicator."""
 
     def __init__(self, corpus: families.Corpus, workdir: Path, options: dict):
-        path = workdir / f"{corpus.family}-{corpus.split}.jsonl"
-        with path.open("w", encoding="utf-8") as out:
+        self.corpus = workdir / f"{corpus.family}-{corpus.split}.jsonl"
+        with self.corpus.open("w", encoding="utf-8") as out:
             for record in corpus.records():
                 out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self.path = workdir / f"{corpus.family}-{corpus.split}.store"
-        self.summary = index_corpus(str(path), str(self.path), IndexOptions(**options))
+        self.options = options
+        self.summary = index_corpus(str(self.corpus), str(self.path), IndexOptions(**options))
         self.ids = [doc.id for doc in corpus.docs]
         self.open()
 
@@ -93,6 +94,13 @@ class StoreRun:
 
     def close(self) -> None:
         self.store.close()
+
+    def without_stoplist(self) -> Path:
+        """The corpus indexed again into a new store without the stop-list (`neardup index --no-stoplist`), as a
+        user does when train advises it; its path."""
+        path = self.path.with_name(self.path.stem + "-no-stoplist.store")
+        index_corpus(str(self.corpus), str(path), IndexOptions(**{**self.options, "learn": False}))
+        return path
 
 
 def counts_by_scope(sets: dict[str, list[ResultSet]], group: Callable[[list[int]], np.ndarray],
@@ -152,7 +160,8 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
     finally:
         run.close()
 
-    def after_answers(count: int, report: dict) -> None:
+    def after_answers(count: int, report: dict, store: Path) -> None:
+        run.path = store
         run.open()
         try:
             served(f"neardup {count} answers", run.deduplicator.served.defaults)
@@ -163,7 +172,7 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
     if checkpoints:
         group_of = {doc.id: doc.group for doc in docs}
         answer_and_train(run.path, group_of, workdir / f"{corpus.family}-{corpus.split}.answers.jsonl", checkpoints,
-                         after_answers)
+                         after_answers, run.corpus, run.without_stoplist)
     store_facts["answers"] = trained
     baselines = {method.name: counts_by_scope(sets, lambda indexes, m=method: greedy_groups(
         m.pair_matrix(indexes), THRESHOLDS), len(THRESHOLDS)) for method in baseline_methods(docs)}
@@ -195,6 +204,8 @@ def _answered(figures_after: dict, trained: dict) -> str:
     """F1 after a user's answers, and what the store then served (or why training left it unchanged)."""
     served = trained["served"]
     setting = "unchanged" if trained["refused"] else f"{served['metric']} {served['threshold']:g}"
+    if trained.get("reindexed_without_stoplist"):
+        setting += ", store re-indexed without the stop-list"
     return f"{figures_after['f1']:.3f} ({setting})"
 
 
@@ -245,9 +256,11 @@ def markdown(results: dict, command: str, note: str) -> str:
               "holds 4,950 pairs, so `popular` weighs most), neardup at its one best threshold over all, each peer "
               "at its one best threshold over all. *Mean of families*: the families' F1 averaged, each method at each "
               "family's own best threshold (neardup default: as served). *After N answers*: `neardup label`'s own "
-              "proposals on the family's store answered from the truth (same group or not), `neardup train` run on "
-              "them, and the store served at what it then holds (metric and threshold; *unchanged* where train "
-              "refused); the same answers file goes on from 30 to 60 (benchmarks/lib/answers.py)."]
+              "proposals on the family's store answered from the truth (same group or not), `neardup train "
+              "--corpus` run on them, and the store served at what it then holds (metric and threshold; *unchanged* "
+              "where train refused); where train advised re-indexing without the stop-list, the user did, trained "
+              "the new store on the same answers and labelled on there (*store re-indexed without the stop-list*); "
+              "the same answers file goes on from 30 to 60 (benchmarks/lib/answers.py)."]
     lines += ["", "**Per scope** (F1; neardup at its default, the others at the scope's own best threshold).", ""]
     scope_header = ["family", "scope", "sets", "neardup default", "neardup best", "best peer", "margin"]
     scope_lines = []

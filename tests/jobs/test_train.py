@@ -359,3 +359,51 @@ def test_the_fitted_threshold_is_near_the_best_one_of_the_store_the_answers_were
         shortfalls.append(max(f1(cut) for cut in np.linspace(0, 1, 201)) - f1(threshold))
     assert len(shortfalls) >= 15
     assert np.mean(shortfalls) <= 0.012 and max(shortfalls) <= 0.05
+
+
+def test_answers_that_only_the_stop_listed_text_relates_get_advice_to_reindex_without_it(tmp_path):
+    """One licence text under the header of 20 projects, among 20 other stories: the stop-list learns the licence
+    from the diverse texts that share it and drops it, so the projects' texts look unrelated. A user who calls
+    two projects' copies of the licence duplicates cannot be served by that store: train refuses, and given the
+    corpus says the answers separate without the stop-list; re-indexed with --no-stoplist and trained on the same
+    answers, the store serves what the user said (issue 38: the stop-list decides licence copies)."""
+    licence = article(500, sentences=10)
+    records = [{"id": f"project-{n}", "text": text(article(3000 + n) + licence)} for n in range(20)]
+    records += [{"id": f"story-{n}", "text": text(article(4000 + n))} for n in range(20)]
+    corpus = write_jsonl(tmp_path / "texts.jsonl", records)
+    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "store")], capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    with open_store(tmp_path / "store", readonly=True) as store:
+        assert store.stoplist and store.threshold() is None
+        assert _similarity(store, "project-0", "project-1") < 0.05  # the licence stop-listed
+    answers = ([{"a": f"project-{n}", "b": f"project-{n + 1}", "duplicate": True} for n in range(0, 20, 2)]
+               + [{"a": f"story-{n}", "b": f"project-{n}", "duplicate": False} for n in range(10)])
+    pairs = write_jsonl(tmp_path / "answers.jsonl", answers)
+    train_with = [*NEARDUP, "train", str(pairs), "--store", str(tmp_path / "store"), "--folds", "3"]
+    done = subprocess.run(train_with, capture_output=True, text=True)
+    assert done.returncode == 1 and "do not separate" in done.stderr and "advice" not in done.stdout
+    done = subprocess.run([*train_with, "--corpus", str(corpus)], capture_output=True, text=True)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1 and "do not separate" in done.stderr
+    unlisted = next(line for line in done.stdout.splitlines() if line.startswith("no stop-list "))
+    assert "cross-validated F1 1.000" in unlisted, done.stdout
+    advice = next(line for line in done.stdout.splitlines() if line.startswith("advice: "))
+    assert "without the store's stop-list" in advice and "--no-stoplist" in advice
+    with open_store(tmp_path / "store", readonly=True) as store:
+        assert store.threshold() is None  # refused: unchanged
+    # a corpus that lacks an answered text is named in one line
+    partial = write_jsonl(tmp_path / "partial.jsonl", records[1:])
+    done = subprocess.run([*train_with, "--corpus", str(partial)], capture_output=True, text=True)
+    assert done.returncode != 0 and "'project-0'" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    # as advised: a store without the stop-list, trained on the same answers, serves them
+    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "unlisted"), "--no-stoplist"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    done = subprocess.run([*NEARDUP, "train", str(pairs), "--store", str(tmp_path / "unlisted"), "--folds", "3",
+                           "--corpus", str(corpus)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "the store has no stop-list: --corpus changes nothing" in done.stdout and "advice" not in done.stdout
+    with serving(tmp_path / "unlisted") as server, NearDupClient(server.target, timeout=10) as client:
+        answer = client.dedup(["project-0", "story-0", "project-1", "story-1"])
+    assert answer.keep == ["project-0", "story-0", "story-1"]
+    assert [(d.id, d.duplicate_of) for d in answer.duplicates] == [("project-1", "project-0")]

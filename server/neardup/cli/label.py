@@ -8,7 +8,8 @@ import textwrap
 
 from neardup_client.cli_framework import EXIT_OK, at_least
 
-from ..jobs.label import LabelSession, read_records
+from ..jobs.label import LabelSession
+from ..jobs.records import read_records
 from ..store import STORE_HELP, default_store_path, open_store
 
 KEYS = {"y": True, "n": False, "u": None}

@@ -26,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pairs", metavar="PAIRS", help="labelled pairs, JSON Lines")
     parser.add_argument("--store", default=default_store_path(), help=STORE_HELP)
     parser.add_argument("--folds", type=at_least(2), default=DEFAULT_FOLDS, help="cross-validation folds")
+    parser.add_argument("--corpus", metavar="CORPUS", help="a store of texts: the JSON Lines corpus it was indexed "
+                        "from; the answered pairs (and the store's candidate pairs) are then also sketched without "
+                        "the store's stop-list, and train says when the answers separate better that way (re-index "
+                        "with --no-stoplist)")
     parser.add_argument("--dry-run", dest="write", action="store_false",
                         help="report the cross-validated figures without storing the threshold or model (default: "
                              "store it)")
@@ -33,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    report = train(args.pairs, args.store, args.folds, args.write)
+    report = train(args.pairs, args.store, args.folds, args.write, args.corpus)
     if report.get("texts"):
         return _threshold_report(args, report)
     rules = report["rules"]
@@ -65,8 +69,18 @@ def _threshold_report(args: argparse.Namespace, report: dict) -> int:
     print(f"{'trained threshold':18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
           f"{cv['recall']:.3f}  ({report['metric']} >= {report['threshold']:g}; cross-validated F1 per metric: "
           + ", ".join(f"{metric} {f1:.3f}" for metric, f1 in report["metrics"].items()) + ")")
+    unlisted = report.get("without_stoplist")
+    if unlisted is not None:
+        figures = unlisted["cv"]
+        print(f"{'no stop-list':18s} cross-validated F1 {figures['f1']:.3f}  precision {figures['precision']:.3f}  "
+              f"recall {figures['recall']:.3f}  ({unlisted['metric']} >= {unlisted['threshold']:g}, the texts "
+              "sketched without the store's stop-list)")
+    elif args.corpus:
+        print(f"{'no stop-list':18s} the store has no stop-list: --corpus changes nothing")
     print(f"{report['pairs']:,} answered pairs: {report['duplicates']:,} duplicates, {report['others']:,} others; "
           f"{report['folds']}-fold cross-validation")
+    if report.get("advice"):
+        print(f"advice: {report['advice']}")
     if report["refused"]:
         raise CommandFailed(report["refused"])
     print(f"chosen: {report['metric']} >= {report['threshold']:g}; " + (

@@ -190,26 +190,6 @@ class LabelSession:
                 "unsure": labels.count(None), "pool": len(self.pool.a)}
 
 
-def read_records(path: str, wanted: set[str], content: str) -> dict[str, dict]:
-    """The records of the wanted ids in a JSON Lines corpus (--corpus of `neardup label` and of the page's Label
-    pairs view), those whose `content` is there ("fields": a dict, "text": a string); lines that are not such
-    records are passed over."""
-    kind = dict if content == "fields" else str
-    found = {}
-    try:
-        with open(path, encoding="utf-8") as stream:
-            for line in stream:
-                try:
-                    record = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(record, dict) and record.get("id") in wanted and isinstance(record.get(content), kind):
-                    found[record["id"]] = record
-    except OSError as error:
-        raise InvalidArgument(f"cannot read --corpus {path}: {error.strerror}") from None
-    return found
-
-
 def label_with(store: SketchStore, path: str | os.PathLike, oracle: Callable[[str, str], bool | None],
                budget: int, seed: int = 0) -> list[tuple[str, str, bool | None]]:
     """A session answered by `oracle(a, b)` for `budget` pairs (or until nothing is left): what a benchmark

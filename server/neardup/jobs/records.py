@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import sys
 from typing import BinaryIO, Iterator, NamedTuple, Sequence
 
@@ -251,3 +252,23 @@ def final_sketch(payload: bytes, sketcher: Sketcher | None) -> bytes:
     if sketcher.config.kind == SIMHASH:
         return sketcher.sketch_counts(_unpack_counts(payload))
     return sketcher.sketch_hashes(decode_sketch(payload))
+
+
+def read_records(path: str, wanted: set[str], content: str) -> dict[str, dict]:
+    """The records of the wanted ids in a JSON Lines corpus (--corpus of `neardup label`, of the page's Label pairs
+    view and of `neardup train`), those whose `content` is there ("fields": a dict, "text": a string); lines that
+    are not such records are passed over."""
+    kind = dict if content == "fields" else str
+    found = {}
+    try:
+        with open(path, encoding="utf-8") as stream:
+            for line in stream:
+                try:
+                    record = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and record.get("id") in wanted and isinstance(record.get(content), kind):
+                    found[record["id"]] = record
+    except OSError as error:
+        raise InvalidArgument(f"cannot read --corpus {path}: {error.strerror}") from None
+    return found

@@ -6,13 +6,17 @@ The rules and why: docs/commands/neardup-train.md; docs/fields.md ("A trained pa
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from typing import Callable, Sequence
 
 import numpy as np
 
 from ..core import calibration, kernel
 from ..core.errors import ConfigMismatch, InvalidArgument
+from ..core.sketch_config import stoplist_digest
+from ..core.sketcher import Sketcher
 from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, ItemScorer, PairModel, input_names,
                                  model_inputs, weighted)
 from ..core.vocabulary import ITEMS, KIND_METRICS, SIMHASH
@@ -21,6 +25,7 @@ from ..store import SketchStore, open_store
 from . import learners
 from .pair_sample import (CHECK_ARTICLES, NEAR_SHARE, CandidatePairs, candidate_population, pair_rows,
                           text_candidate_pairs)
+from .records import read_records
 
 DEFAULT_FOLDS = 5
 #: Bins (bands) of the rule score: where _refusal looks for labelled support, and `neardup label` for coverage.
@@ -33,6 +38,10 @@ UNSUPPORTED_SHARE = 0.25
 MIN_SUPPORT = 5
 #: Platt scaling's L2 penalty: next to none (one slope and an intercept, fitted on every labelled pair).
 PLATT_PENALTY = 1e-6
+#: How much better (cross-validated F1 on the answers) sketches without the stop-list must separate the answers
+#: before train advises re-indexing without it: a few answers' CV figures move by a few hundredths between folds
+#: (chosen on the tune split's families, benchmarks/evaluate_families.py).
+STOPLIST_MARGIN = 0.03
 
 
 def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | None]]:
@@ -108,10 +117,62 @@ def population_weights(scores: np.ndarray, population: np.ndarray) -> np.ndarray
     return stood_for[labelled_bins] / labelled[labelled_bins]
 
 
+def _cross_validated(scores_of: dict[str, np.ndarray], truth: np.ndarray, fold: np.ndarray, folds: int,
+                     populations: dict[str, np.ndarray], weight: np.ndarray) -> dict[str, tuple[np.ndarray, dict]]:
+    """Per metric: the answers' scores and the cross-validated figures of a threshold fitted on the other folds."""
+    fitted = {}
+    for metric, scores in scores_of.items():
+        decided = np.zeros(len(truth), bool)
+        for k in range(folds):
+            held = fold == k
+            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held], populations[metric])
+        fitted[metric] = (scores, _f1(decided, truth, weight))
+    return fitted
+
+
+def _similarities(sketch_of: Callable[[str], bytes], a: Sequence[str], b: Sequence[str], k: int,
+                  metrics: Sequence[str]) -> dict[str, np.ndarray]:
+    """Per metric, the similarity of each pair (a[i], b[i]) of sketches."""
+    return {metric: np.array([kernel.similarity(sketch_of(x), sketch_of(y), k, metric) for x, y in zip(a, b)])
+            for metric in metrics}
+
+
+def without_stoplist(store: SketchStore, corpus: str, pairs: list, pool: CandidatePairs, truth: np.ndarray,
+                     fold: np.ndarray, folds: int, weight: np.ndarray) -> dict | None:
+    """How the answers separate when the store's texts are sketched without its stop-list (re-sketched from the
+    corpus's records, JSON Lines as `neardup index` reads them): per metric, the cross-validated F1, and the best
+    metric's threshold; None when the store has no stop-list. The stop-list decides some kinds of text in opposite
+    directions (docs/quality.md: licence versions and their copies need it off, template pages on), so the
+    answers must tell."""
+    if not store.stoplist:
+        return None
+    unlisted = dataclasses.replace(store.config, stoplist_digest=stoplist_digest(frozenset()))
+    sketcher = Sketcher(unlisted)
+    answered = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
+    texts = read_records(corpus, set(answered) | set(pool.a) | set(pool.b), "text")
+    lacking = [doc_id for doc_id in answered if doc_id not in texts]
+    if lacking:
+        raise InvalidArgument(f"--corpus lacks the text of {len(lacking)} answered ids (first: {lacking[0]!r}): "
+                              "give the corpus the store was indexed from")
+    sketches = {doc_id: sketcher.sketch(texts[doc_id]["text"], texts[doc_id].get("lang")) for doc_id in texts}
+    metrics = KIND_METRICS[store.config.kind]
+    k = store.config.k
+    scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k, metrics)
+    known = [i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in sketches and b in sketches]
+    populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
+                                metrics)
+    fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
+    metric = max(fitted, key=lambda m: fitted[m][1]["f1"])
+    return {"metric": metric, "threshold": fit_threshold(fitted[metric][0], truth, populations[metric]),
+            "cv": fitted[metric][1], "metrics": {m: figures["f1"] for m, (_, figures) in fitted.items()}}
+
+
 def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
-                    write: bool) -> dict:
+                    write: bool, corpus: str | None = None) -> dict:
     """A store of texts' metric and threshold from labelled pairs (docs/commands/neardup-train.md), stored unless
-    write is False or it is refused; returns the report."""
+    write is False or it is refused; returns the report. With `corpus` (the records the store was indexed from),
+    also how the answers separate without the store's stop-list, and advice to re-index without it where they
+    separate better by STOPLIST_MARGIN."""
     served = ServedStore(store)
     current = served.defaults
     truth = np.array([duplicate for _, _, duplicate in pairs], bool)
@@ -121,22 +182,14 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
                               f"{folds}-fold cross-validation needs at least {folds} of each (`neardup label` "
                               "proposes pairs to answer)")
     fold = learners.stratified_folds(truth, folds)
-    scores_of = {metric: np.array([kernel.similarity(sketches[a], sketches[b], store.config.k, metric)
-                                   for a, b, _ in pairs]) for metric in KIND_METRICS[store.config.kind]}
+    metrics, k = KIND_METRICS[store.config.kind], store.config.k
+    scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k, metrics)
     # the population `neardup label` proposes from: the store's candidate pairs, scored under its default metric
     pool = text_candidate_pairs(store)
     pooled = sorted(set(pool.a) | set(pool.b))
-    pool_sketches = dict(zip(pooled, store.get_many(pooled)))
-    populations = {metric: np.array([kernel.similarity(pool_sketches[a], pool_sketches[b], store.config.k, metric)
-                                     for a, b in zip(pool.a, pool.b)]) for metric in scores_of}
+    populations = _similarities(dict(zip(pooled, store.get_many(pooled))).__getitem__, pool.a, pool.b, k, metrics)
     weight = population_weights(scores_of[current.metric], pool.rule_scores)
-    fitted = {}
-    for metric, scores in scores_of.items():
-        decided = np.zeros(len(pairs), bool)
-        for k in range(folds):
-            held = fold == k
-            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held], populations[metric])
-        fitted[metric] = (scores, _f1(decided, truth, weight))
+    fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
     # the metric whose threshold cross-validates best; the store's own wins a tie
     metric = max(fitted, key=lambda m: (fitted[m][1]["f1"], m == current.metric))
     scores, cv_figures = fitted[metric]
@@ -155,6 +208,15 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
         f"not stored: {metric} >= {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
         f"{current.metric} >= {current.threshold:g} ({served.threshold_source}) on the same answers "
         f"({before['f1']:.3f})") if cv < before["f1"] and served.threshold_source != calibration.TRAINED else ""
+    unlisted = without_stoplist(store, corpus, pairs, pool, truth, fold, folds, weight) if corpus else None
+    if unlisted is not None:
+        report["without_stoplist"] = unlisted
+        if unlisted["cv"]["f1"] >= cv + STOPLIST_MARGIN:
+            report["advice"] = (
+                f"the answers separate better without the store's stop-list ({unlisted['metric']} >= "
+                f"{unlisted['threshold']:g} cross-validates at F1 {unlisted['cv']['f1']:.3f}, against {cv:.3f} "
+                "with it): re-index the corpus into a new store with `neardup index CORPUS --store NEW "
+                "--no-stoplist`, then train NEW on these answers")
     if write and not report["refused"]:
         store.set_threshold({"threshold": threshold, "metric": metric, "source": calibration.TRAINED,
                              "trained_on": len(pairs)})
@@ -207,9 +269,11 @@ def _dump(kind: str, model: learners.Logistic | learners.Boosting) -> dict:
     return {"kind": kind, **document}
 
 
-def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: bool = True) -> dict:
+def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: bool = True,
+          corpus: str | None = None) -> dict:
     """Fits, compares, stores (unless write is False) and returns the report: a store of texts' threshold
-    (train_threshold), else an items store's pair model."""
+    (train_threshold; with `corpus`, also whether the answers separate better without its stop-list), else an
+    items store's pair model."""
     started = time.monotonic()
     pairs = read_pairs(pairs_path)
     with open_store(store_path, readonly=not write) as store:
@@ -224,8 +288,11 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
             raise InvalidArgument(f"{len(missing)} ids of {pairs_path} are not stored in {store_path} (first: "
                                   f"{missing[0]!r}): index them first")
         if config.kind != ITEMS:
-            report = train_threshold(store, sketches, pairs, pairs_path, folds, write)
+            report = train_threshold(store, sketches, pairs, pairs_path, folds, write, corpus)
             return {**report, "elapsed": time.monotonic() - started}
+        if corpus:
+            raise InvalidArgument(f"store {store_path} holds items with fields, which have no stop-list: --corpus is "
+                                  "for a store of texts")
         rows, scored = pair_rows(config.fields, sketches, pairs)
         truth = np.array([duplicate for _, _, duplicate in pairs])
         inputs, labels = model_inputs(config.fields, rows[scored]), truth[scored]
