@@ -168,3 +168,35 @@ def _resemblance(text: str, other: str) -> float:
     """The word 5-grams the two texts share, of those either has (Jaccard)."""
     mine, theirs = devcorpus._shingles(text), devcorpus._shingles(other)
     return len(mine & theirs) / max(1, len(mine | theirs))
+
+
+def test_the_simulated_user_reindexes_licence_versions_without_the_stop_list_and_keeps_template_pages_on_it(
+        both_splits, tmp_path):
+    """30 answers to `neardup label`'s proposals on the test split, `neardup train --corpus` on them
+    (benchmarks/lib/answers.py): train advises re-indexing licence versions and their copies (`derived`) without the
+    stop-list, so the user's store is then one without it, trained on the same answers; for template pages, which
+    the stop-list tells apart, it does not, and the store stays the one indexed with it."""
+    import json
+
+    from benchmarks.lib.answers import answer_and_train
+    from neardup.jobs.index import IndexOptions, index_corpus
+    from neardup.store import open_store
+
+    corpus = both_splits["test"]
+    records = tmp_path / "corpus.jsonl"
+    records.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus.records()), encoding="utf-8")
+    index_corpus(str(records), str(tmp_path / "store"))
+
+    def reindex():
+        index_corpus(str(records), str(tmp_path / "no-stoplist"), IndexOptions(learn=False))
+        return tmp_path / "no-stoplist"
+
+    served = []
+    [report] = answer_and_train(tmp_path / "store", {d.id: d.group for d in corpus.docs}, tmp_path / "answers.jsonl",
+                                (30,), lambda count, trained, store: served.append(store), records, reindex)
+    derived = corpus.family == "derived"
+    assert report["reindexed_without_stoplist"] is derived and not report["refused"], report
+    assert served == [tmp_path / ("no-stoplist" if derived else "store")]
+    with open_store(served[0], readonly=True) as store:
+        assert bool(store.stoplist) is not derived
+        assert store.threshold()["source"] == "trained" and store.threshold()["threshold"] == report["threshold"]
