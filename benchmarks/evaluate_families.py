@@ -290,6 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, nargs="*", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
                         help="train on a user's simulated answers after each COUNT and serve again (default: "
                              f"{' '.join(map(str, ANSWER_CHECKPOINTS))}; none: skip)")
+    parser.add_argument("--seed", type=int, help="draw the copies and result sets with this seed instead of the "
+                        "split's own (the split's source texts all the same): how much a figure owes to one draw")
     parser.add_argument("--label", default="", help="added to the output files' names (e.g. no-stoplist)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
@@ -304,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         + ([f"--family {' '.join(args.family)}"] if args.family != list(families.FAMILIES) else [])
         + [f"--index-arg {a}" for a in args.index_arg]
         + ([f"--threshold {args.threshold:g}"] if args.threshold is not None else [])
+        + ([f"--seed {args.seed}"] if args.seed is not None else [])
         + ([f"--answers {' '.join(map(str, args.answers))}"] if sorted(args.answers) != list(ANSWER_CHECKPOINTS)
            else []))
     for split in args.split:
@@ -314,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="neardup-families-") as workdir:
             for family in args.family:
                 try:
-                    corpus = families.build(family, split)
+                    corpus = families.build(family, split, args.seed)
                 except SourceMissing as missing:
                     parser.exit(2, f"evaluate_families: {missing}\n")
                 try:
@@ -334,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         results["family_mean"] = {name: float(np.mean([r["scopes"]["overall"][name]["f1"]
                                                        for r in results["families"].values()]))
                                   for name in all_counts}
-        note = (f"{split} split, seed {families.SPLIT_SEEDS[split]}, "
+        note = (f"{split} split, seed {families.SPLIT_SEEDS[split] if args.seed is None else args.seed}, "
                 f"{sum(sum(r['result_sets'].values()) for r in results['families'].values())} result sets of ~100, "
                 f"{time.perf_counter() - started:.0f} s, Python {sys.version.split()[0]}")
         text = markdown(results, command, note)
