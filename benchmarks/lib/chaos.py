@@ -98,6 +98,10 @@ def corpus(seed: int, size: int, prefix: str = "c") -> list[dict]:
 
 # --- the client side: spawned processes of threads ------------------------------------------------------------------
 
+#: Seconds a client thread may outlast its phase and three of its calls' timeouts before it counts as stuck.
+STUCK_AFTER = 30.0
+
+
 @dataclasses.dataclass
 class Job:
     targets: list[str]
@@ -114,11 +118,17 @@ class Job:
 def client_process(job: Job) -> dict:
     """Runs job.threads threads for job.seconds; what they saw (records, stale answers, the ids' final states)."""
     threads = [_Thread(job, number) for number in range(job.threads)]
-    running = [threading.Thread(target=thread.run) for thread in threads]
+    running = [threading.Thread(target=thread.run, daemon=True) for thread in threads]
     for thread in running:
         thread.start()
-    for thread in running:
-        thread.join()
+    # A thread's last call ends within its timeout (retries included); one still running well after that is a
+    # stuck call: a failure to report, not a run that never ends.
+    ends = job.start_at + job.seconds + 3 * job.timeout + STUCK_AFTER
+    for thread, state in zip(running, threads):
+        thread.join(max(0.0, ends - time.monotonic()))
+        if thread.is_alive():
+            state.records.append(("client thread", job.start_at + job.seconds, time.monotonic(), "client stuck",
+                                  f"still in a call {STUCK_AFTER:g} s after the phase and its timeouts ended"))
     return {"steps": sum(t.steps for t in threads), "records": [r for t in threads for r in t.records],
             "stale": [s for t in threads for s in t.stale],
             "final": {doc_id: body for t in threads for doc_id, body in t.final().items()},

@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import ipaddress
 import json
+import threading
 from typing import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence, Union
 
 import grpc
@@ -44,6 +45,29 @@ def unreachable(error: NearDupClientError | str, target: str) -> str:
 
 #: gRPC status code number (as in DedupResponse.error) → grpc.StatusCode
 _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+class _Deadline:
+    """Cancels a streaming call once its timeout has passed. gRPC ends the call at its deadline too, but a
+    DedupStream was seen waiting for answers past it, with the server idle after a worker restart (grpcio 1.85):
+    a stream's timeout is the caller's bound on the wait, so it is kept here as well."""
+
+    def __init__(self, call, timeout: float | None):
+        self.expired = False
+        self._call = call
+        self._timer = None
+        if timeout is not None:
+            self._timer = threading.Timer(timeout, self._expire)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _expire(self) -> None:
+        self.expired = True
+        self._call.cancel()
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
 
 
 #: What dedup_stream yields per result set: its answer, or why the server refused it.
@@ -255,12 +279,17 @@ class NearDupClient(_Settings):
 
     def _dedup_stream(self, stream: StreamSide, result_sets, timeout: float | None) -> Iterator[StreamAnswer]:
         call = self._stub.DedupStream(stream.requests(result_sets), timeout=timeout, metadata=self.metadata)
+        watchdog = _Deadline(call, timeout)
         try:
             for response in call:
                 yield stream.answer(response)
         except grpc.RpcError as error:
+            if watchdog.expired:
+                raise NearDupClientError(grpc.StatusCode.DEADLINE_EXCEEDED, f"the stream's timeout ({timeout:g} s) "
+                                         "passed before the last answer") from None
             raise NearDupClientError(error.code(), error.details()) from None
         finally:
+            watchdog.stop()
             call.cancel()  # the caller stopped early, or an answer was wrong; nothing once the stream ended
         stream.finish()
 

@@ -605,3 +605,27 @@ def test_the_client_refuses_answers_with_the_wrong_tags(answer, message):
             assert raised.value.code == grpc.StatusCode.INTERNAL
     finally:
         server.stop(None)
+
+
+def test_the_client_ends_a_stream_at_its_timeout_even_where_grpc_would_not():
+    """A DedupStream was seen waiting past its deadline for a server that had gone idle (a worker restarted under
+    load): the client keeps the stream's timeout itself. Here gRPC is given no deadline at all, and a server that
+    never answers: only the client's own bound can end the wait."""
+    from neardup_client._client import _Deadline
+
+    answered = threading.Event()
+    server, target = _broken_server(lambda requests: answered.wait(30) and [])
+    try:
+        with grpc.insecure_channel(target) as channel:
+            call = neardup_pb2_grpc.NearDupStub(channel).DedupStream(iter([pb.DedupRequest(ids=["a"], tag=0)]))
+            watchdog = _Deadline(call, 0.5)
+            with pytest.raises(grpc.RpcError) as raised:
+                list(call)
+            assert watchdog.expired and raised.value.code() == grpc.StatusCode.CANCELLED
+            stopped = _Deadline(call, 0.2)
+            stopped.stop()
+            time.sleep(0.4)
+            assert not stopped.expired
+    finally:
+        answered.set()
+        server.stop(None)
