@@ -151,9 +151,9 @@ def test_neardup_info_piped_into_head_prints_its_first_line_and_no_traceback(ser
                          ids=["neardup", "neardup-client"])
 @pytest.mark.parametrize("argv", [["info"], ["dedup", "story-0"]], ids=["info", "dedup"])
 def test_an_unreachable_server_is_named_with_the_likely_cause(program, argv):
-    target = f"127.0.0.1:{free_port()}"  # nothing listens there
-    done = subprocess.run([*program, argv[0], "--target", target, *argv[1:]], capture_output=True, text=True,
-                          timeout=60)
+    target = f"127.0.0.1:{free_port()}"  # nothing listens there; not waited for as a starting server for long
+    done = subprocess.run([*program, argv[0], "--target", target, "--connect-timeout", "1", *argv[1:]],
+                          capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (EXIT_FAILED, "")
     assert done.stderr.startswith("neardup: error: UNAVAILABLE: ") and done.stderr.count("\n") == 1
     assert done.stderr.endswith(f"; is `neardup serve` running on {target}?\n"), done.stderr

@@ -225,7 +225,8 @@ def readonly_store(tmp_path_factory, store):
 
 # (name, argv with {placeholders} from the files fixture, exit code, what the one line says)
 CLI_CASES = [
-    ("dedup: no server listening", ["dedup", "--target", "{dead}", "a"], EXIT_FAILED, "UNAVAILABLE"),
+    ("dedup: no server listening", ["dedup", "--target", "{dead}", "--connect-timeout", "1", "a"], EXIT_FAILED,
+     "UNAVAILABLE"),
     ("info: no server listening", ["info", "--target", "{dead}", "--connect-timeout", "1"], EXIT_FAILED, "UNAVAILABLE"),
     ("dedup: a target that is no address", ["dedup", "--target", "no target:::", "a"], EXIT_USAGE,
      "argument --target: give HOST:PORT"),

@@ -491,7 +491,7 @@ def test_similar_exit_codes(neardup, server, tmp_path):
 
 def test_similar_names_an_unreachable_server():
     target = f"127.0.0.1:{free_port()}"
-    done = run_neardup("similar", "--target", target, "a")
+    done = run_neardup("similar", "--target", target, "--connect-timeout", "1", "a")
     assert (done.returncode, done.stdout) == (EXIT_FAILED, "")
     assert done.stderr.startswith("neardup: error: UNAVAILABLE: ")
     assert done.stderr.endswith(f"; is `neardup serve` running on {target}?\n")
