@@ -7,7 +7,8 @@ from typing import AsyncIterable, AsyncIterator, Iterable, Sequence
 import grpc
 
 from . import messages
-from ._client import DEFAULT_TARGET, DEFAULT_TIMEOUT, NearDupClientError, StreamAnswer, StreamSide, _Settings
+from ._client import (DEFAULT_TARGET, DEFAULT_TIMEOUT, NearDupClientError, StreamAnswer, StreamSide, _Deadline,
+                      _Settings)
 from .messages import DedupResult, Document, ExplainResult, Info, SimilarResult
 from .v1 import neardup_pb2 as pb, neardup_pb2_grpc
 
@@ -63,6 +64,7 @@ class AsyncNearDupClient(_Settings):
         accepted = asyncio.Event()
         call = self._stub.DedupStream(_once(accepted, stream.async_requests(result_sets)), timeout=timeout,
                                       metadata=self.metadata)
+        watchdog = _Deadline(call, timeout, asyncio.get_running_loop())
         try:
             # Requests are written once the server accepted the stream (it sends its headers at once), so a refused
             # stream ends with the server's status: grpc.aio reports a write that meets an ended call as INTERNAL
@@ -72,8 +74,13 @@ class AsyncNearDupClient(_Settings):
             async for response in call:
                 yield stream.answer(response)
         except grpc.RpcError as error:
-            raise NearDupClientError(error.code(), error.details()) from None
+            raise watchdog.error(error) from None
+        except asyncio.CancelledError:
+            if not watchdog.expired:
+                raise  # the caller's task was cancelled
+            raise watchdog.error() from None
         finally:
+            watchdog.stop()
             call.cancel()
         stream.finish()
 

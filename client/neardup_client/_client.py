@@ -6,6 +6,7 @@ DedupStream, where the failure of one result set is that result set's answer (a 
 raised) and only what ends the whole stream is raised."""
 from __future__ import annotations
 
+import asyncio
 import collections
 import ipaddress
 import json
@@ -50,13 +51,17 @@ _STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
 class _Deadline:
     """Cancels a streaming call once its timeout has passed. gRPC ends the call at its deadline too, but a
     DedupStream was seen waiting for answers past it, with the server idle after a worker restart (grpcio 1.85):
-    a stream's timeout is the caller's bound on the wait, so it is kept here as well."""
+    a stream's timeout is the caller's bound on the wait, so the clients keep it as well. `loop`: an asyncio call's
+    event loop, which then runs the timer (the blocking client's runs on a thread of its own)."""
 
-    def __init__(self, call, timeout: float | None):
+    def __init__(self, call, timeout: float | None, loop: asyncio.AbstractEventLoop | None = None):
         self.expired = False
         self._call = call
+        self._timeout = timeout
         self._timer = None
-        if timeout is not None:
+        if timeout is not None and loop is not None:
+            self._timer = loop.call_later(timeout, self._expire)
+        elif timeout is not None:
             self._timer = threading.Timer(timeout, self._expire)
             self._timer.daemon = True
             self._timer.start()
@@ -68,6 +73,14 @@ class _Deadline:
     def stop(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
+
+    def error(self, error: grpc.RpcError | None = None) -> NearDupClientError:
+        """What ended the stream: DEADLINE_EXCEEDED once the timeout passed (the cancel ends a blocking call with
+        CANCELLED, and an asyncio one with CancelledError: error None), else the call's own status."""
+        if self.expired or error is None:
+            return NearDupClientError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                      f"the stream's timeout ({self._timeout:g} s) passed before the last answer")
+        return NearDupClientError(error.code(), error.details())
 
 
 #: What dedup_stream yields per result set: its answer, or why the server refused it.
@@ -284,10 +297,7 @@ class NearDupClient(_Settings):
             for response in call:
                 yield stream.answer(response)
         except grpc.RpcError as error:
-            if watchdog.expired:
-                raise NearDupClientError(grpc.StatusCode.DEADLINE_EXCEEDED, f"the stream's timeout ({timeout:g} s) "
-                                         "passed before the last answer") from None
-            raise NearDupClientError(error.code(), error.details()) from None
+            raise watchdog.error(error) from None
         finally:
             watchdog.stop()
             call.cancel()  # the caller stopped early, or an answer was wrong; nothing once the stream ended

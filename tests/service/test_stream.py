@@ -629,3 +629,30 @@ def test_the_client_ends_a_stream_at_its_timeout_even_where_grpc_would_not():
     finally:
         answered.set()
         server.stop(None)
+
+
+def test_the_async_client_ends_a_stream_at_its_timeout_even_where_grpc_would_not():
+    """As above, for grpc.aio: the event loop runs the timer, and the cancelled call's CancelledError is the
+    stream's DEADLINE_EXCEEDED, not the caller's task being cancelled."""
+    from neardup_client._client import _Deadline
+
+    answered = threading.Event()
+    server, target = _broken_server(lambda requests: answered.wait(30) and [])
+
+    async def wait_for_answers() -> tuple[bool, NearDupClientError]:
+        async with grpc.aio.insecure_channel(target) as channel:
+            call = neardup_pb2_grpc.NearDupStub(channel).DedupStream(iter([pb.DedupRequest(ids=["a"], tag=0)]))
+            watchdog = _Deadline(call, 0.5, asyncio.get_running_loop())
+            try:
+                async for _ in call:
+                    pass
+            except asyncio.CancelledError:
+                return watchdog.expired, watchdog.error()
+            raise AssertionError("the call ended without the watchdog")
+
+    try:
+        expired, error = asyncio.run(wait_for_answers())
+        assert expired and error.code == grpc.StatusCode.DEADLINE_EXCEEDED and "0.5 s" in error.details
+    finally:
+        answered.set()
+        server.stop(None)
