@@ -149,6 +149,22 @@ def test_a_profiles_stacks_go_to_the_innermost_part_they_reach():
                        request_profile.BUCKETS[7][0]: 2, request_profile.OTHER: 1}
 
 
+def test_a_dedups_cpu_over_the_empty_call_splits_into_the_call_and_the_work_round_by_round():
+    from benchmarks.request_profile import CACHED, CHECK, COMPUTED, cpu_split
+
+    def kind(rate: float, cpu: float, errors: int = 0) -> dict:
+        return {"calls_per_s": rate, "cpu_us": cpu, "errors": errors}
+
+    rounds = [{CHECK: kind(2000, 500), CACHED: kind(1800, 540), COMPUTED: kind(1500, 700)},
+              {CHECK: kind(1000, 800), CACHED: kind(950, 820, 1), COMPUTED: kind(800, 1000)},
+              {CHECK: kind(2200, 450), CACHED: kind(2000, 500), COMPUTED: kind(1650, 640)}]
+    split = cpu_split(rounds)
+    assert split["call_us"] == 40 and split["work_us"] == 160  # medians of (40, 20, 50) and (160, 180, 140)
+    assert split["kinds"][COMPUTED]["cpu_us"] == 700 and split["kinds"][CHECK]["calls_per_s"] == 2000
+    assert split["kinds"][COMPUTED]["rate_ratio"] == 0.75  # of 0.75, 0.8, 0.75: each round over its own Check
+    assert split["kinds"][CHECK]["cpu_ratio"] == 1.0 and split["errors"] == 1
+
+
 def test_the_popular_corpus_adds_copies_of_one_story_and_every_result_set_holds_some():
     from benchmarks.lib import devcorpus, load
 
