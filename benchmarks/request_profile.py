@@ -11,7 +11,8 @@ collapsed stacks beside them (request_profile.txt, for a flame graph).
 
 Then the same closed loop by server CPU per call, in alternating rounds: the empty Check, a Dedup the session cache
 answers (the call and its bytes without the work) and a Dedup computed (cache off), beside the handler's cost in
-process (lib/request_path.py): what a Dedup costs a worker over an empty call, split into the call and the work.
+process (lib/request_path.py): what a Dedup costs a worker over an empty call, split into the call and the work
+(server_split.py splits it sequentially, with the handler cut down; this, at saturation, with the real one).
 """
 from __future__ import annotations
 
