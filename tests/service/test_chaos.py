@@ -7,6 +7,8 @@ clean stops."""
 from __future__ import annotations
 
 import shutil
+import threading
+import time
 
 import pytest
 
@@ -75,3 +77,21 @@ def test_cluster_faults_under_load_answer_unavailable_and_lose_no_acknowledged_w
     assert all(server["exit_code"] == 0 and server["internal_errors_logged"] == server["tracebacks_logged"] == 0
                for server in scenario["servers"]), scenario["servers"]
     assert chaos.passed(scenario)
+
+
+def test_a_client_thread_stuck_in_a_call_is_a_failure_not_a_run_that_never_ends(monkeypatch):
+    """A call that outlives its timeout (seen once: a DedupStream past its deadline) must fail the run, named, and
+    not hang it: client_process stops waiting for a thread STUCK_AFTER seconds after its phase and its timeouts."""
+    released = threading.Event()
+    monkeypatch.setattr(chaos, "STUCK_AFTER", 0.5)
+    monkeypatch.setattr(chaos._Thread, "run", lambda thread: released.wait(60))  # a call that never returns
+    job = chaos.Job(targets=["127.0.0.1:1"], corpus_ids=["a"], prefix="stuck-", threads=2,
+                    start_at=time.monotonic(), seconds=0.1, rate=None, timeout=0.1, seed=1)
+    try:
+        outcome = chaos.client_process(job)
+    finally:
+        released.set()
+    stuck = [record for record in outcome["records"] if record[3] == "client stuck"]
+    assert len(stuck) == 2 and all(record[0] == "client thread" for record in stuck)
+    assert chaos._summary({"started": job.start_at, "records": outcome["records"], "steps": 0, "checks": 0,
+                           "stale": [], "uncertain": [], "short_deletes": []}, [])["unknown_or_internal"] == 2
