@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -31,9 +32,12 @@ def free_port() -> int:
 
 
 def free_ports(count: int) -> int:
-    """The first of `count` consecutive free ports on loopback (`serve --worker-ports`)."""
+    """The first of `count` consecutive free ports on loopback (`serve --worker-ports`), drawn outside the range the
+    kernel hands out for port 0: a later free_port() (this process's or another test worker's) cannot land in it."""
+    low, high = _ephemeral_range()
+    start, end = (10000, low - count) if low - count > 10000 else (high + 1, 65536 - count)
     for _ in range(100):
-        first = free_port()
+        first = random.randrange(start, end)
         sockets = []
         try:
             for port in range(first, first + count):
@@ -47,6 +51,15 @@ def free_ports(count: int) -> int:
             for sock in sockets:
                 sock.close()
     raise RuntimeError(f"no {count} consecutive free ports")
+
+
+def _ephemeral_range() -> tuple[int, int]:
+    """The ports the kernel hands out for port 0, lowest and highest (Linux's default when it cannot be read)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def free_cluster_port() -> int:
