@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
-import json
 import sys
 import tempfile
 import time
@@ -71,10 +70,7 @@ class StoreRun:
     """One family's corpus indexed into a store, its result sets grouped by the store's Deduplicator."""
 
     def __init__(self, corpus: families.Corpus, workdir: Path, options: dict):
-        self.corpus = workdir / f"{corpus.family}-{corpus.split}.jsonl"
-        with self.corpus.open("w", encoding="utf-8") as out:
-            for record in corpus.records():
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self.corpus = corpus.write_jsonl(workdir / f"{corpus.family}-{corpus.split}.jsonl")
         self.path = workdir / f"{corpus.family}-{corpus.split}.store"
         self.options = options
         self.summary = index_corpus(str(self.corpus), str(self.path), IndexOptions(**options))

@@ -39,6 +39,7 @@ the licence lineages are in benchmarks/data/families.json.
 from __future__ import annotations
 
 import dataclasses
+import json
 import difflib
 import functools
 import random
@@ -112,6 +113,13 @@ class Corpus:
         """What `neardup index` reads: id and text, and lang only where the family labels languages."""
         for doc in self.docs:
             yield {"id": doc.id, "text": doc.text, **({"lang": doc.lang} if self.labels_language else {})}
+
+    def write_jsonl(self, path: Path) -> Path:
+        """The records, as the JSON Lines file `neardup index` reads; its path."""
+        with path.open("w", encoding="utf-8") as out:
+            for record in self.records():
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return path
 
 
 # --- the split's real texts --------------------------------------------------------------------------------
