@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.core import candidates
-from neardup.core.calibration import (DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS, MIN_NEAR_DUPLICATES, MIN_SAMPLE, learn_field_weights,
+from neardup.core.calibration import (BIN_WIDTH, DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS,
+                                     MIN_NEAR_DUPLICATES, MIN_SAMPLE, equal_valleys, learn_field_weights,
                                      learn_threshold, sampled_keys)
 
 
@@ -43,6 +44,15 @@ def test_rewrites_spread_from_the_chance_level_up_cut_at_the_chance_modes_edge()
 def test_the_middle_of_an_empty_stretch():
     values = sample(3, (300, 0.05, 0.2), (300, 0.8, 1.0))
     assert learn_threshold(values) == pytest.approx(0.5, abs=0.03)
+    # every valley of the stretch cuts the sample alike; the rule takes the middle one
+    valleys = equal_valleys(values)
+    assert len(valleys) >= 10 and valleys[0] < 0.3 and valleys[-1] > 0.7
+    assert np.allclose(np.diff(valleys), BIN_WIDTH) and learn_threshold(values) == round(valleys[len(valleys) // 2], 4)
+
+
+def test_no_equal_valleys_where_the_rule_learns_otherwise():
+    assert len(equal_valleys(sample(9, (120, 0, 0), (500, 0.06, 0.8)))) == 0  # the chance mode's edge
+    assert len(equal_valleys(sample(6, (MIN_SAMPLE // 2, 0.05, 0.2), (MIN_SAMPLE // 2 - 1, 0.8, 1.0)))) == 0
 
 
 def test_rewrites_win_over_a_few_exact_copies_above_them():

@@ -74,6 +74,36 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> fl
     values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
     if len(values) < MIN_SAMPLE:
         return None
+    centres, smoothed, valley, separation = _valleys(values)
+    if valley.any():
+        if lowest_valley:
+            best = np.flatnonzero(valley & (separation >= NEAR_BEST * separation[valley].max()))[:1]
+        else:
+            best = np.flatnonzero(valley & (separation == separation[valley].max()))
+        threshold = float(centres[best[len(best) // 2]])
+    else:
+        threshold = _chance_edge(values, smoothed, centres)
+        if threshold is None:
+            return None
+    if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
+        return None
+    return round(threshold, 4)
+
+
+def equal_valleys(nearest: Sequence[float]) -> np.ndarray:
+    """The centres of the valleys whose cut separates the sample best, ascending: several where the modes leave an
+    empty stretch (moving the cut moves no document), and learn_threshold takes the middle one; none where it
+    learns by another step."""
+    values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
+    centres, _, valley, separation = _valleys(values)
+    if len(values) < MIN_SAMPLE or not valley.any():
+        return np.zeros(0)
+    return centres[valley & (separation == separation[valley].max())]
+
+
+def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per bin of the values' histogram: its centre, its smoothed count, whether it is a valley (rule 2) and the
+    between-class variance of cutting there (rule 3)."""
     bins = round(1 / BIN_WIDTH)
     counts, edges = np.histogram(values, bins=bins, range=(0.0, 1.0))
     smoothed = np.convolve(np.pad(counts.astype(np.float64), 1, mode="edge"), [0.25, 0.5, 0.25], mode="valid")
@@ -85,20 +115,9 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> fl
     valley[1:-1] = ((middle <= smoothed[:-2]) & (middle <= smoothed[2:])
                     & (middle <= DIP * below[:-2]) & (middle <= DIP * above[2:]) & (above[2:] > 0))
     valley &= (centres >= LOWEST) & (centres <= HIGHEST)
-    if valley.any():
-        separation = _between_class_variance(counts, np.histogram(values, bins=bins, range=(0.0, 1.0),
-                                                                  weights=values)[0])
-        best = np.flatnonzero(valley & (separation == separation[valley].max()))
-        if lowest_valley:
-            best = np.flatnonzero(valley & (separation >= NEAR_BEST * separation[valley].max()))[:1]
-        threshold = float(centres[best[len(best) // 2]])
-    else:
-        threshold = _chance_edge(values, smoothed, centres)
-        if threshold is None:
-            return None
-    if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
-        return None
-    return round(threshold, 4)
+    separation = _between_class_variance(counts, np.histogram(values, bins=bins, range=(0.0, 1.0),
+                                                              weights=values)[0])
+    return centres, smoothed, valley, separation
 
 
 def _chance_edge(values: np.ndarray, smoothed: np.ndarray, centres: np.ndarray) -> float | None:
