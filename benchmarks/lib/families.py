@@ -39,9 +39,9 @@ the licence lineages are in benchmarks/data/families.json.
 from __future__ import annotations
 
 import dataclasses
-import json
 import difflib
 import functools
+import json
 import random
 import re
 import subprocess

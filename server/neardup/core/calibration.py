@@ -79,7 +79,7 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> fl
         if lowest_valley:
             best = np.flatnonzero(valley & (separation >= NEAR_BEST * separation[valley].max()))[:1]
         else:
-            best = np.flatnonzero(valley & (separation == separation[valley].max()))
+            best = np.flatnonzero(_best_cuts(valley, separation))
         threshold = float(centres[best[len(best) // 2]])
     else:
         threshold = _chance_edge(values, smoothed, centres)
@@ -98,7 +98,12 @@ def equal_valleys(nearest: Sequence[float]) -> np.ndarray:
     centres, _, valley, separation = _valleys(values)
     if len(values) < MIN_SAMPLE or not valley.any():
         return np.zeros(0)
-    return centres[valley & (separation == separation[valley].max())]
+    return centres[_best_cuts(valley, separation)]
+
+
+def _best_cuts(valley: np.ndarray, separation: np.ndarray) -> np.ndarray:
+    """The valleys whose cut separates best (rule 3): equal ones where moving the cut moves no document."""
+    return valley & (separation == separation[valley].max())
 
 
 def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
