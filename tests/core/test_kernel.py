@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 import random
 import struct
+import sys
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, event, given, settings
@@ -450,21 +452,33 @@ def test_arena_reuse_across_sizes():
             assert kernel.dedup_simhash(fingerprints, 61 / 64) == simhash_expected
 
 
+def _large(rng, k):
+    """Edited copies of random documents, more values in all than the kernel works on with the GIL held."""
+    bases = _kernel.HOLD_GIL_MAX_WORK // (3 * k) + 1
+    return _copies(rng, k, bases, 2, k // 10)
+
+
 @pytest.mark.slow  # seconds of work: the full suite's (tests/README.md)
 def test_threads_of_different_sizes_share_the_kernel():
-    """Threads run the kernel at once (it releases the GIL), each on sets of other sizes and table widths:
-    each call must work in a block of its own."""
+    """Threads run the kernel at once (large sets release the GIL), each on sets of other sizes and table widths:
+    each call must work in a block of its own. Small sets, which keep the GIL, go between them."""
     rng = random.Random(37)
-    cases = [(_copies(rng, 16, 4, 2, 3), 16), (_copies(rng, 64, 15, 3, 8), 64), (_copies(rng, 128, 40, 2, 12), 128)]
+    small = [(_copies(rng, 16, 4, 2, 3), 16), (_copies(rng, 64, 15, 3, 8), 64)]
+    large = [(_large(rng, 64), 64), (_large(rng, 128), 128), (_large(rng, 200), 200)]
     jobs = []
-    for sketches, k in cases:
+    for sketches, k in small + large:
         blobs = [encode(s) for s in sketches]
         for metric, grouping in ALL_WAYS:
-            jobs.append((blobs, k, metric, grouping, reference.dedup(sketches, k, 0.6, metric, grouping)))
+            # the reference is too slow for the large sets: what the kernel answers alone, checked against the
+            # reference on the small ones
+            want = kernel.dedup(blobs, k, 0.6, metric, grouping)
+            if len(sketches) * k < _kernel.HOLD_GIL_MAX_WORK:
+                assert want == reference.dedup(sketches, k, 0.6, metric, grouping)
+            jobs.append((blobs, k, metric, grouping, want))
     failures = []
 
     def work(offset):
-        for step in range(60):
+        for step in range(30):
             blobs, k, metric, grouping, want = jobs[(offset + step) % len(jobs)]
             if kernel.dedup(blobs, k, 0.6, metric, grouping) != want:
                 failures.append((offset, step))
@@ -479,6 +493,53 @@ def test_threads_of_different_sizes_share_the_kernel():
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+def _steps_of_another_thread_during(call) -> int:
+    """How many steps a spinning thread takes while `call` runs up to 50 times on this one. The switch interval
+    is made long, so this thread keeps the GIL through the calls unless a call gives it up (and the spinner, woken
+    then, may take a while to run on a busy machine: hence many calls)."""
+    steps = [0]
+    stop = threading.Event()
+
+    def spin():
+        while not stop.is_set():
+            steps[0] += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.25)
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        while steps[0] == 0:
+            time.sleep(0.001)
+        before = steps[0]
+        for _ in range(50):
+            call()
+            if steps[0] != before:
+                break  # the spinner ran (this thread then waited a switch interval for the GIL)
+        return steps[0] - before
+    finally:
+        stop.set()
+        spinner.join()
+        sys.setswitchinterval(interval)
+
+
+def test_only_large_sets_give_the_gil_up():
+    """A small set is grouped with the GIL held (giving it up and taking it back costs a busy server more than
+    the work); a large one lets other threads run meanwhile. Both kinds of set, bottom-K and SimHash."""
+    rng = random.Random(41)
+    small = [encode(s) for s in _copies(rng, 64, 20, 3, 6)]
+    large = [encode(s) for s in _large(rng, 64)]
+    assert sum(len(b) for b in small) // 4 < _kernel.HOLD_GIL_MAX_WORK <= sum(len(b) for b in large) // 4
+    assert _steps_of_another_thread_during(lambda: kernel.dedup(small, 64, 0.6)) == 0
+    assert _steps_of_another_thread_during(lambda: kernel.dedup(large, 64, 0.6)) > 0
+    # SimHash: the work is the pairs of fingerprints
+    pairs_held = int(math.sqrt(2 * _kernel.HOLD_GIL_MAX_WORK)) - 1
+    few, many = ([encode([rng.getrandbits(32), rng.getrandbits(32)]) for _ in range(n)]
+                 for n in (pairs_held, 4 * pairs_held))
+    assert _steps_of_another_thread_during(lambda: kernel.dedup_simhash(few, 61 / 64)) == 0
+    assert _steps_of_another_thread_during(lambda: kernel.dedup_simhash(many, 61 / 64)) > 0
 
 
 @settings(max_examples=60, derandomize=True, deadline=None)

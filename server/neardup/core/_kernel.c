@@ -1,8 +1,8 @@
 /* Whole on purpose: the three entry points (bottom-K, SimHash, scored pairs) share one call's pipeline (arena,
  * candidate matrix, groupings, answer building) as static helpers the compiler inlines into each hot loop. */
 /* The hot path of neardup: groups one ranked result set of bottom-K sketches in one call, with the GIL
- * released. It returns exactly what reference.dedup returns (tests compare them); reference.py is the
- * specification of the similarity, of min_shared and of both groupings.
+ * released when the set is large (release_gil_for). It returns exactly what reference.dedup returns (tests compare
+ * them); reference.py is the specification of the similarity, of min_shared and of both groupings.
  *
  * Why it is fast:
  *  - candidates: one hash table over every value of the set (home slot -> chain of the occurrences whose
@@ -571,11 +571,31 @@ static void group(const result_set *set, buffers *b, size_t n, int grouping)
         group_components(set, b->matrix, b->parent, n, b->duplicate_of, b->group, b->similarity);
 }
 
+/* ---- the GIL ----
+ * A call does its work without the GIL only when the work is large: in a busy server every give-up is a hand-off
+ * between threads (the waiting thread woken, then this one woken again to take the GIL back), which costs the
+ * worker more CPU than a result set's work (benchmarks/request_cost.py measures server CPU per Dedup). Below
+ * this many values (or pairs, or fingerprints) the work is short next to the interpreter's switch interval. */
+#define HOLD_GIL_MAX_WORK ((size_t)1 << 16)
+
+/* Gives the GIL up for `work` units of work past HOLD_GIL_MAX_WORK: the thread state to take it back with
+ * (take_gil_back), or NULL when it is kept. */
+static PyThreadState *release_gil_for(size_t work)
+{
+    return work < HOLD_GIL_MAX_WORK ? NULL : PyEval_SaveThread();
+}
+
+static void take_gil_back(PyThreadState *released)
+{
+    if (released)
+        PyEval_RestoreThread(released);
+}
+
 /* ---- arenas ----
  * A call's buffers come from an arena block that is kept for the next call: a block allocated and freed per
  * call costs a page fault per 4 KB page touched (glibc returns a large block's pages to the system on free),
  * which was most of a 100-result set's time. Blocks are taken from and given back to a small pool while the GIL
- * is held, so threads running the kernel at once (it releases the GIL) each work in their own block. */
+ * is held, so threads running the kernel at once (large sets release the GIL) each work in their own block. */
 #define ARENA_POOL_SIZE 4
 /* Blocks larger than this are freed after their call rather than kept. */
 #define ARENA_KEEP_MAX_BYTES ((size_t)8 << 20)
@@ -820,7 +840,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
     if (allocate(&b, n, total, record_bytes << bits, record_bytes, counted, 0) < 0)
         goto done;
 
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *released = release_gil_for(total);
     clear_zeroed(&b);
     b.start[0] = 0;
     for (size_t s = 0; s < n && s < PREFETCH_SKETCHES_AHEAD; s++)
@@ -848,7 +868,7 @@ static PyObject *kernel_dedup(PyObject *module, PyObject *args)
         mark_counted_pairs(b.counts, n, b.matrix);
     mark_long_chains(&table, b.long_chains, n_long, b.matrix, b.uncounted, b.bitset);
     group(&set, &b, n, grouping);
-    Py_END_ALLOW_THREADS
+    take_gil_back(released);
 
     result = build_result(&b, n, packed);
 done:
@@ -1055,11 +1075,11 @@ static PyObject *kernel_dedup_simhash(PyObject *module, PyObject *args)
             present[s >> 6] |= (uint64_t)1 << (s & 63);
     }
 
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *released = release_gil_for(n * (n - 1) / 2);
     result_set set = {NULL, NULL, NULL, 0, 0.0, NULL, NULL, b.fingerprints, max_distance, NULL};
     mark_simhash_pairs(b.fingerprints, present, n, max_distance, b.matrix);
     group(&set, &b, n, grouping);
-    Py_END_ALLOW_THREADS
+    take_gil_back(released);
 
     result = build_result(&b, n, packed);
 done:
@@ -1152,7 +1172,7 @@ static PyObject *kernel_group_scores(PyObject *module, PyObject *args)
     }
     if (allocate(&b, (size_t)n, 0, 1, 1, 0, 0) < 0)
         goto done;
-    Py_BEGIN_ALLOW_THREADS
+    PyThreadState *released = release_gil_for((size_t)scores.len / sizeof(double));
     clear_zeroed(&b);
     const double *values = scores.buf;
     for (size_t j = 1; j < (size_t)n; j++)
@@ -1161,7 +1181,7 @@ static PyObject *kernel_group_scores(PyObject *module, PyObject *args)
                 b.matrix[row_offset(j) + (i >> 6)] |= (uint64_t)1 << (i & 63);
     result_set set = {NULL, NULL, NULL, 0, threshold, NULL, NULL, NULL, 0, values};
     group(&set, &b, (size_t)n, grouping);
-    Py_END_ALLOW_THREADS
+    take_gil_back(released);
     result = build_result(&b, (size_t)n, packed);
 done:
     arena_give_back(&b);
@@ -1228,9 +1248,9 @@ static PyObject *kernel_scan_simhash(PyObject *module, PyObject *args)
     if (query_found < 0)
         goto done;
     if (query_found) {
-        Py_BEGIN_ALLOW_THREADS
+        PyThreadState *released = release_gil_for(n);
         found = scan_within(view.buf, n, query_fingerprint, max_distance, NULL, NULL);
-        Py_END_ALLOW_THREADS
+        take_gil_back(released);
     }
     positions = PyMem_Malloc(found ? found * sizeof *positions : 1);
     distances = PyMem_Malloc(found ? found : 1);
@@ -1239,9 +1259,9 @@ static PyObject *kernel_scan_simhash(PyObject *module, PyObject *args)
         goto done;
     }
     if (found) {
-        Py_BEGIN_ALLOW_THREADS
+        PyThreadState *released = release_gil_for(n);
         scan_within(view.buf, n, query_fingerprint, max_distance, positions, distances);
-        Py_END_ALLOW_THREADS
+        take_gil_back(released);
     }
     result = Py_BuildValue("(y#y#)", (const char *)positions, (Py_ssize_t)(found * sizeof *positions),
                            (const char *)distances, (Py_ssize_t)found);
@@ -1314,7 +1334,8 @@ PyMODINIT_FUNC PyInit__kernel(void)
         PyModule_AddIntConstant(module, "COMPONENTS", COMPONENTS) < 0 ||
         PyModule_AddIntConstant(module, "COMPLETE", COMPLETE) < 0 ||
         PyModule_AddIntConstant(module, "MIN_EVIDENCE", MIN_EVIDENCE) < 0 ||
-        PyModule_AddIntConstant(module, "COUNTED_MAX_RESULTS", COUNTED_MAX_RESULTS) < 0) {
+        PyModule_AddIntConstant(module, "COUNTED_MAX_RESULTS", COUNTED_MAX_RESULTS) < 0 ||
+        PyModule_AddIntConstant(module, "HOLD_GIL_MAX_WORK", (long)HOLD_GIL_MAX_WORK) < 0) {
         Py_DECREF(module);
         return NULL;
     }

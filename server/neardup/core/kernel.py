@@ -2,7 +2,8 @@
 
 _kernel.c finds the pairs that share a value through a hash table over the set's values, counting the shared
 values per pair on the way (which decides most pairs without a merge), merges the rest with early termination,
-and runs with the GIL released. Names are checked here, everything else in C. SimHash sketches (8-byte
+and runs with the GIL released when the set is large (for a small one, giving the GIL up and taking it back would
+cost a busy server more than the work). Names are checked here, everything else in C. SimHash sketches (8-byte
 fingerprints) go through dedup_simhash and similar_simhash: the same candidate matrix and groupings, each pair
 decided by one popcount; the threshold becomes a maximum Hamming distance here (reference.max_distance).
 """
