@@ -32,25 +32,40 @@ def free_port() -> int:
 
 
 def free_ports(count: int) -> int:
-    """The first of `count` consecutive free ports on loopback (`serve --worker-ports`), drawn outside the range the
-    kernel hands out for port 0: a later free_port() (this process's or another test worker's) cannot land in it."""
+    """The first of `count` consecutive free ports on loopback (`serve --worker-ports`)."""
+    return _free_below_ephemeral(range(count))
+
+
+def free_cluster_port() -> int:
+    """A free loopback port whose cluster bus port (10000 more) is free too."""
+    return _free_below_ephemeral((0, CLUSTER_BUS_OFFSET))
+
+
+CLUSTER_BUS_OFFSET = 10000
+
+
+def _free_below_ephemeral(offsets) -> int:
+    """A port P such that P + offset is free on loopback for every offset, all drawn below the range the kernel
+    hands out for port 0 (above it when there is no room below): no outgoing connection, and no later free_port() of
+    this process or another test worker, can take one of them before the server that was given them binds it."""
     low, high = _ephemeral_range()
-    start, end = (10000, low - count) if low - count > 10000 else (high + 1, 65536 - count)
+    span = max(offsets) + 1
+    start, end = (10000, low - span) if low - span > 10000 else (high + 1, 65536 - span)
     for _ in range(100):
         first = random.randrange(start, end)
         sockets = []
         try:
-            for port in range(first, first + count):
+            for offset in offsets:
                 sock = socket.socket()
                 sockets.append(sock)
-                sock.bind(("127.0.0.1", port))
+                sock.bind(("127.0.0.1", first + offset))
             return first
         except OSError:
             continue
         finally:
             for sock in sockets:
                 sock.close()
-    raise RuntimeError(f"no {count} consecutive free ports")
+    raise RuntimeError(f"no free ports at offsets {list(offsets)} of one another")
 
 
 def _ephemeral_range() -> tuple[int, int]:
@@ -60,20 +75,6 @@ def _ephemeral_range() -> tuple[int, int]:
         return low, high
     except (OSError, ValueError):
         return 32768, 60999
-
-
-def free_cluster_port() -> int:
-    """A free loopback port whose cluster bus port (10000 more) is free too: both under 65536."""
-    for _ in range(100):
-        port = free_port() % 30000 + 20000
-        try:
-            for taken in (port, port + 10000):
-                with socket.socket() as sock:
-                    sock.bind(("127.0.0.1", taken))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free port with a free cluster bus port")
 
 
 def write_jsonl(path: Path, records: list[dict]) -> Path:
@@ -132,11 +133,12 @@ class RedisServer:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
             ["redis-server", *listen, "--bind", "127.0.0.1", "--save", "", "--dir", str(self.directory),
-             *persistence, *self.options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True)
+             *persistence, *self.options, "--logfile", str(self.log_path)], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            assert self.process.poll() is None, f"redis-server exited with {self.process.returncode}"
+            assert self.process.poll() is None, \
+                f"redis-server on port {self.port} exited with {self.process.returncode}: {self.log()[-1500:]}"
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
                     if self.tls:  # listening is what there is to wait for
@@ -147,7 +149,14 @@ class RedisServer:
             except OSError:
                 pass
             time.sleep(0.02)
-        raise RuntimeError("redis-server did not answer PING within 10 s")
+        raise RuntimeError(f"redis-server did not answer PING within 10 s: {self.log()[-1500:]}")
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / "redis.log"
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
         """SIGTERM: Redis finishes its append-only file and exits; SIGKILL: a crash."""
@@ -245,9 +254,13 @@ class RedisClusterServers:
 
     @staticmethod
     def _ports(count: int) -> list[int]:
+        """`count` ports, none of them another's cluster bus port."""
         ports: set[int] = set()
         while len(ports) < count:
-            ports.add(free_cluster_port())
+            port = free_cluster_port()
+            taken = ports | {other + CLUSTER_BUS_OFFSET for other in ports}
+            if not {port, port + CLUSTER_BUS_OFFSET} & taken:
+                ports.add(port)
         return sorted(ports)
 
     def url(self, prefix: str | None = None, shards: int | None = None) -> str:
