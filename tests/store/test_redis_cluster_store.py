@@ -22,7 +22,7 @@ from neardup.core.sketch_config import SketchConfig
 from neardup.store import create_store, open_store, read_consistently, store_exists
 from neardup.store.redis_cluster import DEFAULT_SHARDS
 
-from server_process import RedisClusterServers, sketch_store
+from server_process import CLUSTER_BUS_OFFSET, RedisClusterServers, _ephemeral_range, sketch_store
 from sketches import K, random_sketch
 
 pytestmark = pytest.mark.redis
@@ -387,3 +387,14 @@ def test_a_moved_slot_and_a_promoted_replica_are_followed_without_reopening_the_
             store.put_many([(on_killed_shard, written[on_killed_shard])])
         with open_store(url, readonly=True) as reopened:
             assert dict(reopened.items()) == written
+
+
+def test_a_clusters_ports_and_bus_ports_lie_outside_the_range_outgoing_connections_take():
+    """A node binds its ports seconds after they were found free: an outgoing connection (the kernel gives it a port
+    of that range) must not take one before (a CI run failed so)."""
+    low, high = _ephemeral_range()
+    for _ in range(20):
+        ports = RedisClusterServers._ports(6)
+        bus = [port + CLUSTER_BUS_OFFSET for port in ports]
+        assert len(set(ports)) == 6 and not set(ports) & set(bus)
+        assert not any(low <= port <= high for port in ports + bus), (ports, bus, low, high)
