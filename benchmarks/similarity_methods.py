@@ -8,12 +8,13 @@ over the values plain containment compares (reference.compared_lengths: below th
 
   containment             shared / the smaller sketch (the store's metric, with its evidence floor);
   jaccard                 shared / the union;
-  containment of larger   shared / the larger sketch (low when one text holds much the other lacks);
+  mutual                  shared / the larger sketch (the metric mutual: low when one text holds much the other
+                          lacks);
   rarity containment      each value weighed by log(N / df), N stored articles, df those whose sketch holds it
                           (what the store's postings count): weight shared / the smaller sketch's weight;
   rarity jaccard          weight shared / weight of the union;
   pair model              a logistic regression (jobs/learners.py, as `neardup train` fits) on containment,
-                          containment of larger, jaccard and |log| of the two texts' estimated sizes' ratio
+                          mutual, jaccard and |log| of the two texts' estimated sizes' ratio
                           (a capped sketch of K values estimates (K - 1) / cap shingles), fitted on the family's
                           tune-split pairs and scored on both splits (in-sample on tune, held out on test).
 
@@ -46,10 +47,10 @@ from neardup.jobs import learners
 
 #: What similarities() gives per pair, in this order; the methods read are these but the size ratio (a model input
 #: only), and the pair model.
-FEATURES = ("containment", "jaccard", "containment of larger", "rarity containment", "rarity jaccard", "size ratio")
+FEATURES = ("containment", "jaccard", "mutual", "rarity containment", "rarity jaccard", "size ratio")
 METHODS = (*FEATURES[:-1], "pair model")
 #: The pair model's inputs, among FEATURES.
-MODEL_INPUTS = [FEATURES.index(name) for name in ("containment", "containment of larger", "jaccard", "size ratio")]
+MODEL_INPUTS = [FEATURES.index(name) for name in ("containment", "mutual", "jaccard", "size ratio")]
 
 
 class WeightedSketches:

@@ -226,7 +226,7 @@ class NearDupClient(_Settings):
             results: the result set in rank order: stored ids (str), or Documents carrying text or a sketch made
                 with the store's configuration (a Document with only an id is read from the store), mixed freely.
             threshold: the similarity in [0, 1] from which a result is a duplicate; None: the server's default.
-            metric: "containment" or "jaccard" (a bottom-K store), "hamming" (a simhash store); None: the
+            metric: "containment", "jaccard" or "mutual" (a bottom-K store), "hamming" (a simhash store); None: the
                 server's default.
             grouping: "greedy", "components" or "complete"; None: the server's default.
             timeout: seconds for this call; None: the client's timeout.
@@ -242,8 +242,8 @@ class NearDupClient(_Settings):
                 RESOURCE_EXHAUSTED over a limit (more results than the server's --max-result-set, a message over
                 --max-message-bytes, a text over 10 MiB);
                 FAILED_PRECONDITION for a sketch of another sketch configuration (longer than the store's K), or a
-                metric of the other sketch kind (hamming on a bottom-K store, containment or jaccard on a simhash
-                store);
+                metric of the other sketch kind (hamming on a bottom-K store, containment, jaccard or mutual on a
+                simhash store);
                 UNAVAILABLE when the server cannot be reached after the retries (about a second), or cannot read
                 its store;
                 DEADLINE_EXCEEDED when the timeout passes first;
@@ -368,7 +368,7 @@ class NearDupClient(_Settings):
                 configuration; its id may be "", and when it names a stored article that one is left out.
             top_k: the most matches to answer; None: the server's default (10).
             threshold: the similarity in [0, 1] a match reaches; None: the server's default.
-            metric: "containment" or "jaccard" (a bottom-K store), "hamming" (a simhash store); None: the
+            metric: "containment", "jaccard" or "mutual" (a bottom-K store), "hamming" (a simhash store); None: the
                 server's default.
             timeout: seconds for this call; None: the client's timeout.
 
@@ -404,7 +404,7 @@ class NearDupClient(_Settings):
             a, b: each a stored article's id (str: its stored sketch; the store keeps no texts, so no spans), or a
                 Document with text (spans are answered for it) or a sketch made with the store's configuration.
             threshold: the similarity in [0, 1] from which b is a duplicate; None: the server's default.
-            metric: "containment" or "jaccard" (a bottom-K store), "hamming" (a simhash store); None: the
+            metric: "containment", "jaccard" or "mutual" (a bottom-K store), "hamming" (a simhash store); None: the
                 server's default.
             timeout: seconds for this call; None: the client's timeout.
 

@@ -25,6 +25,7 @@ METRIC_HELP = {
     "jaccard": "shared shingles over the union of both texts'",
     "hamming": "1 - differing bits / 64 of a simhash store's fingerprints, its only metric",
     "fields": "an items store's weighted mean of its per-field similarities, its only metric",
+    "mutual": "shared shingles over the longer text's (the smaller of the two containments)",
 }
 GROUPING_HELP = {
     "greedy": "drop a result only as a duplicate of a kept one",

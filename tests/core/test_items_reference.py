@@ -19,7 +19,7 @@ from neardup.core import _items, item_reference
 from neardup.core.fields import FieldSpec, GeoPoint, check_schema, decode_item, encode_item, field_values, \
     super_tokens
 from neardup.core.item_scoring import GBM, ItemScorer, PairModel, pair_features
-from neardup.core.vocabulary import BOTTOMK_METRICS, EXACT, FIELD_KINDS, GROUPINGS, LOCATION, TEXT
+from neardup.core.vocabulary import EXACT, FIELD_KINDS, FIELD_METRICS, GROUPINGS, LOCATION, TEXT
 
 #: Places some items are near (the last two at the poles, where a cell has fewer than eight neighbours).
 PLACES = [GeoPoint(53.8008, -1.5491), GeoPoint(53.81, -1.53), GeoPoint(0.0, 179.99), GeoPoint(89.99, 10.0),
@@ -30,7 +30,7 @@ PLACES = [GeoPoint(53.8008, -1.5491), GeoPoint(53.81, -1.53), GeoPoint(0.0, 179.
 def schemas(draw):
     fields = [FieldSpec(f"f{index}", kind=draw(st.sampled_from(FIELD_KINDS)), k=draw(st.integers(1, 12)),
                         weight=draw(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.7])), precision=draw(st.integers(1, 7)),
-                        rule_tokens=draw(st.integers(1, 3)), metric=draw(st.sampled_from(BOTTOMK_METRICS)))
+                        rule_tokens=draw(st.integers(1, 3)), metric=draw(st.sampled_from(FIELD_METRICS)))
               for index in range(draw(st.integers(1, 6)))]
     if not any(spec.weight > 0 for spec in fields):
         fields[0] = dataclasses.replace(fields[0], weight=1.0)

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from neardup.core import _kernel, kernel, reference
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
-from neardup.core.vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD
+from neardup.core.vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, GROUPINGS, JACCARD, MUTUAL
 from neardup.core.reference import Grouping
 from sketches import random_values
 
@@ -185,6 +185,22 @@ def test_excerpt_is_contained_but_not_similar():
     sketches = [encode(article), encode(excerpt)]
     assert kernel.dedup(sketches, 64, 0.8, CONTAINMENT) == Grouping([-1, 0], [0.0, 1.0], [0, 0])
     assert kernel.dedup(sketches, 64, 0.8, JACCARD) == Grouping([-1, -1], [0.0, 0.0], [0, 1])
+
+
+def test_mutual_is_the_smaller_containment():
+    """A text and a version that adds a clause: the text is all in the version (containment 1), the version only
+    three quarters in the text; jaccard counts the shared values over the union instead."""
+    text, version = encode(range(1, 49)), encode(range(1, 65))
+    assert kernel.similarity(text, version, 128, CONTAINMENT) == 1.0
+    assert kernel.similarity(text, version, 128, MUTUAL) == 0.75
+    assert kernel.similarity(version, text, 128, MUTUAL) == 0.75
+    # the version with one value edited: against the text, mutual 47 / 64, jaccard 47 / 65
+    edited = encode([*range(2, 65), 99])
+    assert kernel.similarity(text, edited, 128, MUTUAL) == 47 / 64
+    assert kernel.similarity(text, edited, 128, JACCARD) == 47 / 65
+    sketches = [text, version, edited]
+    assert kernel.dedup(sketches, 128, 0.73, MUTUAL) == Grouping([-1, 0, 0], [0.0, 0.75, 47 / 64], [0, 0, 0])
+    assert kernel.dedup(sketches, 128, 0.76, MUTUAL) == Grouping([-1, -1, 1], [0.0, 0.0, 63 / 64], [0, 1, 1])
 
 
 def test_short_sketch_is_complete():

@@ -503,6 +503,6 @@ def test_simhash_scan_refuses_what_is_no_fingerprint():
 
 
 def test_hamming_is_a_metric_of_simhash_stores_only():
-    assert vocabulary.KIND_METRICS == {BOTTOMK: ("containment", "jaccard"), SIMHASH: (HAMMING,),
+    assert vocabulary.KIND_METRICS == {BOTTOMK: ("containment", "jaccard", "mutual"), SIMHASH: (HAMMING,),
                                       vocabulary.ITEMS: (vocabulary.FIELDS,)}
-    assert set(vocabulary.METRICS) == {"containment", "jaccard", HAMMING, vocabulary.FIELDS}
+    assert set(vocabulary.METRICS) == {"containment", "jaccard", "mutual", HAMMING, vocabulary.FIELDS}

@@ -182,8 +182,8 @@ def fuzzed_server(request, tmp_path_factory):
 #: A request fails at its first bad field. So that fuzzed ones get past the checks to an answer, half the messages
 #: are sane (every field valid for the store, though an id need not be stored), and in the others each field is
 #: valid three times in four and a list holds at most one bad element (or too many good ones).
-SANE_METRICS = {"bottomk": [0, pb.METRIC_CONTAINMENT, pb.METRIC_JACCARD], "simhash": [0, pb.METRIC_HAMMING],
-                "items": [0, pb.METRIC_FIELDS]}
+SANE_METRICS = {"bottomk": [0, pb.METRIC_CONTAINMENT, pb.METRIC_JACCARD, pb.METRIC_MUTUAL],
+                "simhash": [0, pb.METRIC_HAMMING], "items": [0, pb.METRIC_FIELDS]}
 #: A simhash sketch: a 64-bit fingerprint, or empty (a text without shingles).
 fingerprints = st.one_of(st.binary(min_size=8, max_size=8), st.just(b""))
 

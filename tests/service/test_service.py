@@ -48,6 +48,21 @@ def test_jaccard_is_stricter_than_containment_for_an_excerpt(client):
     assert jaccard.metric == "jaccard" and jaccard.threshold == pytest.approx(0.9)
 
 
+def test_mutual_is_the_smaller_containment(client):
+    """Mutual divides the shared values by the larger sample: an excerpt scores its share of the source (below its
+    containment, 1); an edited copy, which both lose and gain values, scores above its jaccard."""
+    def similarity(ids, metric):
+        answer = client.dedup(ids, threshold=0.01, metric=metric)
+        assert answer.metric == metric
+        return answer.duplicates[0].similarity
+    excerpt, edited = ["a", "a-truncated"], ["b", "b-edited"]
+    assert similarity(excerpt, "mutual") == similarity(excerpt, "jaccard") < similarity(excerpt, "containment")
+    assert similarity(edited, "jaccard") < similarity(edited, "mutual") <= similarity(edited, "containment")
+    between = (similarity(excerpt, "mutual") + similarity(excerpt, "containment")) / 2
+    assert client.dedup(excerpt, threshold=between, metric="mutual").keep == excerpt
+    assert client.dedup(excerpt, threshold=between, metric="containment").keep == ["a"]
+
+
 def test_missing_ids_are_kept_and_listed(client):
     answer = client.dedup(["nope-1", "a", "nope-2", "a-republished"], threshold=THRESHOLD)
     assert answer.keep == ["nope-1", "a", "nope-2"]

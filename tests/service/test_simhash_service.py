@@ -173,7 +173,7 @@ def test_a_bottom_k_server_refuses_hamming(indexed_store):
         with pytest.raises(NearDupClientError) as refused:
             client.dedup(["a", "b"], metric="hamming")
         assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
-        assert "metric hamming does not apply to this store's bottomk sketches: use containment or jaccard" \
+        assert "metric hamming does not apply to this store's bottomk sketches: use containment, jaccard, mutual" \
             in refused.value.details
         assert client.dedup(["a", "b"]).duplicate_of == (-1, 0)
     assert SketchConfig().kind == "bottomk"

@@ -258,7 +258,7 @@ def test_each_kind_refuses_the_other_kinds_metric(engine, tmp_path):
     with create_store(tmp_path / "b", SketchConfig(), []) as store:
         bottom_k = Operations(store)
         with pytest.raises(ConfigMismatch, match="metric hamming does not apply to this store's bottomk sketches: "
-                                                 "use containment or jaccard"):
+                                                 "use containment, jaccard, mutual"):
             bottom_k.dedup.dedup_ids(["a"], DedupParams(0.9, HAMMING))
         with pytest.raises(ConfigMismatch, match="metric hamming does not apply"):
             list(bottom_k.search.similar_pairs(0.9, HAMMING))

@@ -14,6 +14,7 @@ class Metric(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     METRIC_JACCARD: _ClassVar[Metric]
     METRIC_HAMMING: _ClassVar[Metric]
     METRIC_FIELDS: _ClassVar[Metric]
+    METRIC_MUTUAL: _ClassVar[Metric]
 
 class Grouping(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -26,6 +27,7 @@ METRIC_CONTAINMENT: Metric
 METRIC_JACCARD: Metric
 METRIC_HAMMING: Metric
 METRIC_FIELDS: Metric
+METRIC_MUTUAL: Metric
 GROUPING_UNSPECIFIED: Grouping
 GROUPING_GREEDY: Grouping
 GROUPING_COMPONENTS: Grouping

@@ -12,12 +12,12 @@ from ..store import STORE_HELP, default_store_path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Train a store from labelled pairs (JSON Lines: {\"a\": id, \"b\": id, \"duplicate\": true|false}, ids "
-        "stored; `neardup label` writes them). A store of texts: its metric (containment or jaccard), the one whose "
-        "threshold cross-validates best on the pairs, and that threshold, the one of the best expected F1 over the "
-        "store's candidate pairs (each pair's chance of being a duplicate fitted on the labelled pairs' "
-        "similarities), stored as the store's default (source \"trained\"), unless the pairs hold fewer than --folds duplicates or others, do not "
-        "separate by similarity, or do better at the store's current metric and threshold (then exit 1, the store "
-        "unchanged). An items store: a pair classifier, logistic regression against gradient boosting, the better "
+        "stored; `neardup label` writes them). A store of texts: its metric (containment, jaccard or mutual), the "
+        "one whose threshold cross-validates best on the pairs, and that threshold, the one of the best expected F1 "
+        "over the store's candidate pairs (each pair's chance of being a duplicate fitted on the labelled pairs' "
+        "similarities), stored as the store's default (source \"trained\"), unless the pairs hold fewer than "
+        "--folds duplicates or others, do not separate by similarity, or do better at the store's current metric "
+        "and threshold (then exit 1, the store unchanged). An items store: a pair classifier, logistic regression against gradient boosting, the better "
         "by cross-validated F1 on the labelled pairs that share a super token and score at least half the rules' "
         "threshold; stored in the store (as JSON numbers only) for Dedup and FindSimilar to decide by its "
         "calibrated probability, unless it does worse than the rules alone or decides candidates otherwise than "

@@ -538,7 +538,7 @@ static int check_parameters(Py_ssize_t k, double threshold, int metric)
         PyErr_SetString(PyExc_ValueError, "threshold must be a finite number");
         return -1;
     }
-    if (metric != CONTAINMENT && metric != JACCARD) {
+    if (!KNOWN_METRIC(metric)) {
         PyErr_Format(PyExc_ValueError, "unknown metric code %d", metric);
         return -1;
     }
@@ -1330,6 +1330,7 @@ PyMODINIT_FUNC PyInit__kernel(void)
     hash_multiplier = mix((uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)module ^ (uint64_t)(uintptr_t)&module) | 1;
     if (PyModule_AddIntConstant(module, "CONTAINMENT", CONTAINMENT) < 0 ||
         PyModule_AddIntConstant(module, "JACCARD", JACCARD) < 0 ||
+        PyModule_AddIntConstant(module, "MUTUAL", MUTUAL) < 0 ||
         PyModule_AddIntConstant(module, "GREEDY", GREEDY) < 0 ||
         PyModule_AddIntConstant(module, "COMPONENTS", COMPONENTS) < 0 ||
         PyModule_AddIntConstant(module, "COMPLETE", COMPLETE) < 0 ||

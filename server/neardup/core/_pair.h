@@ -8,7 +8,8 @@
 #include <stdint.h>
 #include <string.h>
 
-enum { CONTAINMENT = 0, JACCARD = 1 };
+enum { CONTAINMENT = 0, JACCARD = 1, MUTUAL = 2 };
+#define KNOWN_METRIC(metric) ((metric) == CONTAINMENT || (metric) == JACCARD || (metric) == MUTUAL)
 
 #define UNCAPPED ((uint64_t)1 << 32)
 /* reference.MIN_EVIDENCE (kernel.py checks the two agree at import) */
@@ -92,6 +93,8 @@ static inline double score(size_t shared, size_t len_a, size_t len_b, size_t flo
         size_t most = len_a < len_b ? len_a : len_b;
         return (double)shared / (double)(most > floor ? most : floor);
     }
+    if (metric == MUTUAL)
+        return (double)shared / (double)(len_a > len_b ? len_a : len_b);
     return (double)shared / (double)(len_a + len_b - shared);
 }
 
@@ -112,6 +115,7 @@ static inline size_t min_shared(size_t len_a, size_t len_b, size_t floor, int me
     if (threshold > 1.0)
         return most + 1;
     double guess_value = metric == CONTAINMENT ? threshold * (double)(most > floor ? most : floor)
+                         : metric == MUTUAL    ? threshold * (double)(len_a > len_b ? len_a : len_b)
                                                : threshold * (double)(len_a + len_b) / (1.0 + threshold);
     long long guess = (long long)guess_value;
     size_t shared = guess - 1 > 1 ? (size_t)(guess - 1) : 1;

@@ -125,7 +125,7 @@ static int sketch_of(PyObject *object, void *out)
 
 static int check_metric(int metric)
 {
-    if (metric != CONTAINMENT && metric != JACCARD) {
+    if (!KNOWN_METRIC(metric)) {
         PyErr_Format(PyExc_ValueError, "unknown metric code %d", metric);
         return -1;
     }

@@ -6,10 +6,11 @@
 
 /* ---- the bound rule (docs/design.md, "Corpus search"): one copy, for both search paths ---- */
 
-/* What a long article's similarity with a query of query_length values is at least divided by. */
+/* What a long article's similarity with a query of query_length values is at least divided by. Jaccard and
+ * mutual divide by at least the larger compared length, which is never below query_length (docs/design.md). */
 static size_t bound_divisor(size_t query_length, int metric)
 {
-    if (metric == JACCARD)
+    if (metric != CONTAINMENT)
         return query_length;
     return query_length < MIN_EVIDENCE ? query_length : MIN_EVIDENCE;
 }
@@ -31,7 +32,7 @@ int may_reach(size_t shared, size_t length, size_t skipped, size_t query_length,
 {
     size_t divisor = bound_divisor(query_length, metric);
     double bound;
-    if (metric == JACCARD)
+    if (metric != CONTAINMENT)
         bound = (double)(shared + (length > 0 ? 0 : skipped)) / (double)divisor;
     else if (length > 0)
         bound = (double)shared / (double)(query_length < length ? query_length : length);

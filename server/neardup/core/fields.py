@@ -16,7 +16,7 @@ from functools import cached_property
 from typing import Iterable, Mapping, NamedTuple, Sequence
 
 from .errors import InvalidArgument
-from .vocabulary import (BOTTOMK_METRICS, CONTAINMENT, DEFAULT_UNIT, EXACT, FIELD_KINDS, LOCATION, TEXT, UNIT_HELP,
+from .vocabulary import (CONTAINMENT, DEFAULT_UNIT, EXACT, FIELD_KINDS, FIELD_METRICS, LOCATION, TEXT, UNIT_HELP,
                          UNIT_PATTERN)
 
 #: How an exact field's value becomes its one token: "text" casefolds and keeps words (minus the field's
@@ -53,7 +53,7 @@ class FieldSpec:
     #: text, and exact with normalize "text": (word, the word it stands for) pairs, casefolded, applied before the
     #: text is sketched or the value becomes a token ("colour" -> "color", "gmbh" -> "ltd", "verkoper" -> "sales")
     synonyms: tuple[tuple[str, str], ...] = ()
-    #: text: its similarity in a pair's weighted combination, one of vocabulary.BOTTOMK_METRICS
+    #: text: its similarity in a pair's weighted combination, one of vocabulary.FIELD_METRICS
     metric: str = CONTAINMENT
 
     def __post_init__(self) -> None:
@@ -76,8 +76,8 @@ class FieldSpec:
                                   f"{', '.join(NORMALIZERS)}")
         if not isinstance(self.rule_tokens, int) or not 1 <= self.rule_tokens <= 64:
             raise InvalidArgument(f"field {self.name}: rule_tokens must be an integer in 1..64")
-        if self.metric not in BOTTOMK_METRICS:
-            raise InvalidArgument(f"field {self.name}: metric must be {' or '.join(BOTTOMK_METRICS)}, got "
+        if self.metric not in FIELD_METRICS:
+            raise InvalidArgument(f"field {self.name}: metric must be {' or '.join(FIELD_METRICS)}, got "
                                   f"{self.metric!r}")
         object.__setattr__(self, "weight", float(self.weight))
         object.__setattr__(self, "drop_words", tuple(sorted({w.casefold() for w in self.drop_words})))

@@ -15,13 +15,13 @@ from typing import Sequence
 
 from . import _kernel
 from .reference import MIN_EVIDENCE, Grouping, max_distance
-from .vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, JACCARD
+from .vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, JACCARD, MUTUAL
 
 if _kernel.MIN_EVIDENCE != MIN_EVIDENCE:
     raise ImportError(f"the compiled kernel divides containment by at least {_kernel.MIN_EVIDENCE} values, "
                       f"reference.py by {MIN_EVIDENCE}: rebuild the package")
 
-_METRIC_CODES = {CONTAINMENT: _kernel.CONTAINMENT, JACCARD: _kernel.JACCARD}
+_METRIC_CODES = {CONTAINMENT: _kernel.CONTAINMENT, JACCARD: _kernel.JACCARD, MUTUAL: _kernel.MUTUAL}
 _GROUPING_CODES = {GREEDY: _kernel.GREEDY, COMPONENTS: _kernel.COMPONENTS, COMPLETE: _kernel.COMPLETE}
 
 

@@ -12,7 +12,7 @@ from bisect import bisect_right
 from collections import Counter
 from typing import Callable, Iterable, NamedTuple, Sequence
 
-from .vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, LOG_TF, TF, UNIT
+from .vocabulary import COMPLETE, COMPONENTS, CONTAINMENT, GREEDY, LOG_TF, MUTUAL, TF, UNIT
 
 _UNCAPPED = 1 << 32
 #: The fewest compared values a containment estimate is divided by (see above). 16 values give a standard
@@ -45,6 +45,8 @@ def _score(shared: int, len_a: int, len_b: int, floor: int, metric: str) -> floa
         return 0.0
     if metric == CONTAINMENT:
         return shared / max(min(len_a, len_b), floor)
+    if metric == MUTUAL:
+        return shared / max(len_a, len_b)
     return shared / (len_a + len_b - shared)
 
 
@@ -59,6 +61,8 @@ def min_shared(len_a: int, len_b: int, floor: int, metric: str, threshold: float
     most = min(len_a, len_b)
     if metric == CONTAINMENT:
         guess = int(threshold * max(most, floor))
+    elif metric == MUTUAL:
+        guess = int(threshold * max(len_a, len_b))
     else:
         guess = int(threshold * (len_a + len_b) / (1.0 + threshold))
     shared = max(1, guess - 1)

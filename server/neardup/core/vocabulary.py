@@ -14,6 +14,9 @@ from typing import NamedTuple
 # Metrics: how a pair's similarity is measured.
 CONTAINMENT = "containment"
 JACCARD = "jaccard"
+#: Shared values over the larger sample: the smaller of the two texts' containments, high only when each text
+#: holds most of the other (a version that adds a clause to a short licence is not contained in it).
+MUTUAL = "mutual"
 HAMMING = "hamming"
 #: An items store's weighted per-field similarity (core/item_scoring.py).
 FIELDS = "fields"
@@ -26,7 +29,9 @@ SIMHASH = "simhash"
 #: Items with fields (core/fields.py): per-field sketches, compared field by field and weighed.
 ITEMS = "items"
 KINDS = (BOTTOMK, SIMHASH, ITEMS)
-BOTTOMK_METRICS = (CONTAINMENT, JACCARD)
+BOTTOMK_METRICS = (CONTAINMENT, JACCARD, MUTUAL)
+#: What a text field of an items store is weighed by (core/_items.c computes these two per field).
+FIELD_METRICS = (CONTAINMENT, JACCARD)
 SIMHASH_METRICS = (HAMMING,)
 ITEMS_METRICS = (FIELDS,)
 KIND_METRICS = {BOTTOMK: BOTTOMK_METRICS, SIMHASH: SIMHASH_METRICS, ITEMS: ITEMS_METRICS}

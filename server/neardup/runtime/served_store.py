@@ -103,13 +103,13 @@ class ServedStore:
             self.config.require_equal(config, "the request's sketch")
 
     def check_metric(self, metric: str) -> None:
-        """The metric must be one of the store's sketch kind: containment or jaccard for bottom-K sketches,
+        """The metric must be one of the store's sketch kind: containment, jaccard or mutual for bottom-K sketches,
         hamming for SimHash fingerprints (ConfigMismatch, naming the fix, otherwise)."""
         kind = self.config.kind
         if metric not in KIND_METRICS[kind]:
             raise ConfigMismatch(
                 f"metric {metric} does not apply to this store's {kind} sketches: use "
-                f"{' or '.join(KIND_METRICS[kind])}, or leave the metric unset for the store's default "
+                f"{', '.join(KIND_METRICS[kind])}, or leave the metric unset for the store's default "
                 f"({self.defaults.metric} at {self.defaults.threshold:g})")
 
     def check_size(self, count: int, field: str) -> None:
