@@ -135,6 +135,31 @@ def test_text_proposals_are_near_the_threshold_spread_and_one_per_template_famil
     assert {same_story(p.a, p.b) for p in proposals} == {True, False}
 
 
+def test_a_look_alike_is_proposed_where_the_boundary_calls_it_otherwise_than_its_family_was_answered(texts_store,
+                                                                                                     tmp_path):
+    """One pair of a template answered "not a duplicate" makes the template's other pairs look-alikes, passed over;
+    once the answers hold CALLED_EACH of each (`called`: the boundary's call per pair), only those the boundary
+    calls as their family was answered are."""
+    with open_store(texts_store / "store", readonly=True) as store:
+        session = LabelSession(store, tmp_path / "answers.jsonl")
+        pooled = list(zip(session.pool.a, session.pool.b))
+        template = [i for i, (a, b) in enumerate(pooled) if family(a) == family(b) == "template-0"]
+        assert len(template) >= 3
+        session.answer(*pooled[template[0]], False)
+        open_ = ~session._answered()
+        others = np.array([i in template[1:] for i in range(len(pooled))])
+        assert session._repeats(open_, None)[others].all()  # passed over, whatever the boundary says
+        called_duplicates = np.ones(len(pooled), bool)
+        assert not session._repeats(open_, called_duplicates)[others].any()  # proposed where the boundary disagrees
+        assert session._repeats(open_, ~called_duplicates)[others].all()  # passed over where it agrees
+        # a user who calls a template's pages duplicates: the template's pairs the boundary calls others come up
+        called_template = [i for i, (a, b) in enumerate(pooled) if family(a) == family(b) == "template-1"]
+        session.answer(*pooled[called_template[0]], True)
+        open_ = ~session._answered()
+        assert session._repeats(open_, called_duplicates)[called_template[1:]].all()
+        assert not session._repeats(open_, ~called_duplicates)[called_template[1:]].any()
+
+
 def label_texts(root, answers: str, *args: str):
     return subprocess.run([sys.executable, "-m", "neardup.cli", "label", str(root / "answers.jsonl"), "--store",
                            str(root / "store"), *args], input=answers, capture_output=True, text=True,

@@ -2,8 +2,8 @@
 
 Labels are worth most where the store is least sure: proposals come from the pairs the server compares
 (jobs/pair_sample.py), mostly the one the current scorer is least sure of, every COVER-th from the least labelled
-band of score, one pair per family of look-alikes. Each answer is appended and flushed at once, so quitting loses
-nothing and a session on the same file resumes. The rules: docs/commands/neardup-label.md.
+band of score, one pair per family of look-alikes as long as the scorer agrees with its answer. Each answer is
+appended and flushed at once, so quitting loses nothing and a session on the same file resumes. The rules: docs/commands/neardup-label.md.
 """
 from __future__ import annotations
 
@@ -27,6 +27,9 @@ from .train import BINS, read_pairs
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
+#: Duplicates and others, each, among the answers before a look-alike the scorer calls otherwise than its answered
+#: pair was answered is proposed.
+CALLED_EACH = 10
 #: Every COVER-th proposal comes from the least labelled bin of the score.
 COVER = 4
 #: An answered pair's neighbourhood reaches at least this share of the store's threshold
@@ -98,14 +101,17 @@ class LabelSession:
         """The pooled pair's position, in either order; None when it is not pooled."""
         return self._position.get((a, b), self._position.get((b, a)))
 
-    def _repeats(self, open_: np.ndarray) -> np.ndarray:
+    def _repeats(self, open_: np.ndarray, called: np.ndarray | None) -> np.ndarray:
         """Per pooled pair, whether both its articles lie in one answered pair's neighbourhood
-        (docs/commands/neardup-label.md)."""
+        (docs/commands/neardup-label.md); with `called` (the current scorer's call per pooled pair, once the answers
+        hold enough of each), only where the scorer calls it as that pair was answered."""
         family_of: dict[str, set[int]] = {}
-        for family, (a, b, _) in enumerate(self.answers):
+        answer_of: dict[int, bool | None] = {}
+        for family, (a, b, duplicate) in enumerate(self.answers):
             i = self._index(a, b)
             if i is None:
                 continue
+            answer_of[family] = duplicate
             reach = max(min(float(self._store_scores[i]), self.threshold),
                         FAMILY_SHARE * self.threshold)
             members = {a, b} | {other for end in (a, b) for other, score in self._neighbours.get(end, ())
@@ -115,27 +121,40 @@ class LabelSession:
         repeats = np.zeros(len(self.pool.a), bool)
         if family_of:
             for i in np.flatnonzero(open_).tolist():
-                repeats[i] = bool(family_of.get(self.pool.a[i], set()) & family_of.get(self.pool.b[i], set()))
+                shared = family_of.get(self.pool.a[i], set()) & family_of.get(self.pool.b[i], set())
+                if called is not None:
+                    shared = {f for f in shared if answer_of[f] is None or answer_of[f] == bool(called[i])}
+                repeats[i] = bool(shared)
         return repeats
 
-    def certainty(self) -> np.ndarray:
-        """Per pooled pair, how far the current scorer is from undecided (docs/commands/neardup-label.md)."""
+    def _chance(self) -> np.ndarray | None:
+        """Per pooled pair, the current scorer's chance that it is a duplicate, once the answers hold MIN_EACH of
+        each; None before."""
         labelled = [(self._index(a, b), duplicate) for a, b, duplicate in self.answers if duplicate is not None]
         labelled = [(i, duplicate) for i, duplicate in labelled if i is not None]
         truth = np.array([duplicate for _, duplicate in labelled], bool)
         if truth.sum() >= MIN_EACH and (~truth).sum() >= MIN_EACH:
             rows = self._inputs[[i for i, _ in labelled]]
-            return np.abs(fit_logistic(rows, truth).probability(self._inputs) - 0.5)
-        return np.abs(self._store_scores - self.threshold)
+            return fit_logistic(rows, truth).probability(self._inputs)
+        return None
+
+    def _certainty(self, chance: np.ndarray | None) -> np.ndarray:
+        """Per pooled pair, how far the current scorer (`chance`, or the store's threshold before it) is from
+        undecided (docs/commands/neardup-label.md)."""
+        return np.abs(self._store_scores - self.threshold) if chance is None else np.abs(chance - 0.5)
 
     def next(self) -> Proposal | None:
         """The next pair to label, or None when every pooled pair is answered."""
         open_ = ~self._answered()
         if not open_.any():
             return None
-        certainty = self.certainty()
+        chance = self._chance()
+        certainty = self._certainty(chance)
         reason = "uncertain"
-        fresh = open_ & ~self._repeats(open_)
+        labels = [duplicate for _, _, duplicate in self.answers]
+        called = None if chance is None or min(labels.count(True), labels.count(False)) < CALLED_EACH \
+            else chance >= 0.5
+        fresh = open_ & ~self._repeats(open_, called)
         chosen = np.flatnonzero(fresh if fresh.any() else open_)
         if len(self.answers) % COVER == COVER - 1:
             counts = np.bincount(self._bins, minlength=BINS)
