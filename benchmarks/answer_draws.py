@@ -1,0 +1,100 @@
+"""How much the families' figures after a user's answers owe to one draw: evaluate_families' run of each family
+over several draws of one split (`--seed`: other copies and result sets from the same source texts), summed up per
+family as mean [min–max] over the draws, beside the best peer at its best threshold in the same draws.
+
+Which pairs `neardup label` proposes, and so what 30 or 60 answers teach, depends on which copies and result sets
+a draw holds: one draw's figure after answers is an example. A change to labelling or training is judged here,
+on the mean over draws and on how many draws reach the peer, not on one draw.
+
+    python -m benchmarks.answer_draws [--split tune] [--family template derived short] [--seeds 5 6 7 8 9 10]
+writes benchmarks/out/answer_draws-SPLIT.json and .md (also printed).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.evaluate_families import ANSWER_CHECKPOINTS, _peer, evaluate_family, scope_rows
+from benchmarks.lib import devcorpus, families, report
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.sources import SourceMissing
+
+#: The families whose truth is partly the user's call (docs/quality.md), where answers move the figures.
+DEFAULT_FAMILIES = ("template", "derived", "short")
+DEFAULT_SEEDS = (5, 6, 7, 8, 9, 10)
+COLUMNS = ("neardup default", *(f"neardup {count} answers" for count in ANSWER_CHECKPOINTS), "neardup sweep")
+
+
+def draw(family: str, split: str, seed: int) -> dict:
+    """One draw's F1 per column and the best peer's (name and F1 at its best threshold)."""
+    corpus = families.build(family, split, seed)
+    with tempfile.TemporaryDirectory(prefix="neardup-draws-") as workdir:
+        result = evaluate_family(corpus, Path(workdir), {}, None)
+    overall = scope_rows(result["counts"])["overall"]
+    peer, peer_figures = _peer(overall)
+    answers = result["store"]["answers"]
+    return {"seed": seed, **{column: overall[column]["f1"] for column in COLUMNS},
+            "peer": peer, "peer f1": peer_figures["f1"],
+            "trained": {count: f"{trained['served']['metric']} {trained['served']['threshold']:g}"
+                        + (" (refused)" if trained["refused"] else "")
+                        + (" (re-indexed without the stop-list)" if trained.get("reindexed_without_stoplist") else "")
+                        for count, trained in answers.items()}}
+
+
+def spread(values: list[float]) -> str:
+    return f"{np.mean(values):.3f} [{min(values):.3f}–{max(values):.3f}]"
+
+
+def markdown(results: dict, command: str, seconds: float) -> str:
+    header = ["family", "draws", "default", *(f"after {count} answers" for count in ANSWER_CHECKPOINTS),
+              "neardup best threshold", "best peer, best threshold",
+              f"draws at or above the peer after {ANSWER_CHECKPOINTS[-1]}"]
+    rows = []
+    for family, draws in results["families"].items():
+        last = f"neardup {ANSWER_CHECKPOINTS[-1]} answers"
+        rows.append([family, str(len(draws)), *(spread([d[column] for d in draws]) for column in COLUMNS),
+                     spread([d["peer f1"] for d in draws]),
+                     f"{sum(d[last] >= d['peer f1'] for d in draws)} of {len(draws)}"])
+    return "\n".join([
+        f"Measured with `{command}` ({results['split']} split, seeds {' '.join(map(str, results['seeds']))}, "
+        f"{seconds:.0f} s, Python {sys.version.split()[0]}).", "",
+        "F1 per family, mean [min–max] over the draws: neardup at the store's learned default, after a user's answers "
+        "(evaluate_families: `neardup label`'s proposals answered from the truth, `neardup train --corpus`), at its "
+        "best threshold (an oracle), and the best peer of each draw at its best threshold.", "",
+        *report.table(header, rows), ""])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=devcorpus.SPLITS, default="tune")
+    parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(DEFAULT_FAMILIES))
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    command = (f"python -m benchmarks.answer_draws --split {args.split} --family {' '.join(args.family)} "
+               f"--seeds {' '.join(map(str, args.seeds))}")
+    started = time.perf_counter()
+    results: dict = {"command": command, "split": args.split, "seeds": args.seeds, "families": {}}
+    for family in args.family:
+        for seed in args.seeds:
+            try:
+                drawn = draw(family, args.split, seed)
+            except SourceMissing as missing:
+                parser.exit(2, f"answer_draws: {missing}\n")
+            results["families"].setdefault(family, []).append(drawn)
+            print(f"  {family} seed {seed}: after answers "
+                  f"{', '.join(f'{drawn[c]:.3f}' for c in COLUMNS[1:-1])}, peer {drawn['peer f1']:.3f} "
+                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr)
+    text = markdown(results, command, time.perf_counter() - started)
+    report.save(args.out, f"answer_draws-{args.split}", results, text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
