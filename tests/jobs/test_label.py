@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from neardup.core.item_scoring import pair_features
-from neardup.jobs.label import COVER, LabelSession, label_with
+from neardup.jobs.label import COVER, LOPSIDED, LabelSession, label_with
 from neardup.jobs.train import BINS
 from neardup.store import open_store
 from server_process import write_jsonl
@@ -158,6 +158,26 @@ def test_a_look_alike_is_proposed_where_the_boundary_calls_it_otherwise_than_its
         open_ = ~session._answered()
         assert session._repeats(open_, called_duplicates)[called_template[1:]].all()
         assert not session._repeats(open_, ~called_duplicates)[called_template[1:]].any()
+
+
+def test_lopsided_answers_send_the_proposals_where_the_other_kind_should_be(texts_store, tmp_path):
+    """A store whose threshold is far above where this user's duplicates end: every answer near it is "duplicate".
+    After LOPSIDED such answers (and no "not a duplicate"), the next pair is the one nearest the middle between 0
+    and the lowest answered duplicate; before, the one nearest the threshold."""
+    with open_store(texts_store / "store", readonly=True) as store:
+        session = LabelSession(store, tmp_path / "answers.jsonl")
+        order = np.argsort(-session.pool.rule_scores)  # the most similar pairs, as if all near the threshold
+        for i in order[:LOPSIDED - 1].tolist():
+            session.answer(session.pool.a[i], session.pool.b[i], True)
+        before = session.next()
+        distances = [abs(score - session.threshold) for a, b, score in zip(session.pool.a, session.pool.b,
+                                                                           session.pool.rule_scores)]
+        assert abs(before.score - session.threshold) <= sorted(distances)[LOPSIDED]
+        session.answer(session.pool.a[order[LOPSIDED - 1]], session.pool.b[order[LOPSIDED - 1]], True)
+        lowest = float(session.pool.rule_scores[order[LOPSIDED - 1]])
+        after = session.next()
+    assert after.score < lowest and abs(after.score - lowest / 2) < abs(before.score - lowest / 2)
+    assert abs(after.score - lowest / 2) <= 0.05
 
 
 def label_texts(root, answers: str, *args: str):

@@ -2,8 +2,9 @@
 
 Labels are worth most where the store is least sure: proposals come from the pairs the server compares
 (jobs/pair_sample.py), mostly the one the current scorer is least sure of, every COVER-th from the least labelled
-band of score, one pair per family of look-alikes as long as the scorer agrees with its answer. Each answer is
-appended and flushed at once, so quitting loses nothing and a session on the same file resumes. The rules: docs/commands/neardup-label.md.
+band of score, one pair per family of look-alikes as long as the scorer agrees with its answer; while the answers
+are lopsided, near where the other kind should be. Each answer is appended and flushed at once, so quitting loses
+nothing and a session on the same file resumes. The rules: docs/commands/neardup-label.md.
 """
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ from .train import BINS, read_pairs
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
+#: Answers of one kind, with fewer than MIN_EACH of the other, after which proposals leave the store's threshold to
+#: look for the other kind.
+LOPSIDED = 2 * MIN_EACH
 #: Duplicates and others, each, among the answers before a look-alike the scorer calls otherwise than its answered
 #: pair was answered is proposed.
 CALLED_EACH = 10
@@ -139,9 +143,23 @@ class LabelSession:
         return None
 
     def _certainty(self, chance: np.ndarray | None) -> np.ndarray:
-        """Per pooled pair, how far the current scorer (`chance`, or the store's threshold before it) is from
+        """Per pooled pair, how far the current scorer (`chance`, or before it the similarity _target) is from
         undecided (docs/commands/neardup-label.md)."""
-        return np.abs(self._store_scores - self.threshold) if chance is None else np.abs(chance - 0.5)
+        return np.abs(self._store_scores - self._target()) if chance is None else np.abs(chance - 0.5)
+
+    def _target(self) -> float:
+        """The similarity proposals are nearest before the session fits its scorer: the store's threshold, unless
+        the answers are lopsided (LOPSIDED of one kind, fewer than MIN_EACH of the other: the threshold lies far
+        from where this user's duplicates end), then the middle between the highest similarity answered "not a
+        duplicate" (0 without one) and the lowest answered "duplicate" (1 without one), where the other kind is."""
+        scored = [(float(self._store_scores[i]), duplicate) for i, duplicate in
+                  ((self._index(a, b), duplicate) for a, b, duplicate in self.answers)
+                  if i is not None and duplicate is not None]
+        duplicates = [score for score, duplicate in scored if duplicate]
+        others = [score for score, duplicate in scored if not duplicate]
+        if min(len(duplicates), len(others)) >= MIN_EACH or max(len(duplicates), len(others)) < LOPSIDED:
+            return self.threshold
+        return (max(others, default=0.0) + min(duplicates, default=1.0)) / 2
 
     def next(self) -> Proposal | None:
         """The next pair to label, or None when every pooled pair is answered."""
