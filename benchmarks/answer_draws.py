@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.evaluate_families import ANSWER_CHECKPOINTS, _peer, evaluate_family, scope_rows
+from benchmarks.evaluate_families import ANSWER_CHECKPOINTS, best_peer, evaluate_family, scope_rows
 from benchmarks.lib import devcorpus, families, report
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.sources import SourceMissing
@@ -36,7 +36,7 @@ def draw(family: str, split: str, seed: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="neardup-draws-") as workdir:
         result = evaluate_family(corpus, Path(workdir), {}, None)
     overall = scope_rows(result["counts"])["overall"]
-    peer, peer_figures = _peer(overall)
+    peer, peer_figures = best_peer(overall)
     answers = result["store"]["answers"]
     return {"seed": seed, **{column: overall[column]["f1"] for column in COLUMNS},
             "peer": peer, "peer f1": peer_figures["f1"],

@@ -205,7 +205,8 @@ def _answered(figures_after: dict, trained: dict) -> str:
     return f"{figures_after['f1']:.3f} ({setting})"
 
 
-def _peer(row: dict) -> tuple[str, dict]:
+def best_peer(row: dict) -> tuple[str, dict]:
+    """The baseline of the best F1 in a scope's row, and its figures."""
     name = max((n for n in row if not n.startswith("neardup")), key=lambda n: row[n]["f1"])
     return name, row[name]
 
@@ -224,7 +225,7 @@ def markdown(results: dict, command: str, note: str) -> str:
     for family, result in results["families"].items():
         row = result["scopes"]["overall"]
         default, best = row["neardup default"], row["neardup sweep"]
-        name, peer = _peer(row)
+        name, peer = best_peer(row)
         store = result["store"]
         rows.append([family, f"**{default['f1']:.3f}** ({default['precision']:.2f} / {default['recall']:.2f})",
                      f"{best['f1']:.3f} at {best['threshold']:.2f}",
@@ -234,7 +235,7 @@ def markdown(results: dict, command: str, note: str) -> str:
                      f"{default['site_grouped']:.1%}", f"{store['stoplist_size']:,}",
                      f"{store['served']['threshold']:g}"])
     overall = results["overall"]
-    name, peer = _peer(overall)
+    name, peer = best_peer(overall)
     rows.append(["**all families**", f"**{overall['neardup default']['f1']:.3f}** "
                  f"({overall['neardup default']['precision']:.2f} / {overall['neardup default']['recall']:.2f})",
                  f"{overall['neardup sweep']['f1']:.3f} at {overall['neardup sweep']['threshold']:.2f}",
@@ -264,7 +265,7 @@ def markdown(results: dict, command: str, note: str) -> str:
         for scope, row in result["scopes"].items():
             if scope == "overall":
                 continue
-            name, peer = _peer(row)
+            name, peer = best_peer(row)
             default = row["neardup default"]
             scope_lines.append([family, scope, str(result["result_sets"][scope]),
                                 f"{default['f1']:.3f} ({default['precision']:.2f} / {default['recall']:.2f})",

@@ -131,15 +131,18 @@ class LabelSession:
                 repeats[i] = bool(shared)
         return repeats
 
+    def _labelled(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pooled positions of the answered pairs (but the unsure ones), and their answers."""
+        labelled = [(self._index(a, b), duplicate) for a, b, duplicate in self.answers if duplicate is not None]
+        labelled = [(i, duplicate) for i, duplicate in labelled if i is not None]
+        return (np.array([i for i, _ in labelled], np.intp), np.array([duplicate for _, duplicate in labelled], bool))
+
     def _chance(self) -> np.ndarray | None:
         """Per pooled pair, the current scorer's chance that it is a duplicate, once the answers hold MIN_EACH of
         each; None before."""
-        labelled = [(self._index(a, b), duplicate) for a, b, duplicate in self.answers if duplicate is not None]
-        labelled = [(i, duplicate) for i, duplicate in labelled if i is not None]
-        truth = np.array([duplicate for _, duplicate in labelled], bool)
+        positions, truth = self._labelled()
         if truth.sum() >= MIN_EACH and (~truth).sum() >= MIN_EACH:
-            rows = self._inputs[[i for i, _ in labelled]]
-            return fit_logistic(rows, truth).probability(self._inputs)
+            return fit_logistic(self._inputs[positions], truth).probability(self._inputs)
         return None
 
     def _certainty(self, chance: np.ndarray | None) -> np.ndarray:
@@ -152,14 +155,12 @@ class LabelSession:
         the answers are lopsided (LOPSIDED of one kind, fewer than MIN_EACH of the other: the threshold lies far
         from where this user's duplicates end), then the middle between the highest similarity answered "not a
         duplicate" (0 without one) and the lowest answered "duplicate" (1 without one), where the other kind is."""
-        scored = [(float(self._store_scores[i]), duplicate) for i, duplicate in
-                  ((self._index(a, b), duplicate) for a, b, duplicate in self.answers)
-                  if i is not None and duplicate is not None]
-        duplicates = [score for score, duplicate in scored if duplicate]
-        others = [score for score, duplicate in scored if not duplicate]
+        positions, truth = self._labelled()
+        scores = self._store_scores[positions]
+        duplicates, others = scores[truth], scores[~truth]
         if min(len(duplicates), len(others)) >= MIN_EACH or max(len(duplicates), len(others)) < LOPSIDED:
             return self.threshold
-        return (max(others, default=0.0) + min(duplicates, default=1.0)) / 2
+        return (float(others.max(initial=0.0)) + float(duplicates.min(initial=1.0))) / 2
 
     def next(self) -> Proposal | None:
         """The next pair to label, or None when every pooled pair is answered."""
