@@ -61,6 +61,14 @@ def test_rewrites_win_over_a_few_exact_copies_above_them():
     assert learn_threshold(values) <= 0.15
 
 
+def test_a_few_close_copies_above_a_broad_spread_of_rewrites_are_no_second_mode():
+    """Most texts have rewrites spread from the chance level up to 0.75 and a few close copies bunch above a dip
+    there (a draw of the short rewrites did): that dip separates far less well than the best cut, so the threshold
+    is the chance mode's edge, not one above nearly every rewrite."""
+    values = sample(1, (80, 0, 0), (450, 0.05, 0.4), (300, 0.4, 0.7), (100, 0.6, 0.75), (50, 0.78, 0.92))
+    assert LOWEST <= learn_threshold(values) <= 0.1
+
+
 def test_a_corpus_without_near_duplicates_keeps_the_fixed_default():
     assert learn_threshold(sample(5, (500, 0, 0), (400, 0.05, 0.12), (60, 0.12, 0.3))) is None
     assert learn_threshold([0.0] * 1000) is None

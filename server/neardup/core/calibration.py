@@ -20,6 +20,10 @@ SEARCH_FLOOR = LOWEST
 BIN_WIDTH = 0.025
 #: A valley's smoothed count is at most this share of the highest bin on either side.
 DIP = 0.5
+#: A valley's cut separates at least this share of the best cut's between-class variance (Otsu's optimum over all
+#: bins): a dip lower in the sample is no cut between chance and near-duplicates, but the tail of one broad spread
+#: of rewrites above which a few close copies bunch.
+SEPARATES = 0.75
 #: A sampled document's best match is looked for among the articles sharing the most values with it: this many.
 CANDIDATES = 16
 #: The key of the hash that picks the sampled articles by their ids (sampled_keys); changing it changes every
@@ -119,9 +123,9 @@ def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     middle = smoothed[1:-1]
     valley[1:-1] = ((middle <= smoothed[:-2]) & (middle <= smoothed[2:])
                     & (middle <= DIP * below[:-2]) & (middle <= DIP * above[2:]) & (above[2:] > 0))
-    valley &= (centres >= LOWEST) & (centres <= HIGHEST)
     separation = _between_class_variance(counts, np.histogram(values, bins=bins, range=(0.0, 1.0),
                                                               weights=values)[0])
+    valley &= (centres >= LOWEST) & (centres <= HIGHEST) & (separation >= SEPARATES * separation.max())
     return centres, smoothed, valley, separation
 
 
