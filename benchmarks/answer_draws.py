@@ -38,7 +38,8 @@ def draw(family: str, split: str, seed: int) -> dict:
     overall = scope_rows(result["counts"])["overall"]
     peer, peer_figures = best_peer(overall)
     answers = result["store"]["answers"]
-    return {"seed": seed, **{column: overall[column]["f1"] for column in COLUMNS},
+    return {"seed": seed, "threshold": result["store"]["served"]["threshold"],
+            **{column: overall[column]["f1"] for column in COLUMNS},
             "peer": peer, "peer f1": peer_figures["f1"],
             "trained": {count: f"{trained['served']['metric']} {trained['served']['threshold']:g}"
                         + (" (refused)" if trained["refused"] else "")
@@ -51,21 +52,25 @@ def spread(values: list[float]) -> str:
 
 
 def markdown(results: dict, command: str, seconds: float) -> str:
-    header = ["family", "draws", "default", *(f"after {count} answers" for count in ANSWER_CHECKPOINTS),
-              "neardup best threshold", "best peer, best threshold",
+    header = ["family", "draws", "learned threshold", "default",
+              *(f"after {count} answers" for count in ANSWER_CHECKPOINTS), "neardup best threshold",
+              "best peer, best threshold",
               f"draws at or above the peer after {ANSWER_CHECKPOINTS[-1]}"]
     rows = []
     for family, draws in results["families"].items():
         last = f"neardup {ANSWER_CHECKPOINTS[-1]} answers"
-        rows.append([family, str(len(draws)), *(spread([d[column] for d in draws]) for column in COLUMNS),
+        thresholds = [d["threshold"] for d in draws]
+        rows.append([family, str(len(draws)), f"{min(thresholds):.4g}–{max(thresholds):.4g}",
+                     *(spread([d[column] for d in draws]) for column in COLUMNS),
                      spread([d["peer f1"] for d in draws]),
                      f"{sum(d[last] >= d['peer f1'] for d in draws)} of {len(draws)}"])
     return "\n".join([
         f"Measured with `{command}` ({results['split']} split, seeds {' '.join(map(str, results['seeds']))}, "
         f"{seconds:.0f} s, Python {sys.version.split()[0]}).", "",
-        "F1 per family, mean [min–max] over the draws: neardup at the store's learned default, after a user's answers "
-        "(evaluate_families: `neardup label`'s proposals answered from the truth, `neardup train --corpus`), at its "
-        "best threshold (an oracle), and the best peer of each draw at its best threshold.", "",
+        "F1 per family, mean [min–max] over the draws: neardup at the store's learned default (the thresholds "
+        "learned: lowest–highest), after a user's answers (evaluate_families: `neardup label`'s proposals answered "
+        "from the truth, `neardup train --corpus`), at its best threshold (an oracle), and the best peer of each draw "
+        "at its best threshold.", "",
         *report.table(header, rows), ""])
 
 
