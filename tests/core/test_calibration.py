@@ -41,6 +41,14 @@ def test_rewrites_spread_from_the_chance_level_up_cut_at_the_chance_modes_edge()
     assert LOWEST <= learn_threshold(values) <= 0.1
 
 
+def test_where_every_document_has_a_near_duplicate_the_cut_falls_below_the_lowest_match():
+    """Records each entered twice: every sampled document's best match scores 0.3 or more and nothing lies low.
+    An empty stretch below them is no chance mode to take the edge of: the threshold is where the matches begin,
+    not the lowest threshold learned."""
+    values = sample(12, (20, 0.3, 0.5), (500, 0.5, 1.0))
+    assert 0.275 <= learn_threshold(values) <= 0.35
+
+
 def test_the_middle_of_an_empty_stretch():
     values = sample(3, (300, 0.05, 0.2), (300, 0.8, 1.0))
     assert learn_threshold(values) == pytest.approx(0.5, abs=0.03)

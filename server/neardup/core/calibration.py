@@ -130,8 +130,12 @@ def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 
 
 def _chance_edge(values: np.ndarray, smoothed: np.ndarray, centres: np.ndarray) -> float | None:
-    """Rule 4: the upper edge of the chance mode, where most of the sample lies above it with no gap."""
-    rising = np.flatnonzero((centres[:-1] >= LOWEST) & (smoothed[:-1] <= smoothed[1:]))
+    """Rule 4: the upper edge of the chance mode, where most of the sample lies above it with no gap. The search
+    starts at the first bin from LOWEST that holds anything: where no sampled document scores low (every one has a
+    near-duplicate, as in a set of records each entered twice), an empty bin is no chance mode, and the cut falls
+    just below the lowest best match."""
+    searched = np.logical_or.accumulate((centres >= LOWEST) & (smoothed > 0))
+    rising = np.flatnonzero(searched[:-1] & (smoothed[:-1] <= smoothed[1:]))
     if not len(rising):
         return None
     edge = float(centres[rising[0]])
