@@ -180,6 +180,23 @@ def test_lopsided_answers_send_the_proposals_where_the_other_kind_should_be(text
     assert abs(after.score - lowest / 2) <= 0.05
 
 
+def test_an_items_stores_proposals_stay_near_its_threshold_after_lopsided_answers(records_store, tmp_path):
+    """The rules for lopsided answers and look-alikes were measured on texts: on an items store, LOPSIDED answers
+    "duplicate" and none "not" leave the next proposal the open pair nearest the store's threshold."""
+    with open_store(records_store / "store", readonly=True) as store:
+        session = LabelSession(store, tmp_path / "answers.jsonl")
+        order = np.argsort(-session.pool.rule_scores)
+        for i in order[:LOPSIDED].tolist():
+            session.answer(session.pool.a[i], session.pool.b[i], True)
+        proposed = session.next()
+        answered = set(order[:LOPSIDED].tolist())
+        nearest = min(abs(float(score) - session.threshold) for i, score in enumerate(session.pool.rule_scores)
+                      if i not in answered)
+    assert abs(proposed.score - session.threshold) == pytest.approx(nearest)
+    lowest = float(session.pool.rule_scores[order[LOPSIDED - 1]])
+    assert abs(proposed.score - session.threshold) < abs(proposed.score - lowest / 2)
+
+
 def label_texts(root, answers: str, *args: str):
     return subprocess.run([sys.executable, "-m", "neardup.cli", "label", str(root / "answers.jsonl"), "--store",
                            str(root / "store"), *args], input=answers, capture_output=True, text=True,

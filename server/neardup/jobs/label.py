@@ -28,11 +28,12 @@ from .train import BINS, read_pairs
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
-#: Answers of one kind, with fewer than MIN_EACH of the other, after which proposals leave the store's threshold to
-#: look for the other kind.
+#: Answers of one kind, with fewer than MIN_EACH of the other, after which proposals on a store of texts leave the
+#: store's threshold to look for the other kind (an items store's stay: measured on texts only).
 LOPSIDED = 2 * MIN_EACH
 #: Duplicates and others, each, among the answers before a look-alike the scorer calls otherwise than its answered
-#: pair was answered is proposed.
+#: pair was answered is proposed (a store of texts; on an items store a look-alike stays passed over: measured on
+#: texts only).
 CALLED_EACH = 10
 #: Every COVER-th proposal comes from the least labelled bin of the score.
 COVER = 4
@@ -152,13 +153,15 @@ class LabelSession:
 
     def _target(self) -> float:
         """The similarity proposals are nearest before the session fits its scorer: the store's threshold, unless
-        the answers are lopsided (LOPSIDED of one kind, fewer than MIN_EACH of the other: the threshold lies far
-        from where this user's duplicates end), then the middle between the highest similarity answered "not a
-        duplicate" (0 without one) and the lowest answered "duplicate" (1 without one), where the other kind is."""
+        the store holds texts and the answers are lopsided (LOPSIDED of one kind, fewer than MIN_EACH of the other:
+        the threshold lies far from where this user's duplicates end), then the middle between the highest
+        similarity answered "not a duplicate" (0 without one) and the lowest answered "duplicate" (1 without one),
+        where the other kind is."""
         positions, truth = self._labelled()
         scores = self._store_scores[positions]
         duplicates, others = scores[truth], scores[~truth]
-        if min(len(duplicates), len(others)) >= MIN_EACH or max(len(duplicates), len(others)) < LOPSIDED:
+        if not self.texts or min(len(duplicates), len(others)) >= MIN_EACH \
+                or max(len(duplicates), len(others)) < LOPSIDED:
             return self.threshold
         return (float(others.max(initial=0.0)) + float(duplicates.min(initial=1.0))) / 2
 
@@ -171,8 +174,8 @@ class LabelSession:
         certainty = self._certainty(chance)
         reason = "uncertain"
         labels = [duplicate for _, _, duplicate in self.answers]
-        called = None if chance is None or min(labels.count(True), labels.count(False)) < CALLED_EACH \
-            else chance >= 0.5
+        called = None if not self.texts or chance is None \
+            or min(labels.count(True), labels.count(False)) < CALLED_EACH else chance >= 0.5
         fresh = open_ & ~self._repeats(open_, called)
         chosen = np.flatnonzero(fresh if fresh.any() else open_)
         if len(self.answers) % COVER == COVER - 1:
