@@ -77,6 +77,11 @@ class LabelSession:
             self._store_scores = served.items.scores(self.pool.features) if len(self.pool.a) else np.zeros(0)
             self._inputs = model_inputs(self.fields, self.pool.features) if len(self.pool.a) else np.zeros((0, 0))
         self._position = {pair: i for i, pair in enumerate(zip(self.pool.a, self.pool.b))}
+        #: Each pooled article's number, and each pooled pair's two (what _repeats compares, vectorised).
+        self._article: dict[str, int] = {}
+        self._ends = np.array([[self._article.setdefault(a, len(self._article)),
+                                self._article.setdefault(b, len(self._article))]
+                               for a, b in zip(self.pool.a, self.pool.b)], np.intp).reshape(-1, 2)
         self._neighbours = self._linked()
         self.answers: list[tuple[str, str, bool | None]] = self._read()
         self._bins = np.digitize(self.pool.rule_scores, np.linspace(0.0, 1.0, BINS + 1)[1:-1])
@@ -110,26 +115,28 @@ class LabelSession:
         """Per pooled pair, whether both its articles lie in one answered pair's neighbourhood
         (docs/commands/neardup-label.md); with `called` (the current scorer's call per pooled pair, once the answers
         hold enough of each), only where the scorer calls it as that pair was answered."""
-        family_of: dict[str, set[int]] = {}
-        answer_of: dict[int, bool | None] = {}
+        in_family = np.zeros((len(self._article), len(self.answers)), bool)  # [article, answered pair]
+        # [the scorer calls the pair a duplicate (row 0) or not (row 1), answered pair]: False where the call
+        # contradicts that pair's answer, and a look-alike is proposed
+        passes = np.ones((2, len(self.answers)), bool)
         for family, (a, b, duplicate) in enumerate(self.answers):
             i = self._index(a, b)
             if i is None:
                 continue
-            answer_of[family] = duplicate
+            if duplicate is not None:
+                passes[int(duplicate), family] = False
             reach = max(min(float(self._store_scores[i]), self.threshold),
                         FAMILY_SHARE * self.threshold)
             members = {a, b} | {other for end in (a, b) for other, score in self._neighbours.get(end, ())
                                 if score >= reach}
-            for member in members:
-                family_of.setdefault(member, set()).add(family)
+            in_family[[self._article[member] for member in members], family] = True
         repeats = np.zeros(len(self.pool.a), bool)
-        if family_of:
-            for i in np.flatnonzero(open_).tolist():
-                shared = family_of.get(self.pool.a[i], set()) & family_of.get(self.pool.b[i], set())
-                if called is not None:
-                    shared = {f for f in shared if answer_of[f] is None or answer_of[f] == bool(called[i])}
-                repeats[i] = bool(shared)
+        pairs = np.flatnonzero(open_ & in_family.any(axis=1)[self._ends].all(axis=1))
+        if len(pairs):
+            shared = in_family[self._ends[pairs, 0]] & in_family[self._ends[pairs, 1]]
+            if called is not None:
+                shared &= passes[(~called[pairs]).astype(np.intp)]
+            repeats[pairs] = shared.any(axis=1)
         return repeats
 
     def _labelled(self) -> tuple[np.ndarray, np.ndarray]:
