@@ -14,6 +14,7 @@ spent meanwhile (measure.CpuMeter).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import re
 import resource
@@ -64,21 +65,29 @@ NEWS_SET_SIZE = 76
 
 
 def corpus(kind: str = RESULT_SETS[0]) -> list[devcorpus.Doc]:
-    """The documents a run of `kind` (RESULT_SETS) indexes."""
+    """The documents a run of `kind` (RESULT_SETS) indexes: a new list each call, of documents built once per
+    process (each side of an A/B run that builds its own store, each kind of result set, share one build)."""
     if kind not in RESULT_SETS:
         raise ValueError(f"unknown kind of result set {kind!r}; use one of {', '.join(RESULT_SETS)}")
-    docs = devcorpus.generate(devcorpus.DEFAULT_SPLIT)
-    if kind == "popular":
-        rng = random.Random(SEED)
-        story = max((d for d in docs if d.family == "original" and d.source == "news" and d.site == ""),
-                    key=lambda d: len(d.text))
-        sites = [site for site in edits.news_sites(rng) if site.lang == story.lang]
-        for n in range(POPULAR_COPIES):
-            family = rng.choice(edits.EDIT_FAMILIES)
-            text, rate = edits.republish(story.text, story.lang, family, rng.choice(sites), rng)
-            docs.append(devcorpus.Doc(f"popular{n:04d}", text, story.lang, POPULAR_GROUP, family, story.source,
-                                      story.length, round(rate, 4)))
-    return docs
+    return list(_corpus("popular" if kind == "popular" else RESULT_SETS[0]))
+
+
+@functools.lru_cache(maxsize=None)
+def _corpus(kind: str) -> tuple[devcorpus.Doc, ...]:
+    """"popular": the development corpus and POPULAR_COPIES copies of its longest news story; else the corpus."""
+    if kind != "popular":
+        return tuple(devcorpus.generate(devcorpus.DEFAULT_SPLIT))
+    docs = list(_corpus(RESULT_SETS[0]))
+    rng = random.Random(SEED)
+    story = max((d for d in docs if d.family == "original" and d.source == "news" and d.site == ""),
+                key=lambda d: len(d.text))
+    sites = [site for site in edits.news_sites(rng) if site.lang == story.lang]
+    for n in range(POPULAR_COPIES):
+        family = rng.choice(edits.EDIT_FAMILIES)
+        text, rate = edits.republish(story.text, story.lang, family, rng.choice(sites), rng)
+        docs.append(devcorpus.Doc(f"popular{n:04d}", text, story.lang, POPULAR_GROUP, family, story.source,
+                                  story.length, round(rate, 4)))
+    return tuple(docs)
 
 
 def build_store(work: Path, command: list[str] = NEARDUP, kind: str = RESULT_SETS[0], name: str = "store"
