@@ -1,5 +1,7 @@
 """Only the compiled parts live here (the pair kernel, the in-memory search index, the request path's id map, the n-gram hashing, the English and German stemmers, item pair features, Dedup's wire format, a cluster store's ids by shard); everything else is
 declared in pyproject.toml."""
+import os
+
 from setuptools import Extension, setup
 
 setup(
@@ -47,5 +49,7 @@ setup(
             sources=["server/neardup/store/_shards.c"],
             extra_compile_args=["-O3", "-std=c99"],
         ),
-    ]
+    ],
+    # the extensions compile side by side, one per core (pip install, .ci/sanitize's build)
+    options={"build_ext": {"parallel": os.cpu_count() or 1}},
 )
