@@ -36,6 +36,17 @@ FAST_SERVICE_MODULES = {"test_wire.py", "test_fuzz.py", "test_proto_fresh.py"}
 #: (`server` or any `*_server(s)`, and what uses one: client, channel...), redis-server (`redis_server`, and so
 #: redis_url), the Dask `cluster`, a store made by a real `neardup index` (`auto_store`).
 PROCESS_FIXTURES = {"server", "cluster", "auto_store", "redis_cluster"}
+#: The tests of the compiled code: .ci/sanitize runs those of these modules against a build with AddressSanitizer
+#: and UBSan (marked sanitized: all but their Redis variants, which would need a redis-server, and those marked
+#: unsanitized), and .ci/run's first pass leaves out what that pass runs but for the fast tests, so each slow test
+#: of the C code runs once in CI.
+SANITIZED_MODULES = {
+    "core/test_kernel.py", "core/test_items.py", "core/test_items_reference.py", "core/test_simhash_core.py",
+    "core/test_sketch.py", "core/test_sketch_golden.py", "core/test_sketch_compiled.py", "core/test_id_map.py",
+    "core/test_memory_index.py", "runtime/test_view.py", "runtime/test_shared_index.py",
+    "runtime/test_similar_core.py", "service/test_wire.py", "service/test_fuzz.py", "service/test_bad_input.py",
+    "store/test_shards.py",
+}
 
 
 def _starts_a_process(fixture: str) -> bool:
@@ -52,13 +63,17 @@ def _fast(item: pytest.Item, tests: Path) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Marks redis what uses the session's redis-server, then fast what runs in this process in seconds."""
+    """Marks redis what uses the session's redis-server, then fast what runs in this process in seconds, and
+    sanitized the tests of the compiled code .ci/sanitize runs."""
     tests = Path(__file__).parent
     for item in items:
         if "redis_server" in item.fixturenames or "redis_cluster" in item.fixturenames:
             item.add_marker(pytest.mark.redis)
         if _fast(item, tests):
             item.add_marker(pytest.mark.fast)
+        if (item.path.relative_to(tests).as_posix() in SANITIZED_MODULES and not item.get_closest_marker("redis")
+                and not item.get_closest_marker("unsanitized")):
+            item.add_marker(pytest.mark.sanitized)
 
 
 @pytest.fixture

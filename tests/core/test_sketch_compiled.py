@@ -169,6 +169,7 @@ def test_stems_of_the_golden_texts_words(lang):
 
 
 @pytest.mark.slow
+@pytest.mark.unsanitized  # building the corpus imports every standard module, and crypt crashes under ASan (libcrypt)
 def test_stems_equal_nltks_on_every_word_of_the_development_corpus():
     """Both splits of benchmarks' development corpus (news, encyclopedia, manual pages in nine languages...), every
     word through every compiled stemmer."""
