@@ -62,6 +62,13 @@ def _fast(item: pytest.Item, tests: Path) -> bool:
     return not any(_starts_a_process(name) for name in item.fixturenames)
 
 
+def pytest_configure(config):
+    """A module renamed or moved would leave the sanitizer pass without its tests, silently: refuse to run."""
+    missing = sorted(m for m in SANITIZED_MODULES if not (Path(__file__).parent / m).is_file())
+    if missing:
+        raise pytest.UsageError(f"tests/conftest.py: SANITIZED_MODULES names no such module: {', '.join(missing)}")
+
+
 def pytest_collection_modifyitems(config, items):
     """Marks redis what uses the session's redis-server, then fast what runs in this process in seconds, and
     sanitized the tests of the compiled code .ci/sanitize runs."""
