@@ -27,6 +27,7 @@ from server_process import RedisClusterServers, RedisServer, serving, write_json
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
 
+TESTS = Path(__file__).parent
 #: `pytest -m fast` takes the tests of these folders, and of these modules of tests/service (whose others run real
 #: servers; tests/corpora builds the benchmark corpora; tests/jobs runs the offline stages, seconds each: the full
 #: suite's)...
@@ -53,8 +54,8 @@ def _starts_a_process(fixture: str) -> bool:
     return fixture in PROCESS_FIXTURES or fixture.endswith(("_server", "_servers"))
 
 
-def _fast(item: pytest.Item, tests: Path) -> bool:
-    where = item.path.relative_to(tests).parts
+def _fast(item: pytest.Item, where: tuple[str, ...]) -> bool:
+    """where: the test module's path under tests/, as parts."""
     if not (where[0] in FAST_FOLDERS or where[0] == "service" and where[-1] in FAST_SERVICE_MODULES):
         return False
     if item.get_closest_marker("slow") or item.get_closest_marker("redis"):
@@ -64,7 +65,7 @@ def _fast(item: pytest.Item, tests: Path) -> bool:
 
 def pytest_configure(config):
     """A module renamed or moved would leave the sanitizer pass without its tests, silently: refuse to run."""
-    missing = sorted(m for m in SANITIZED_MODULES if not (Path(__file__).parent / m).is_file())
+    missing = sorted(m for m in SANITIZED_MODULES if not (TESTS / m).is_file())
     if missing:
         raise pytest.UsageError(f"tests/conftest.py: SANITIZED_MODULES names no such module: {', '.join(missing)}")
 
@@ -72,13 +73,13 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     """Marks redis what uses the session's redis-server, then fast what runs in this process in seconds, and
     sanitized the tests of the compiled code .ci/sanitize runs."""
-    tests = Path(__file__).parent
     for item in items:
+        where = item.path.relative_to(TESTS)
         if "redis_server" in item.fixturenames or "redis_cluster" in item.fixturenames:
             item.add_marker(pytest.mark.redis)
-        if _fast(item, tests):
+        if _fast(item, where.parts):
             item.add_marker(pytest.mark.fast)
-        if (item.path.relative_to(tests).as_posix() in SANITIZED_MODULES and not item.get_closest_marker("redis")
+        if (where.as_posix() in SANITIZED_MODULES and not item.get_closest_marker("redis")
                 and not item.get_closest_marker("unsanitized")):
             item.add_marker(pytest.mark.sanitized)
 
