@@ -333,16 +333,23 @@ class RedisClusterServers:
         return target
 
     def settled(self) -> bool:
-        """Every node running, every one saying cluster_state:ok and none flagged failed, every replica in sync
-        with its primary."""
+        """Every node running, every one saying cluster_state:ok and none flagged failed; each node serving slots
+        a primary by its own account with a replica online, each other node a replica by its own account in sync
+        with its primary. A restarted node's own account counts: for a moment it may still call itself a primary,
+        and a write waiting for a replica (?wait=1) would then time out."""
         if len(self.running()) != len(self.servers):
             return False
         if not all("cluster_state:ok" in self.cli(server, "cluster", "info") for server in self.servers):
             return False
         nodes = self.nodes()
-        return not any(node["failed"] for node in nodes.values()) and all(
-            "master_link_status:up" in self.cli(self.server(port), "info", "replication")
-            for port, node in nodes.items() if node["role"] == "slave")
+        if any(node["failed"] for node in nodes.values()):
+            return False
+        for port, node in nodes.items():
+            replication = self.cli(self.server(port), "info", "replication")
+            expected = ("role:master", "state=online") if node["slots"] else ("role:slave", "master_link_status:up")
+            if not all(part in replication for part in expected):
+                return False
+        return True
 
     def start(self) -> "RedisClusterServers":
         try:
