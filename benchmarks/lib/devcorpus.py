@@ -33,6 +33,7 @@ sets drawn from the corpus are in devcorpus_sets.py.
 """
 from __future__ import annotations
 
+import functools
 import json
 import random
 import sys
@@ -100,17 +101,24 @@ def in_split(source: Source, split: str) -> bool:
     return ("tune", "test")[stable_hash(source.topic or source.key) % 2] == split
 
 
+@functools.lru_cache(maxsize=None)
+def _collection(name: str) -> tuple[Source, ...]:
+    """A collection's texts, read once per process: both splits, and every corpus a test or benchmark builds,
+    come from the same files (reading the wiki dumps' markup takes seconds)."""
+    return tuple(sources.COLLECTIONS[name]())
+
+
 def load_sources(split: str, required: bool = True, collections: Sequence[str] | None = None) -> list[Source]:
     """The split's real texts from every collection (or only those named); with required=False a missing
     collection is skipped with a note on stderr, otherwise SourceMissing says what to install. A text that repeats an
     earlier one under another key (the Lee corpus holds a few stories twice; some manual pages are links by
     another name) is dropped before the split, so no text is on both sides."""
     texts, seen = [], set()
-    for name, load in sources.COLLECTIONS.items():
+    for name in sources.COLLECTIONS:
         if collections is not None and name not in collections:
             continue
         try:
-            for source in load():
+            for source in _collection(name):
                 if source.text not in seen:
                     seen.add(source.text)
                     texts += [source] if in_split(source, split) else []
