@@ -23,6 +23,7 @@ from benchmarks.evaluate_families import ANSWER_CHECKPOINTS, best_peer, evaluate
 from benchmarks.lib import devcorpus, families, report
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.sources import SourceMissing
+from neardup.jobs.train import OTHER_STOPLISTS
 
 #: The families whose truth is partly the user's call (docs/quality.md), where answers move the figures.
 DEFAULT_FAMILIES = ("template", "derived", "short")
@@ -43,7 +44,8 @@ def draw(family: str, split: str, seed: int) -> dict:
             "peer": peer, "peer f1": peer_figures["f1"],
             "trained": {count: f"{trained['served']['metric']} {trained['served']['threshold']:g}"
                         + (" (refused)" if trained["refused"] else "")
-                        + (" (re-indexed without the stop-list)" if trained.get("reindexed_without_stoplist") else "")
+                        + (f" (re-indexed {OTHER_STOPLISTS[trained['reindexed']].sketched})"
+                           if trained.get("reindexed") else "")
                         for count, trained in answers.items()}}
 
 

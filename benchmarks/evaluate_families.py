@@ -42,6 +42,7 @@ from neardup.runtime.params import DedupParams
 from neardup.runtime.served_store import ServedStore
 from neardup.core.errors import NearDupError
 from neardup.jobs.index import IndexOptions, index_corpus
+from neardup.jobs.train import OTHER_STOPLISTS
 from neardup.store import open_store
 
 #: A user's answers after which the store is trained and served again (lib/answers.py).
@@ -91,11 +92,11 @@ class StoreRun:
     def close(self) -> None:
         self.store.close()
 
-    def without_stoplist(self) -> Path:
-        """The corpus indexed again into a new store without the stop-list (`neardup index --no-stoplist`), as a
-        user does when train advises it; its path."""
-        path = self.path.with_name(self.path.stem + "-no-stoplist.store")
-        index_corpus(str(self.corpus), str(path), IndexOptions(**{**self.options, "learn": False}))
+    def reindexed(self, stoplist: str) -> Path:
+        """The corpus indexed again into a new store with another stop-list (jobs.train.OTHER_STOPLISTS), with the
+        options train's advice names, as a user does when train advises it; its path."""
+        path = self.path.with_name(f"{self.path.stem}-{stoplist.replace(' ', '-')}.store")
+        index_corpus(str(self.corpus), str(path), IndexOptions(**{**self.options, **OTHER_STOPLISTS[stoplist].index_options}))
         return path
 
 
@@ -168,7 +169,7 @@ def evaluate_family(corpus: families.Corpus, workdir: Path, options: dict, thres
     if checkpoints:
         group_of = {doc.id: doc.group for doc in docs}
         answer_and_train(run.path, group_of, workdir / f"{corpus.family}-{corpus.split}.answers.jsonl", checkpoints,
-                         after_answers, run.corpus, run.without_stoplist)
+                         after_answers, run.corpus, run.reindexed)
     store_facts["answers"] = trained
     baselines = {method.name: counts_by_scope(sets, lambda indexes, m=method: greedy_groups(
         m.pair_matrix(indexes), THRESHOLDS), len(THRESHOLDS)) for method in baseline_methods(docs)}
@@ -200,8 +201,8 @@ def _answered(figures_after: dict, trained: dict) -> str:
     """F1 after a user's answers, and what the store then served (or why training left it unchanged)."""
     served = trained["served"]
     setting = "unchanged" if trained["refused"] else f"{served['metric']} {served['threshold']:g}"
-    if trained.get("reindexed_without_stoplist"):
-        setting += ", store re-indexed without the stop-list"
+    if trained.get("reindexed"):
+        setting += f", store re-indexed {OTHER_STOPLISTS[trained['reindexed']].sketched}"
     return f"{figures_after['f1']:.3f} ({setting})"
 
 

@@ -223,7 +223,7 @@ def test_simulated_answers_come_from_the_truth_and_train_the_store_at_each_check
     reports = answer_and_train(tmp_path / "store", story_of, tmp_path / "answers.jsonl", (20, 40),
                                lambda count, trained, store: seen.append((count, store)))
     assert seen == [(20, tmp_path / "store"), (40, tmp_path / "store")] and [r["answers"] for r in reports] == [20, 40]
-    assert not any(r["reindexed_without_stoplist"] for r in reports)  # no corpus given: never advised
+    assert not any(r["reindexed"] for r in reports)  # no corpus given: never advised
     answered = [json.loads(line) for line in (tmp_path / "answers.jsonl").read_text().splitlines()]
     assert len(answered) == 40
     assert all(a["duplicate"] == (story_of[a["a"]] == story_of[a["b"]]) for a in answered)

@@ -5,7 +5,7 @@ import argparse
 
 from neardup_client.cli_framework import EXIT_OK, CommandFailed, at_least
 
-from ..jobs.train import DEFAULT_FOLDS, train
+from ..jobs.train import DEFAULT_FOLDS, OTHER_STOPLISTS, train
 from ..store import STORE_HELP, default_store_path
 
 
@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--folds", type=at_least(2), default=DEFAULT_FOLDS, help="cross-validation folds")
     parser.add_argument("--corpus", metavar="CORPUS", help="a store of texts: the JSON Lines corpus it was indexed "
                         "from; the answered pairs (and the store's candidate pairs) are then also sketched without "
-                        "the store's stop-list, and train says when the answers separate better that way (re-index "
-                        "with --no-stoplist)")
+                        "the store's stop-list and with one that counts copies of one text each, and train says when "
+                        "the answers separate better one of those ways (re-index with --no-stoplist or "
+                        "--stop-own-share 0)")
     parser.add_argument("--dry-run", dest="write", action="store_false",
                         help="report the cross-validated figures without storing the threshold or model (default: "
                              "store it)")
@@ -69,14 +70,14 @@ def _threshold_report(args: argparse.Namespace, report: dict) -> int:
     print(f"{'trained threshold':18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
           f"{cv['recall']:.3f}  ({report['metric']} >= {report['threshold']:g}; cross-validated F1 per metric: "
           + ", ".join(f"{metric} {f1:.3f}" for metric, f1 in report["metrics"].items()) + ")")
-    unlisted = report.get("without_stoplist")
-    if unlisted is not None:
-        figures = unlisted["cv"]
-        print(f"{'no stop-list':18s} cross-validated F1 {figures['f1']:.3f}  precision {figures['precision']:.3f}  "
-              f"recall {figures['recall']:.3f}  ({unlisted['metric']} >= {unlisted['threshold']:g}, the texts "
-              "sketched without the store's stop-list)")
-    elif args.corpus:
-        print(f"{'no stop-list':18s} the store has no stop-list: --corpus changes nothing")
+    for name, other in report.get("stoplists", {}).items():
+        figures = other["cv"]
+        print(f"{OTHER_STOPLISTS[name].label:18s} cross-validated F1 {figures['f1']:.3f}  precision "
+              f"{figures['precision']:.3f}  recall {figures['recall']:.3f}  ({other['metric']} >= "
+              f"{other['threshold']:g}, the texts sketched {OTHER_STOPLISTS[name].sketched}: "
+              f"{other['stoplist_size']:,} shingles stop-listed, `neardup index {other['index_option']}`)")
+    if args.corpus and not report.get("stoplists"):
+        print(f"{'other stop-lists':18s} the store's stop-list is what every other would be: --corpus changes nothing")
     print(f"{report['pairs']:,} answered pairs: {report['duplicates']:,} duplicates, {report['others']:,} others; "
           f"{report['folds']}-fold cross-validation")
     if report.get("advice"):

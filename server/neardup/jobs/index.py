@@ -342,6 +342,20 @@ def index_corpus(corpus: str, store_path: str, options: IndexOptions = IndexOpti
     return summary
 
 
+def frequent_shingles(corpus: str, config: SketchConfig, min_docs: int = DEFAULT_MIN_DOCS,
+                      fraction: float = DEFAULT_FRACTION) -> frozenset[int]:
+    """The stop-list a new store of config learns from corpus with `--stop-own-share 0`: every shingle hash in at
+    least the cut's count of its records, copies of one text each counted (jobs/train weighs a store's own
+    stop-list against it: it drops what a family of texts derived from one another shares, which the own-share
+    rule keeps as it keeps a popular story)."""
+    unlisted = dataclasses.replace(config, stoplist_digest=stoplist_digest(frozenset()))
+    collector = RecordCollector(False, "row" if parquet.is_parquet(corpus) else "line")
+    with LocalEngine() as engine:
+        engine.sketch(corpus, LineSketcher(Sketcher(unlisted), final=False), collector)
+        cut = stoplist_cut(len(collector.chosen), min_docs, fraction)
+        return frozenset(engine.frequent(collector.kept(), config.kind, cut).values.tolist())
+
+
 def _batches(sketches: Iterator[tuple[str, bytes]], total: int, batch_size: int,
              summary: IndexSummary) -> Iterator[list[tuple[str, bytes]]]:
     """Pass 2's batches of batch_size, each counted once written."""

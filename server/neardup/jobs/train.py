@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from ..store import SketchStore, open_store
 from . import learners
 from .pair_sample import (CHECK_ARTICLES, NEAR_SHARE, CandidatePairs, candidate_population, pair_rows,
                           text_candidate_pairs)
+from .index import frequent_shingles
 from .records import read_records
 
 DEFAULT_FOLDS = 5
@@ -38,8 +39,8 @@ UNSUPPORTED_SHARE = 0.25
 MIN_SUPPORT = 5
 #: Platt scaling's L2 penalty: next to none (one slope and an intercept, fitted on every labelled pair).
 PLATT_PENALTY = 1e-6
-#: How much better (cross-validated F1 on the answers) sketches without the stop-list must separate the answers
-#: before train advises re-indexing without it: a few answers' CV figures move by a few hundredths between folds
+#: How much better (cross-validated F1 on the answers) sketches with another stop-list must separate the answers
+#: before train advises re-indexing with it: a few answers' CV figures move by a few hundredths between folds
 #: (chosen on the tune split's families, benchmarks/evaluate_families.py).
 STOPLIST_MARGIN = 0.03
 
@@ -137,42 +138,65 @@ def _similarities(sketch_of: Callable[[str], bytes], a: Sequence[str], b: Sequen
             for metric in metrics}
 
 
-def without_stoplist(store: SketchStore, corpus: str, pairs: list, pool: CandidatePairs, truth: np.ndarray,
-                     fold: np.ndarray, folds: int, weight: np.ndarray) -> dict | None:
-    """How the answers separate when the store's texts are sketched without its stop-list (re-sketched from the
-    corpus's records, JSON Lines as `neardup index` reads them): per metric, the cross-validated F1, and the best
-    metric's threshold; None when the store has no stop-list. The stop-list decides some kinds of text in opposite
-    directions (docs/quality.md: licence versions and their copies need it off, template pages on), so the
-    answers must tell."""
-    if not store.stoplist:
-        return None
-    unlisted = dataclasses.replace(store.config, stoplist_digest=stoplist_digest(frozenset()))
-    sketcher = Sketcher(unlisted)
+class OtherStoplist(NamedTuple):
+    """A stop-list train weighs against a store's own, given its corpus (other_stoplists)."""
+
+    label: str          # the line of train's report that shows how the answers separate under it
+    sketched: str       # how the texts are sketched under it, in a sentence of the advice
+    index_option: str   # the `neardup index` option that makes a store with it
+    index_options: dict  # the same, as IndexOptions fields
+
+
+#: By name: none, and every frequent shingle, copies of one text counted each (what a family of texts derived
+#: from one another shares is dropped too; the store's own rule keeps it, as it keeps a popular story).
+OTHER_STOPLISTS = {
+    "none": OtherStoplist("no stop-list", "without the store's stop-list", "--no-stoplist", {"learn": False}),
+    "copies counted": OtherStoplist("copies counted", "with a stop-list that counts copies of one text each",
+                                    "--stop-own-share 0", {"stop_own_share": 0.0}),
+}
+
+
+def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: CandidatePairs, truth: np.ndarray,
+                    fold: np.ndarray, folds: int, weight: np.ndarray) -> dict[str, dict]:
+    """How the answers separate when the store's texts are sketched with another stop-list (re-sketched from the
+    corpus's records, JSON Lines as `neardup index` reads them), by OTHER_STOPLISTS name: per metric, the
+    cross-validated F1, and the best metric's threshold. The stop-list decides some kinds of text in opposite
+    directions (docs/quality.md: licence versions need it off or stricter, template pages and copies of a popular
+    story its own), so the answers must tell. One that is the store's own is left out."""
+    candidates = {"none": frozenset(), "copies counted": frequent_shingles(corpus, store.config)}
+    candidates = {name: stoplist for name, stoplist in candidates.items() if stoplist != store.stoplist}
+    if not candidates:
+        return {}
     answered = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
     texts = read_records(corpus, set(answered) | set(pool.a) | set(pool.b), "text")
     lacking = [doc_id for doc_id in answered if doc_id not in texts]
     if lacking:
         raise InvalidArgument(f"--corpus lacks the text of {len(lacking)} answered ids (first: {lacking[0]!r}): "
                               "give the corpus the store was indexed from")
-    sketches = {doc_id: sketcher.sketch(texts[doc_id]["text"], texts[doc_id].get("lang")) for doc_id in texts}
-    metrics = KIND_METRICS[store.config.kind]
-    k = store.config.k
-    scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k, metrics)
-    known = [i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in sketches and b in sketches]
-    populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
-                                metrics)
-    fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
-    metric = max(fitted, key=lambda m: fitted[m][1]["f1"])
-    return {"metric": metric, "threshold": fit_threshold(fitted[metric][0], truth, populations[metric]),
-            "cv": fitted[metric][1], "metrics": {m: figures["f1"] for m, (_, figures) in fitted.items()}}
+    metrics, k = KIND_METRICS[store.config.kind], store.config.k
+    known = [i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in texts and b in texts]
+    found = {}
+    for name, stoplist in candidates.items():
+        sketcher = Sketcher(dataclasses.replace(store.config, stoplist_digest=stoplist_digest(stoplist)), stoplist)
+        sketches = {doc_id: sketcher.sketch(texts[doc_id]["text"], texts[doc_id].get("lang")) for doc_id in texts}
+        scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k,
+                                  metrics)
+        populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
+                                    metrics)
+        fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
+        metric = max(fitted, key=lambda m: fitted[m][1]["f1"])
+        found[name] = {"metric": metric, "threshold": fit_threshold(fitted[metric][0], truth, populations[metric]),
+                       "cv": fitted[metric][1], "metrics": {m: figures["f1"] for m, (_, figures) in fitted.items()},
+                       "stoplist_size": len(stoplist), "index_option": OTHER_STOPLISTS[name].index_option}
+    return found
 
 
 def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
                     write: bool, corpus: str | None = None) -> dict:
     """A store of texts' metric and threshold from labelled pairs (docs/commands/neardup-train.md), stored unless
     write is False or it is refused; returns the report. With `corpus` (the records the store was indexed from),
-    also how the answers separate without the store's stop-list, and advice to re-index without it where they
-    separate better by STOPLIST_MARGIN."""
+    also how the answers separate under the other stop-lists (other_stoplists), and advice to re-index with the
+    best of them where it separates them better by STOPLIST_MARGIN."""
     served = ServedStore(store)
     current = served.defaults
     truth = np.array([duplicate for _, _, duplicate in pairs], bool)
@@ -208,15 +232,19 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
         f"not stored: {metric} >= {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
         f"{current.metric} >= {current.threshold:g} ({served.threshold_source}) on the same answers "
         f"({before['f1']:.3f})") if cv < before["f1"] and served.threshold_source != calibration.TRAINED else ""
-    unlisted = without_stoplist(store, corpus, pairs, pool, truth, fold, folds, weight) if corpus else None
-    if unlisted is not None:
-        report["without_stoplist"] = unlisted
-        if unlisted["cv"]["f1"] >= cv + STOPLIST_MARGIN:
+    if corpus:
+        report["stoplists"] = other_stoplists(store, corpus, pairs, pool, truth, fold, folds, weight)
+        better = {name: other for name, other in report["stoplists"].items()
+                  if other["cv"]["f1"] >= cv + STOPLIST_MARGIN}
+        if better:
+            name = max(better, key=lambda n: better[n]["cv"]["f1"])
+            other = better[name]
             report["advice"] = (
-                f"the answers separate better without the store's stop-list ({unlisted['metric']} >= "
-                f"{unlisted['threshold']:g} cross-validates at F1 {unlisted['cv']['f1']:.3f}, against {cv:.3f} "
-                "with it): re-index the corpus into a new store with `neardup index CORPUS --store NEW "
-                "--no-stoplist`, then train NEW on these answers")
+                f"the answers separate better {OTHER_STOPLISTS[name].sketched} ({other['metric']} >= "
+                f"{other['threshold']:g} cross-validates at F1 {other['cv']['f1']:.3f}, against {cv:.3f} with the "
+                f"store's): re-index the corpus into a new store with `neardup index CORPUS --store NEW "
+                f"{other['index_option']}`, then train NEW on these answers")
+            report["advised"] = name
     if write and not report["refused"]:
         store.set_threshold({"threshold": threshold, "metric": metric, "source": calibration.TRAINED,
                              "trained_on": len(pairs)})
