@@ -33,7 +33,11 @@ COLUMNS = ("neardup default", *(f"neardup {count} answers" for count in ANSWER_C
 
 def draw(family: str, split: str, seed: int) -> dict:
     """One draw's F1 per column and the best peer's (name and F1 at its best threshold)."""
-    corpus = families.build(family, split, seed)
+    return figures(families.build(family, split, seed), seed)
+
+
+def figures(corpus: families.Corpus, seed: int) -> dict:
+    """draw()'s figures of a corpus drawn with `seed`."""
     with tempfile.TemporaryDirectory(prefix="neardup-draws-") as workdir:
         result = evaluate_family(corpus, Path(workdir), {}, None)
     overall = scope_rows(result["counts"])["overall"]

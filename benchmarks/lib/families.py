@@ -47,7 +47,7 @@ import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
 from benchmarks.lib import devcorpus, edits, sources
 from benchmarks.lib.data import load_json
@@ -555,10 +555,51 @@ def licence_texts(split: str) -> list[tuple[str, Source]]:
     return [(lineage, text) for where, lineage, text in _licence_texts() if where == split]
 
 
+@functools.lru_cache(maxsize=2)
+def held_out_licence_texts(known: bool = False) -> tuple[tuple[str, Source], ...]:
+    """(lineage, text) of the SPDX licences (sources.spdx_licences) that share at most
+    devcorpus.DISTINCT_CONTAINMENT of their text with any licence text of the development corpus (either split;
+    all of them with `known`, versions of licences the development corpus holds too):
+    each joins the lineage of an earlier one it shares more than that with (left out where it differs from one of
+    them by less than a clause), as _licence_texts joins the copyright files' notices; lineage "" for a text that
+    joined none and none joined."""
+    developed = [] if known else [devcorpus._shingles(text.text) for _, _, text in _licence_texts()]
+    lineages: list[tuple[list[set[str]], list[Source]]] = []
+    seen = set()
+    for text in sources.spdx_licences():
+        shingles = devcorpus._shingles(text.text)
+        if text.text in seen or not 60 <= words(text.text) <= 6000 or any(
+                len(shingles & other) > devcorpus.DISTINCT_CONTAINMENT * min(len(shingles), len(other))
+                for other in developed):
+            continue
+        seen.add(text.text)
+        share, joined = max(((max(len(shingles & other) / min(len(shingles), len(other)) for other in sets), number)
+                             for number, (sets, _) in enumerate(lineages)), default=(0.0, -1))
+        if share <= devcorpus.DISTINCT_CONTAINMENT:
+            lineages.append(([shingles], [text]))
+        elif all(_differs_by_a_clause(text.text, other.text) for other in lineages[joined][1]):
+            lineages[joined][0].append(shingles)
+            lineages[joined][1].append(text)
+    return tuple((f"spdx-{number}" if len(texts) > 1 else "", text)
+                 for number, (_, texts) in enumerate(lineages) for text in texts)
+
+
+def held_out_licences(seed: int | None = None, known: bool = False) -> Corpus:
+    """The `derived` family built from the held-out licences (held_out_licence_texts), split "held-out"."""
+    return _derived_corpus("held-out", held_out_licence_texts(known),
+                           random.Random(f"held-out:{SPLIT_SEEDS['test'] if seed is None else seed}"))
+
+
 def derived(split: str, rng: random.Random) -> Corpus:
+    return _derived_corpus(split, licence_texts(split), rng)
+
+
+def _derived_corpus(split: str, texts: Sequence[tuple[str, Source]], rng: random.Random) -> Corpus:
+    """Each licence text, 1–3 copies of it where it has a lineage (0–2 where not), its lineage as its site;
+    result sets of its versions (texts of a lineage) and their copies."""
     docs: list[Doc] = []
     groups_of: dict[str, str] = {}  # versions (of a lineage) or other
-    for lineage, text in licence_texts(split):
+    for lineage, text in texts:
         group = f"{split}-der-{text.collection}-{text.key}"
         docs.append(_doc(text.text, text, group, "original", site=lineage))
         for _ in range(rng.randint(1, 3) if lineage else rng.choice([0, 0, 1, 2])):

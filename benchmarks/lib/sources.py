@@ -214,6 +214,19 @@ def licenses(names: tuple[str, ...] = LICENSES) -> Iterator[Source]:
             yield Source("licenses", name, "en", path.read_text(encoding="utf-8"))
 
 
+def spdx_licences() -> Iterator[Source]:
+    """The licence texts of the SPDX License List as the `spdx` package on PyPI ships them (its data/*.txt; not
+    those named deprecated_), which the development corpus never reads: the held-out licences
+    (benchmarks/heldout_licences.py)."""
+    spec = importlib.util.find_spec("spdx")
+    if spec is None or not spec.submodule_search_locations:
+        raise SourceMissing("the held-out licence texts are the `spdx` package's: pip install spdx")
+    data = Path(next(iter(spec.submodule_search_locations))) / "data"
+    for path in sorted(data.glob("*.txt")):
+        if not path.name.startswith("deprecated_"):
+            yield Source("spdx", path.stem, "en", path.read_text(encoding="utf-8", errors="replace").strip())
+
+
 _DEP5_FORMAT = re.compile(r"^Format:.*(copyright-format|dep5)", re.I)
 
 

@@ -201,3 +201,26 @@ def test_the_simulated_user_reindexes_licence_versions_without_the_stop_list_and
     with open_store(served[0], readonly=True) as store:
         assert bool(store.stoplist) is not derived
         assert store.threshold()["source"] == "trained" and store.threshold()["threshold"] == report["threshold"]
+
+
+def test_held_out_licences_resemble_no_development_licence_and_keep_versions_apart():
+    """The SPDX texts of benchmarks/heldout_licences.py: none shares more than DISTINCT_CONTAINMENT of its word
+    5-grams with a licence text of either split (so they are held out), each lineage's texts differ by a clause at
+    least, and the corpus groups each text with its copies only."""
+    held_out = families.held_out_licence_texts()
+    developed = [devcorpus._shingles(text.text) for _, _, text in families._licence_texts()]
+    for _, text in held_out:
+        mine = devcorpus._shingles(text.text)
+        assert all(len(mine & other) <= devcorpus.DISTINCT_CONTAINMENT * min(len(mine), len(other))
+                   for other in developed), text.key
+    lineages: dict[str, list] = {}
+    for lineage, text in held_out:
+        lineages.setdefault(lineage, []).append(text)
+    assert sum(len(texts) >= 2 for name, texts in lineages.items() if name) >= 5
+    for name, texts in lineages.items():
+        if name:
+            assert all(families._differs_by_a_clause(a.text, b.text) for i, a in enumerate(texts) for b in texts[:i])
+    corpus = families.held_out_licences(5)
+    originals = {doc.group: doc for doc in corpus.docs if doc.family == "original"}
+    assert len(originals) == len(held_out) and {doc.group for doc in corpus.docs} == set(originals)
+    assert corpus.result_sets["versions"] and all(len(drawn) > 1 for drawn in corpus.result_sets["versions"])

@@ -1,0 +1,99 @@
+"""Licence texts the development corpus never read, as a reviewer's held-out kind of text would be (issue 38: on
+other kinds of real text the served default no worse than the previous release's, and 60 answers reaching the best
+peer): the SPDX License List's texts (the `spdx` package: pip install spdx) that resemble no licence text of either
+split, their versions grouped by lineage and republished as the `derived` family's are (families.held_out_licences).
+
+    python -m benchmarks.heldout_licences [--against REV] [--seeds 5 6 7] [--known] [--out benchmarks/out]
+
+Per seed, what answer_draws measures: neardup at the store's learned default, after 30 and 60 of `neardup label`'s
+proposals answered from the truth (`neardup train --corpus`, re-indexing as it advises), at its best threshold, and
+the best peer at its best threshold. With --against, the first seed's corpus is also indexed and served by this
+checkout's and REV's own command lines, one Dedup per result set at each server's defaults (served_quality).
+`--known` keeps the SPDX texts that resemble the development corpus's licences too (other versions and wordings of
+licences it holds: no text of it, but kinds it was tuned on). Writes heldout_licences[-known].json and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.answer_draws import COLUMNS, figures, spread
+from benchmarks.lib import ab, families, report
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.sources import SourceMissing
+from benchmarks.served_quality import served
+
+DEFAULT_SEEDS = (5, 6, 7)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", metavar="REV", help="also serve the first seed's corpus with this revision")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
+    parser.add_argument("--known", action="store_true", help="keep the texts that resemble the development corpus's")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    try:
+        sides = [ab.this_environment(), ab.install(args.against)] if args.against else []
+        corpora = {seed: families.held_out_licences(seed, args.known) for seed in args.seeds}
+    except (ab.RevisionError, SourceMissing) as error:
+        raise SystemExit(f"heldout_licences: {error}")
+    draws = []
+    for seed, corpus in corpora.items():
+        draws.append(figures(corpus, seed))
+        print(f"  seed {seed}: {len(corpus.docs)} documents, " + ", ".join(
+            f"{column} {draws[-1][column]:.3f}" for column in COLUMNS) + f", peer {draws[-1]['peer f1']:.3f}",
+            file=sys.stderr)
+    servers = {}
+    if sides:
+        first = corpora[args.seeds[0]]
+        with tempfile.TemporaryDirectory(prefix="heldout-licences-") as work:
+            source = first.write_jsonl(Path(work) / "licences.jsonl")
+            for number, side in enumerate(sides):
+                servers[side.label] = served(side.neardup, source, first, Path(work) / f"{number}.store")
+    command = " ".join(["python -m benchmarks.heldout_licences", *(["--against", args.against] * bool(args.against)),
+                        "--seeds", *map(str, args.seeds), *["--known"] * args.known])
+    output = {"command": command, "seeds": args.seeds, "documents": {s: len(c.docs) for s, c in corpora.items()},
+              "draws": draws, "served": servers,
+              "sides": {side.label: side.describe() for side in sides},
+              "seconds": round(time.perf_counter() - started, 1)}
+    text = markdown(output)
+    stem = "heldout_licences" + "-known" * args.known
+    report.save(args.out, stem, output, text)
+    print(text + f"\nwrote {args.out / stem}.json, .md ({output['seconds']:.0f} s)")
+    return output
+
+
+def markdown(output: dict) -> str:
+    draws = output["draws"]
+    thresholds = [d["threshold"] for d in draws]
+    last = COLUMNS[-2]
+    lines = [f"Measured with `{output['command']}` ({output['seconds']:.0f} s, Python {sys.version.split()[0]}; "
+             f"{min(output['documents'].values())}–{max(output['documents'].values())} documents a draw).", "",
+             "F1, mean [min–max] over the draws: neardup at the store's learned default (learned "
+             f"{min(thresholds):.4g}–{max(thresholds):.4g}), after a user's answers, at its best threshold (an "
+             "oracle), and the best peer of each draw at its best threshold.", "",
+             *report.table(["draws", "default", "after 30 answers", "after 60 answers", "neardup best threshold",
+                            "best peer, best threshold", "draws at or above the peer after 60"],
+                           [[str(len(draws)), *(spread([d[column] for d in draws]) for column in COLUMNS),
+                             spread([d["peer f1"] for d in draws]),
+                             f"{sum(d[last] >= d['peer f1'] for d in draws)} of {len(draws)}"]]), "",
+             "What train chose per draw: " + "; ".join(
+                 f"seed {d['seed']}: " + ", ".join(f"{count} answers {setting}" for count, setting in
+                                                   d["trained"].items()) for d in draws) + "."]
+    if output["served"]:
+        lines += ["", f"Served at each build's defaults (seed {output['seeds'][0]}'s corpus, one Dedup per result "
+                  "set, each side's own `neardup index` and `neardup serve`):", "",
+                  *report.table(["build", "F1 (precision / recall)", "threshold"],
+                                [[output['sides'][label],
+                                  f"{f['f1']:.3f} ({f['precision']:.2f} / {f['recall']:.2f})",
+                                  f"{f['metric']} {f['threshold']:.4g}"] for label, f in output["served"].items()])]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
