@@ -57,19 +57,24 @@ def spread(values: list[float]) -> str:
     return f"{np.mean(values):.3f} [{min(values):.3f}–{max(values):.3f}]"
 
 
+#: The report's columns after the family: one row() of draws each.
+HEADER = ["draws", "learned threshold", "default", *(f"after {count} answers" for count in ANSWER_CHECKPOINTS),
+          "neardup best threshold", "best peer, best threshold",
+          f"draws at or above the peer after {ANSWER_CHECKPOINTS[-1]}"]
+
+
+def row(draws: list[dict]) -> list[str]:
+    """HEADER's cells for the draws of one family: each column's mean [min–max] over them."""
+    last = f"neardup {ANSWER_CHECKPOINTS[-1]} answers"
+    thresholds = [d["threshold"] for d in draws]
+    return [str(len(draws)), f"{min(thresholds):.4g}–{max(thresholds):.4g}",
+            *(spread([d[column] for d in draws]) for column in COLUMNS), spread([d["peer f1"] for d in draws]),
+            f"{sum(d[last] >= d['peer f1'] for d in draws)} of {len(draws)}"]
+
+
 def markdown(results: dict, command: str, seconds: float) -> str:
-    header = ["family", "draws", "learned threshold", "default",
-              *(f"after {count} answers" for count in ANSWER_CHECKPOINTS), "neardup best threshold",
-              "best peer, best threshold",
-              f"draws at or above the peer after {ANSWER_CHECKPOINTS[-1]}"]
-    rows = []
-    for family, draws in results["families"].items():
-        last = f"neardup {ANSWER_CHECKPOINTS[-1]} answers"
-        thresholds = [d["threshold"] for d in draws]
-        rows.append([family, str(len(draws)), f"{min(thresholds):.4g}–{max(thresholds):.4g}",
-                     *(spread([d[column] for d in draws]) for column in COLUMNS),
-                     spread([d["peer f1"] for d in draws]),
-                     f"{sum(d[last] >= d['peer f1'] for d in draws)} of {len(draws)}"])
+    header = ["family", *HEADER]
+    rows = [[family, *row(draws)] for family, draws in results["families"].items()]
     return "\n".join([
         f"Measured with `{command}` ({results['split']} split, seeds {' '.join(map(str, results['seeds']))}, "
         f"{seconds:.0f} s, Python {sys.version.split()[0]}).", "",

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.answer_draws import COLUMNS, figures, spread
+from benchmarks.answer_draws import COLUMNS, HEADER, figures, row
 from benchmarks.lib import ab, families, report
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.sources import SourceMissing
@@ -70,18 +70,12 @@ def main(argv: list[str] | None = None) -> dict:
 
 def markdown(output: dict) -> str:
     draws = output["draws"]
-    thresholds = [d["threshold"] for d in draws]
-    last = COLUMNS[-2]
     lines = [f"Measured with `{output['command']}` ({output['seconds']:.0f} s, Python {sys.version.split()[0]}; "
              f"{min(output['documents'].values())}–{max(output['documents'].values())} documents a draw).", "",
-             "F1, mean [min–max] over the draws: neardup at the store's learned default (learned "
-             f"{min(thresholds):.4g}–{max(thresholds):.4g}), after a user's answers, at its best threshold (an "
-             "oracle), and the best peer of each draw at its best threshold.", "",
-             *report.table(["draws", "default", "after 30 answers", "after 60 answers", "neardup best threshold",
-                            "best peer, best threshold", "draws at or above the peer after 60"],
-                           [[str(len(draws)), *(spread([d[column] for d in draws]) for column in COLUMNS),
-                             spread([d["peer f1"] for d in draws]),
-                             f"{sum(d[last] >= d['peer f1'] for d in draws)} of {len(draws)}"]]), "",
+             "F1, mean [min–max] over the draws: neardup at the store's learned default (the thresholds learned: "
+             "lowest–highest), after a user's answers, at its best threshold (an oracle), and the best peer of each "
+             "draw at its best threshold.", "",
+             *report.table(HEADER, [row(draws)]), "",
              "What train chose per draw: " + "; ".join(
                  f"seed {d['seed']}: " + ", ".join(f"{count} answers {setting}" for count, setting in
                                                    d["trained"].items()) for d in draws) + "."]
