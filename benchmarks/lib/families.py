@@ -82,6 +82,8 @@ TEMPLATE_SHARE = 0.2
 SAME_PAGE = 0.95
 #: Pages of section 7 of no template mixed into a template corpus, at most.
 TEMPLATE_OTHERS = 150
+#: The pages of no template beside the held-out templates: the other pages of their languages (no split reads them).
+HELD_OUT_OTHERS = ("pt/man*/*.gz", "sv/man*/*.gz")
 #: Two licence texts are versions of one another only when one adds, drops or replaces a run of this many words (a
 #: clause); texts that differ by less (a holder's name, "or any later version") are one text.
 CLAUSE_WORDS = 12
@@ -91,7 +93,8 @@ _DATA = load_json("families.json")
 #: What every page of a long-navigation site carries: a menu of these, and a few of the headlines.
 _NAVIGATION: list[str] = _DATA["navigation"]
 _HEADLINES: list[str] = _DATA["headlines"]
-#: split → template → the Debian package and the pages (globs under /usr/share/man) made from it.
+#: split (and "held-out": pages no split reads) → template → the Debian package and the pages (globs under
+#: /usr/share/man) made from it.
 _TEMPLATES: dict[str, dict[str, dict]] = _DATA["templates"]
 #: split → lineage → the licence texts derived from one another: common-licenses files and copyright-file names.
 _LINEAGES: dict[str, dict[str, dict[str, list[str]]]] = _DATA["lineages"]
@@ -448,9 +451,18 @@ def _shares(shingles: set[str], other: set[str], limit: float) -> bool:
     return len(shingles & other) > limit * min(len(shingles), len(other))
 
 
+def _page_sources(paths: list[Path]) -> list[Source]:
+    """The manual pages as texts, each labelled by its directory's language: LANG/manN/PAGE, en for man/manN/PAGE
+    (wherever a link led)."""
+    langs = [path.parent.parent.name for path in paths]
+    return [Source("manpages", f"{lang}/{path.name}", lang, text)
+            for path, lang, text in zip(paths, ["en" if lang == "man" else lang for lang in langs], _rendered(paths))]
+
+
 def template_pages(split: str) -> list[tuple[str, str, Source]]:
-    """(template, package, page) for the split's templates (families.json): one page per text (SAME_PAGE), and
-    only pages sharing TEMPLATE_SHARE of their text with another page of their template."""
+    """(template, package, page) for the split's templates (families.json; split "held-out": the pages no split
+    reads): one page per text (SAME_PAGE), and only pages sharing TEMPLATE_SHARE of their text with another page of
+    their template."""
     sources.require_man()
     pages = []
     for name, spec in _TEMPLATES[split].items():
@@ -458,8 +470,7 @@ def template_pages(split: str) -> list[tuple[str, str, Source]]:
         if not paths:
             raise SourceMissing(f"the {name} manual pages come with Debian's {spec['package']}: "
                                 f"apt-get install {spec['package']}")
-        family = [Source("manpages", f"en/{path.name}", "en", text) for path, text in zip(paths, _rendered(paths))
-                  if 80 <= words(text) <= 6000]
+        family = [page for page in _page_sources(paths) if 80 <= words(page.text) <= 6000]
         family = devcorpus.distinct(family, SAME_PAGE)
         shingles = [devcorpus._shingles(page.text) for page in family]
         pages += [(name, spec["package"], page) for i, page in enumerate(family)
@@ -483,8 +494,28 @@ def _other_pages(split: str) -> list[Source]:
 
 
 def template(split: str, rng: random.Random) -> Corpus:
-    pages = template_pages(split)
-    others = _other_pages(split)
+    return _template_corpus(split, template_pages(split), _other_pages(split), rng)
+
+
+def held_out_templates(seed: int | None = None) -> Corpus:
+    """The `template` family built from reference pages no split reads (families.json's "held-out" templates:
+    dpkg's file-format pages in Portuguese and Swedish), split "held-out"; the other pages are those languages'
+    pages of no template (HELD_OUT_OTHERS)."""
+    pages = template_pages("held-out")
+    templated = {page.key for _, _, page in pages}
+    paths = sorted({p.resolve() for pattern in HELD_OUT_OTHERS for p in _MAN.glob(pattern) if p.is_file()},
+                   key=lambda path: (stable_hash(path.name), str(path)))
+    others = [page for page in _page_sources(paths) if 80 <= words(page.text) <= 6000 and page.key not in templated]
+    others = devcorpus.distinct(devcorpus.distinct(others, SAME_PAGE), against=[page for _, _, page in pages])
+    return _template_corpus("held-out", pages, others[:TEMPLATE_OTHERS],
+                            random.Random(f"held-out-template:{SPLIT_SEEDS['test'] if seed is None else seed}"),
+                            labels_language=False)
+
+
+def _template_corpus(split: str, pages: list[tuple[str, str, Source]], others: list[Source], rng: random.Random,
+                     labels_language: bool = True) -> Corpus:
+    """Each template page and 0–2 copies of it (0–1 of another page), its template as its site; result sets per
+    package, of its template pages and their copies."""
     docs: list[Doc] = []
     groups_of: dict[str, str] = {}  # a result-set kind per group: the template's package, or other
     for name, package, page in pages + [("", "other", page) for page in others]:
@@ -495,7 +526,9 @@ def template(split: str, rng: random.Random) -> Corpus:
             copy = edits.with_headline(copy, "en", rng) if rng.random() < 0.3 else copy
             docs.append(_doc(copy, page, group, "copy", rate=rate, site=name))
         groups_of[group] = package
-    return _scoped_corpus("template", split, docs, groups_of, rng)
+    corpus = _scoped_corpus("template", split, docs, groups_of, rng)
+    corpus.labels_language = labels_language
+    return corpus
 
 
 # --- derived -----------------------------------------------------------------------------------------------------

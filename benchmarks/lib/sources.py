@@ -217,7 +217,7 @@ def licenses(names: tuple[str, ...] = LICENSES) -> Iterator[Source]:
 def spdx_licences() -> Iterator[Source]:
     """The licence texts of the SPDX License List as the `spdx` package on PyPI ships them (its data/*.txt; not
     those named deprecated_), which the development corpus never reads: the held-out licences
-    (benchmarks/heldout_licences.py)."""
+    (benchmarks/heldout.py)."""
     spec = importlib.util.find_spec("spdx")
     if spec is None or not spec.submodule_search_locations:
         raise SourceMissing("the held-out licence texts are the `spdx` package's: pip install spdx")

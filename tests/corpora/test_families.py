@@ -204,7 +204,7 @@ def test_the_simulated_user_reindexes_licence_versions_without_the_stop_list_and
 
 
 def test_held_out_licences_resemble_no_development_licence_and_keep_versions_apart():
-    """The SPDX texts of benchmarks/heldout_licences.py: none shares more than DISTINCT_CONTAINMENT of its word
+    """The SPDX texts of benchmarks/heldout.py: none shares more than DISTINCT_CONTAINMENT of its word
     5-grams with a licence text of either split (so they are held out), each lineage's texts differ by a clause at
     least, and the corpus groups each text with its copies only."""
     held_out = families.held_out_licence_texts()
@@ -224,3 +224,30 @@ def test_held_out_licences_resemble_no_development_licence_and_keep_versions_apa
     originals = {doc.group: doc for doc in corpus.docs if doc.family == "original"}
     assert len(originals) == len(held_out) and {doc.group for doc in corpus.docs} == set(originals)
     assert corpus.result_sets["versions"] and all(len(drawn) > 1 for drawn in corpus.result_sets["versions"])
+
+
+def test_held_out_templates_are_pages_of_languages_no_split_reads_and_copies_are_their_only_duplicates(capsys):
+    """The reference pages of `benchmarks/heldout.py templates`: in languages neither the development corpus nor the
+    multilingual family reads, several templates of several pages each, each page grouped with its copies only, the
+    records unlabelled (as a reviewer's pages would come); --known belongs to licences alone."""
+    from benchmarks import heldout
+
+    pages = families.template_pages("held-out")
+    read = {*sources.MAN_LANGUAGES, *families.MULTILINGUAL_MAN}
+    assert {page.lang for _, _, page in pages} == {"pt", "sv"} and not read & {"pt", "sv"}
+    per_template = {}
+    for name, _, page in pages:
+        per_template.setdefault(name, []).append(page)
+    assert len(per_template) == 4 and all(len(texts) >= 5 for texts in per_template.values())
+    corpus = families.held_out_templates(5)
+    originals = {doc.group: doc for doc in corpus.docs if doc.family == "original"}
+    assert {doc.group for doc in corpus.docs} == set(originals)
+    assert set(originals) >= {f"held-out-tpl-{page.key}" for _, _, page in pages}
+    copies = [doc for doc in corpus.docs if doc.family == "copy"]
+    assert copies and all(originals[doc.group].site == doc.site and doc.text != originals[doc.group].text
+                          for doc in copies)
+    assert corpus.result_sets["dpkg"] and all(len(drawn) > 1 for drawn in corpus.result_sets["dpkg"])
+    assert all("lang" not in record for record in corpus.records())
+    with pytest.raises(SystemExit) as refused:
+        heldout.main(["templates", "--known"])
+    assert refused.value.code == 2 and "--known applies to licences only" in capsys.readouterr().err

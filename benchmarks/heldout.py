@@ -1,0 +1,135 @@
+"""Kinds of real text the development corpus never read, as a reviewer's held-out kinds would be (issue 38: on other
+kinds of real text the served default no worse than the previous release's, and 60 answers reaching the best
+peer), each built as the development family of its kind is:
+
+  licences   the SPDX License List's texts (the `spdx` package: pip install spdx) that resemble no licence text of
+             either split, their versions grouped by lineage and republished as the `derived` family's are
+             (families.held_out_licences); `--known` keeps those that resemble the development corpus's licences
+             too (other versions and wordings of licences it holds: no text of it, but kinds it was tuned on);
+  templates  reference pages made from one template in languages no split reads (dpkg's file-format and command
+             pages in Portuguese and Swedish), copied and mixed with those languages' other pages as the
+             `template` family's are (families.held_out_templates).
+
+    python -m benchmarks.heldout {licences,templates} [--against REV] [--seeds 5 6 7] [--known] [--out DIR]
+
+Per seed, what answer_draws measures: neardup at the store's learned default, after 30 and 60 of `neardup label`'s
+proposals answered from the truth (`neardup train --corpus`, re-indexing as it advises), at its best threshold, and
+the best peer at its best threshold. With --against, the first seed's corpus is also indexed and served by this
+checkout's and REV's own command lines, one Dedup per result set at each server's defaults (served_quality).
+Writes heldout_KIND[-known].json and .md.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.answer_draws import COLUMNS, HEADER, figures, row
+import numpy as np
+
+from benchmarks.lib import ab, devcorpus, families, report
+from benchmarks.lib.paths import OUT
+from benchmarks.lib.sources import SourceMissing
+from benchmarks.served_quality import served
+
+DEFAULT_SEEDS = (5, 6, 7)
+#: kind → its corpus of a seed (licences: and known=True for --known).
+KINDS = {"licences": families.held_out_licences, "templates": families.held_out_templates}
+#: kind → the development family built as its corpus is, whose likeness its own is set beside.
+FAMILY = {"licences": "derived", "templates": "template"}
+#: Distinct texts at least this alike (word 5-gram containment) are what a default threshold must tell from copies.
+ALIKE = 0.5
+
+
+def likeness(corpus: families.Corpus) -> dict:
+    """How alike the distinct texts of one template or lineage (a site) are: per original with another of its site,
+    its largest word 5-gram containment with one; their median and the share at least ALIKE."""
+    by_site: dict[str, list[set[str]]] = {}
+    for doc in corpus.docs:
+        if doc.family == "original" and doc.site:
+            by_site.setdefault(doc.site, []).append(devcorpus._shingles(doc.text))
+    best = [max(len(mine & other) / max(1, min(len(mine), len(other))) for j, other in enumerate(texts) if j != i)
+            for texts in by_site.values() if len(texts) > 1 for i, mine in enumerate(texts)]
+    return {"texts": len(best), "median": float(np.median(best)) if best else 0.0,
+            "alike": sum(value >= ALIKE for value in best) / len(best) if best else 0.0}
+
+
+def main(argv: list[str] | None = None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=sorted(KINDS))
+    parser.add_argument("--against", metavar="REV", help="also serve the first seed's corpus with this revision")
+    parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
+    parser.add_argument("--known", action="store_true",
+                        help="licences: keep the texts that resemble the development corpus's")
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    if args.known and args.kind != "licences":
+        parser.error("--known applies to licences only")
+    started = time.perf_counter()
+    try:
+        sides = [ab.this_environment(), ab.install(args.against)] if args.against else []
+        corpora = {seed: KINDS[args.kind](seed, **{"known": True} if args.known else {}) for seed in args.seeds}
+    except (ab.RevisionError, SourceMissing) as error:
+        raise SystemExit(f"heldout: {error}")
+    draws = []
+    for seed, corpus in corpora.items():
+        draws.append(figures(corpus, seed))
+        print(f"  seed {seed}: {len(corpus.docs)} documents, " + ", ".join(
+            f"{column} {draws[-1][column]:.3f}" for column in COLUMNS) + f", peer {draws[-1]['peer f1']:.3f}",
+            file=sys.stderr)
+    similar = {"held-out": likeness(corpora[args.seeds[0]]),
+               **{split: likeness(families.build(FAMILY[args.kind], split)) for split in ("test", "tune")}}
+    servers = {}
+    if sides:
+        first = corpora[args.seeds[0]]
+        with tempfile.TemporaryDirectory(prefix=f"heldout-{args.kind}-") as work:
+            source = first.write_jsonl(Path(work) / f"{args.kind}.jsonl")
+            for number, side in enumerate(sides):
+                servers[side.label] = served(side.neardup, source, first, Path(work) / f"{number}.store")
+    command = " ".join(["python -m benchmarks.heldout", args.kind,
+                        *(["--against", args.against] * bool(args.against)), "--seeds", *map(str, args.seeds),
+                        *["--known"] * args.known])
+    output = {"command": command, "kind": args.kind, "seeds": args.seeds, "documents": {s: len(c.docs) for s, c in corpora.items()},
+              "draws": draws, "likeness": similar, "served": servers,
+              "sides": {side.label: side.describe() for side in sides},
+              "seconds": round(time.perf_counter() - started, 1)}
+    text = markdown(output)
+    stem = f"heldout_{args.kind}" + "-known" * args.known
+    report.save(args.out, stem, output, text)
+    print(text + f"\nwrote {args.out / stem}.json, .md ({output['seconds']:.0f} s)")
+    return output
+
+
+def markdown(output: dict) -> str:
+    draws = output["draws"]
+    lines = [f"Measured with `{output['command']}` ({output['seconds']:.0f} s, Python {sys.version.split()[0]}; "
+             f"{min(output['documents'].values())}–{max(output['documents'].values())} documents a draw).", "",
+             "F1, mean [min–max] over the draws: neardup at the store's learned default (the thresholds learned: "
+             "lowest–highest), after a user's answers, at its best threshold (an oracle), and the best peer of each "
+             "draw at its best threshold.", "",
+             *report.table(HEADER, [row(draws)]), "",
+             "What train chose per draw: " + "; ".join(
+                 f"seed {d['seed']}: " + ", ".join(f"{count} answers {setting}" for count, setting in
+                                                   d["trained"].items()) for d in draws) + "."]
+    if "likeness" in output:
+        similar, family = output["likeness"], FAMILY[output["kind"]]
+        lines += ["", f"How alike the distinct texts of one {'lineage' if family == 'derived' else 'template'} are "
+                  f"(each one's largest word 5-gram containment with another, seed {output['seeds'][0]}): median "
+                  f"{similar['held-out']['median']:.2f}, {similar['held-out']['alike']:.0%} at least {ALIKE} "
+                  f"({similar['held-out']['texts']} texts); the development `{family}` family's: test split "
+                  f"{similar['test']['median']:.2f} ({similar['test']['alike']:.0%}), tune split "
+                  f"{similar['tune']['median']:.2f} ({similar['tune']['alike']:.0%})."]
+    if output["served"]:
+        lines += ["", f"Served at each build's defaults (seed {output['seeds'][0]}'s corpus, one Dedup per result "
+                  "set, each side's own `neardup index` and `neardup serve`):", "",
+                  *report.table(["build", "F1 (precision / recall)", "threshold"],
+                                [[output['sides'][label],
+                                  f"{f['f1']:.3f} ({f['precision']:.2f} / {f['recall']:.2f})",
+                                  f"{f['metric']} {f['threshold']:.4g}"] for label, f in output["served"].items()])]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
