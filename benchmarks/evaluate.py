@@ -38,7 +38,7 @@ from benchmarks.lib.quality_methods import (DEFAULT_CONFIG, EXPLORED, NeardupMet
                                             simhash_method)
 from benchmarks.lib.quality_report import markdown, plot, summary
 from benchmarks.lib.sources import SourceMissing
-from neardup.core import reference, vocabulary
+from neardup.core import vocabulary
 from neardup.runtime.served_store import ServedStore
 from neardup.jobs.index import index_corpus
 from neardup.store import open_store

@@ -6,9 +6,10 @@ peer), each built as the development family of its kind is:
              either split, their versions grouped by lineage and republished as the `derived` family's are
              (families.held_out_licences); `--known` keeps those that resemble the development corpus's licences
              too (other versions and wordings of licences it holds: no text of it, but kinds it was tuned on);
-  templates  reference pages made from one template in languages no split reads (dpkg's file-format and command
-             pages in Portuguese and Swedish), copied and mixed with those languages' other pages as the
-             `template` family's are (families.held_out_templates).
+  templates  reference pages made from one template that no split reads, in three languages (OpenSSL's provider
+             pages; dpkg's file-format and command pages in Portuguese and Swedish, languages no split reads),
+             copied and mixed with those two languages' other pages as the `template` family's are
+             (families.held_out_templates).
 
     python -m benchmarks.heldout {licences,templates} [--against REV] [--seeds 5 6 7] [--known] [--out DIR]
 
@@ -91,7 +92,8 @@ def main(argv: list[str] | None = None) -> dict:
     command = " ".join(["python -m benchmarks.heldout", args.kind,
                         *(["--against", args.against] * bool(args.against)), "--seeds", *map(str, args.seeds),
                         *["--known"] * args.known])
-    output = {"command": command, "kind": args.kind, "seeds": args.seeds, "documents": {s: len(c.docs) for s, c in corpora.items()},
+    output = {"command": command, "kind": args.kind, "seeds": args.seeds,
+              "documents": {s: len(c.docs) for s, c in corpora.items()},
               "draws": draws, "likeness": similar, "served": servers,
               "sides": {side.label: side.describe() for side in sides},
               "seconds": round(time.perf_counter() - started, 1)}

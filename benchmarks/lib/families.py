@@ -499,8 +499,8 @@ def template(split: str, rng: random.Random) -> Corpus:
 
 def held_out_templates(seed: int | None = None) -> Corpus:
     """The `template` family built from reference pages no split reads (families.json's "held-out" templates:
-    dpkg's file-format pages in Portuguese and Swedish), split "held-out"; the other pages are those languages'
-    pages of no template (HELD_OUT_OTHERS)."""
+    OpenSSL's provider pages, dpkg's file-format and command pages in Portuguese and Swedish), split "held-out";
+    the other pages are those two languages' pages of no template (HELD_OUT_OTHERS)."""
     pages = template_pages("held-out")
     templated = {page.key for _, _, page in pages}
     paths = sorted({p.resolve() for pattern in HELD_OUT_OTHERS for p in _MAN.glob(pattern) if p.is_file()},

@@ -227,18 +227,22 @@ def test_held_out_licences_resemble_no_development_licence_and_keep_versions_apa
 
 
 def test_held_out_templates_are_pages_of_languages_no_split_reads_and_copies_are_their_only_duplicates(capsys):
-    """The reference pages of `benchmarks/heldout.py templates`: in languages neither the development corpus nor the
-    multilingual family reads, several templates of several pages each, each page grouped with its copies only, the
-    records unlabelled (as a reviewer's pages would come); --known belongs to licences alone."""
+    """The reference pages of `benchmarks/heldout.py templates`: the English ones no text of the development corpus
+    or of the template family, the others in languages neither the development corpus nor the multilingual family
+    reads; several templates of several pages each, each page grouped with its copies only, the records unlabelled
+    (as a reviewer's pages would come); --known belongs to licences alone."""
     from benchmarks import heldout
 
     pages = families.template_pages("held-out")
     read = {*sources.MAN_LANGUAGES, *families.MULTILINGUAL_MAN}
-    assert {page.lang for _, _, page in pages} == {"pt", "sv"} and not read & {"pt", "sv"}
+    assert {page.lang for _, _, page in pages} == {"en", "pt", "sv"} and not read & {"pt", "sv"}
+    developed = {source.text for split in devcorpus.SPLITS for source in devcorpus.load_sources(split)}
+    developed |= {doc.text for split in devcorpus.SPLITS for doc in families.build("template", split).docs}
+    assert not developed & {page.text for _, _, page in pages}
     per_template = {}
     for name, _, page in pages:
         per_template.setdefault(name, []).append(page)
-    assert len(per_template) == 4 and all(len(texts) >= 5 for texts in per_template.values())
+    assert len(per_template) == 5 and all(len(texts) >= 5 for texts in per_template.values())
     corpus = families.held_out_templates(5)
     originals = {doc.group: doc for doc in corpus.docs if doc.family == "original"}
     assert {doc.group for doc in corpus.docs} == set(originals)
