@@ -22,17 +22,22 @@ Writes heldout_KIND[-known].json and .md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.answer_draws import COLUMNS, HEADER, figures, row
 import numpy as np
 
+from benchmarks.answer_draws import COLUMNS, HEADER, figures, row, spread
+from benchmarks.evaluate_families import StoreRun, counts_by_scope
 from benchmarks.lib import ab, devcorpus, families, report
 from benchmarks.lib.paths import OUT
+from benchmarks.lib.quality_counts import THRESHOLDS, ResultSet
 from benchmarks.lib.sources import SourceMissing
+from neardup.core.vocabulary import BOTTOMK_METRICS
+from neardup.jobs.train import OTHER_STOPLISTS
 from benchmarks.served_quality import served
 
 DEFAULT_SEEDS = (5, 6, 7)
@@ -42,6 +47,36 @@ KINDS = {"licences": families.held_out_licences, "templates": families.held_out_
 FAMILY = {"licences": "derived", "templates": "template"}
 #: Distinct texts at least this alike (word 5-gram containment) are what a default threshold must tell from copies.
 ALIKE = 0.5
+
+
+#: The stop-lists a store of texts can have, by the name reachable() reports: the store's own (what `neardup index`
+#: learns), and each one `neardup train --corpus` may advise re-indexing with.
+STOPLISTS = {"store's": {}, **{name: other.index_options for name, other in OTHER_STOPLISTS.items()}}
+
+
+def reachable(corpus: families.Corpus) -> dict:
+    """Per stop-list (STOPLISTS), neardup's best F1 over the metrics and THRESHOLDS on the overall result sets (an
+    oracle), with that metric and threshold: what answers could reach by choosing among them, so that a shortfall
+    after answers reads as the sketches' or as the choice's."""
+    sets = {"overall": [ResultSet.label(corpus.docs, indexes) for indexes in corpus.result_sets["overall"]]}
+    best = {}
+    with tempfile.TemporaryDirectory(prefix="heldout-reachable-") as work:
+        for number, (stoplist, options) in enumerate(STOPLISTS.items()):
+            (Path(work) / str(number)).mkdir()
+            run = StoreRun(corpus, Path(work) / str(number), options)
+            try:
+                defaults = run.deduplicator.served.defaults
+                found = []
+                for metric in BOTTOMK_METRICS:
+                    sweep = [dataclasses.replace(defaults, metric=metric, threshold=float(t)) for t in THRESHOLDS]
+                    f1 = counts_by_scope(sets, lambda indexes: run.groups(indexes, sweep), len(THRESHOLDS))[
+                        "overall"].f1()
+                    at = int(np.argmax(f1))
+                    found.append({"f1": float(f1[at]), "metric": metric, "threshold": float(THRESHOLDS[at])})
+            finally:
+                run.close()
+            best[stoplist] = max(found, key=lambda figures: figures["f1"])
+    return best
 
 
 def likeness(corpus: families.Corpus) -> dict:
@@ -76,7 +111,7 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"heldout: {error}")
     draws = []
     for seed, corpus in corpora.items():
-        draws.append(figures(corpus, seed))
+        draws.append({**figures(corpus, seed), "reachable": reachable(corpus)})
         print(f"  seed {seed}: {len(corpus.docs)} documents, " + ", ".join(
             f"{column} {draws[-1][column]:.3f}" for column in COLUMNS) + f", peer {draws[-1]['peer f1']:.3f}",
             file=sys.stderr)
@@ -115,6 +150,15 @@ def markdown(output: dict) -> str:
              "What train chose per draw: " + "; ".join(
                  f"seed {d['seed']}: " + ", ".join(f"{count} answers {setting}" for count, setting in
                                                    d["trained"].items()) for d in draws) + "."]
+    if all("reachable" in draw for draw in draws):
+        lines += ["", "At its best threshold (an oracle), with each stop-list a store can have and its best metric: "
+                  "what the answers could reach by choosing among them (F1, mean [min–max] over the draws; the "
+                  "best peer of each draw beside them):", "",
+                  *report.table(["stop-list", "best F1", "metrics chosen", "draws at or above the peer"],
+                                [[name, spread([d["reachable"][name]["f1"] for d in draws]),
+                                  ", ".join(sorted({d["reachable"][name]["metric"] for d in draws})),
+                                  f"{sum(d['reachable'][name]['f1'] >= d['peer f1'] for d in draws)} of {len(draws)}"]
+                                 for name in STOPLISTS])]
     if "likeness" in output:
         similar, family = output["likeness"], FAMILY[output["kind"]]
         lines += ["", f"How alike the distinct texts of one {'lineage' if family == 'derived' else 'template'} are "
