@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import ast
 import dataclasses
+import shutil
 import sys
 import tempfile
 import time
@@ -96,7 +97,9 @@ class StoreRun:
         """The corpus indexed again into a new store with another stop-list (jobs.train.OTHER_STOPLISTS), with the
         options train's advice names, as a user does when train advises it; its path."""
         path = self.path.with_name(f"{self.path.stem}-{stoplist.replace(' ', '-')}.store")
-        index_corpus(str(self.corpus), str(path), IndexOptions(**{**self.options, **OTHER_STOPLISTS[stoplist].index_options}))
+        shutil.rmtree(path, ignore_errors=True)  # made for an earlier advice: indexed anew, untrained
+        options = {**self.options, **OTHER_STOPLISTS[stoplist].index_options}
+        index_corpus(str(self.corpus), str(path), IndexOptions(**options))
         return path
 
 

@@ -4,6 +4,7 @@ greedy rule and counts pairs as labelled, and the launcher's helpers write what 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -235,3 +236,41 @@ def test_simulated_answers_come_from_the_truth_and_train_the_store_at_each_check
         siblings = max(kernel.similarity(a, b, store.config.k, setting["metric"])
                        for i, a in enumerate(sketches) for b in sketches[i + 1:])
     assert setting["source"] == "trained" and setting["threshold"] > siblings
+
+
+def test_the_simulated_user_follows_every_advice_to_reindex_not_only_the_first(tmp_path, monkeypatch):
+    """Where train advises one stop-list at a checkpoint and the other at a later one (scripted here: train's own
+    report, with the advice set), the user re-indexes each time, trains the new store and labels on there."""
+    from benchmarks.lib import answers
+    from neardup.jobs.index import IndexOptions, index_corpus
+    from neardup.jobs.train import OTHER_STOPLISTS
+    from textgen import look_alike_corpus
+
+    records, story_of = look_alike_corpus()
+    corpus = write_jsonl(tmp_path / "texts.jsonl", records)
+    index_corpus(str(corpus), str(tmp_path / "store"))
+    advice = iter(["none", "copies counted", ""])
+    trained_with_corpus = []
+
+    def train(pairs: str, store: str, corpus: str | None = None) -> dict:
+        report = answers_train(pairs, store, corpus=corpus)
+        if corpus:
+            trained_with_corpus.append(store)
+            report["advised"] = next(advice)
+        return report
+
+    def reindex(stoplist: str) -> Path:
+        path = tmp_path / stoplist.replace(" ", "-")
+        index_corpus(str(corpus), str(path), IndexOptions(**OTHER_STOPLISTS[stoplist].index_options))
+        return path
+
+    answers_train = answers.train
+    monkeypatch.setattr(answers, "train", train)
+    served = []
+    reports = answers.answer_and_train(tmp_path / "store", story_of, tmp_path / "answers.jsonl", (20, 30, 40),
+                                       lambda count, trained, store: served.append(store), corpus, reindex)
+    assert [r["reindexed"] for r in reports] == ["none", "copies counted", "copies counted"]
+    assert served == [tmp_path / "none", tmp_path / "copies-counted", tmp_path / "copies-counted"]
+    assert trained_with_corpus == [str(tmp_path / "store"), str(tmp_path / "none"), str(tmp_path / "copies-counted")]
+    with open_store(tmp_path / "copies-counted", readonly=True) as store:
+        assert store.threshold()["source"] == "trained"  # trained on the answers after its re-index
