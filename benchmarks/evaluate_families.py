@@ -259,8 +259,9 @@ def markdown(results: dict, command: str, note: str) -> str:
               "family's own best threshold (neardup default: as served). *After N answers*: `neardup label`'s own "
               "proposals on the family's store answered from the truth (same group or not), `neardup train "
               "--corpus` run on them, and the store served at what it then holds (metric and threshold; *unchanged* "
-              "where train refused); where train advised re-indexing without the stop-list, the user did, trained "
-              "the new store on the same answers and labelled on there (*store re-indexed without the stop-list*); "
+              "where train refused); where train advised re-indexing with another stop-list (none, or one that "
+              "counts copies of one text each), the user did, trained the new store on the same answers and "
+              "labelled on there (*store re-indexed ...*), as again where train advised the other one later; "
               "the same answers file goes on from 30 to 60 (benchmarks/lib/answers.py)."]
     lines += ["", "**Per scope** (F1; neardup at its default, the others at the scope's own best threshold).", ""]
     scope_header = ["family", "scope", "sets", "neardup default", "neardup best", "best peer", "margin"]
