@@ -221,7 +221,8 @@ def markdown(results: dict, command: str, note: str) -> str:
              "at the store's defaults (threshold in the last column); *best threshold*: the same store and call at "
              "the family's best threshold (an oracle); peers (MinHash, exact 5-gram Jaccard and containment, "
              "SimHash) at each family's own best threshold. F1 (precision / recall); *site grouped*: share of "
-             "pairs of distinct texts that share a site, package, disclaimer, template or licence lineage put in one group.", ""]
+             "pairs of distinct texts that share a site, package, disclaimer, template or licence lineage put in "
+             "one group.", ""]
     checkpoints = results["answer_checkpoints"]
     header = ["family", "neardup default", "neardup best threshold", "best peer, best threshold", "margin",
               *(f"after {count} answers" for count in checkpoints), "site grouped", "stop-list", "served threshold"]
