@@ -36,9 +36,9 @@ from benchmarks.lib import ab, devcorpus, families, report
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.quality_counts import THRESHOLDS, ResultSet
 from benchmarks.lib.sources import SourceMissing
+from benchmarks.served_quality import served
 from neardup.core.vocabulary import BOTTOMK_METRICS
 from neardup.jobs.train import OTHER_STOPLISTS
-from benchmarks.served_quality import served
 
 DEFAULT_SEEDS = (5, 6, 7)
 #: kind → its corpus of a seed (licences: and known=True for --known).

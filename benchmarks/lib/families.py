@@ -454,9 +454,9 @@ def _shares(shingles: set[str], other: set[str], limit: float) -> bool:
 def _page_sources(paths: list[Path]) -> list[Source]:
     """The manual pages as texts, each labelled by its directory's language: LANG/manN/PAGE, en for man/manN/PAGE
     (wherever a link led)."""
-    langs = [path.parent.parent.name for path in paths]
+    langs = ["en" if path.parent.parent.name == "man" else path.parent.parent.name for path in paths]
     return [Source("manpages", f"{lang}/{path.name}", lang, text)
-            for path, lang, text in zip(paths, ["en" if lang == "man" else lang for lang in langs], _rendered(paths))]
+            for path, lang, text in zip(paths, langs, _rendered(paths))]
 
 
 def template_pages(split: str) -> list[tuple[str, str, Source]]:
