@@ -18,12 +18,25 @@ from sketches import K
 
 # --- searches and pairs ---------------------------------------------------------------------------------------------
 
+def scored(corpus: dict[str, list[int]], query: list[int], exclude: str | None, metric: str,
+           k: int = K) -> list[Match]:
+    """Every article of corpus but exclude that shares a compared value with query, with its similarity, best first
+    (then by id): what exhaustive keeps at any threshold, computed once for all of them."""
+    found = [Match(doc_id, reference.similarity(query, values, k, metric)) for doc_id, values in corpus.items()
+             if doc_id != exclude]
+    return sorted((match for match in found if match.similarity > 0), key=lambda match: (-match.similarity, match.id))
+
+
+def reaching(matches: list[Match], threshold: float) -> list[Match]:
+    """The scored matches that are near-duplicates at the threshold: similarity at or above it, any shared value
+    at or below 0 (reference.is_duplicate decides the same by its merge: tests/core/test_kernel.py)."""
+    return [match for match in matches if match.similarity >= threshold]
+
+
 def exhaustive(corpus: dict[str, list[int]], query: list[int], exclude: str | None, threshold: float, metric: str,
                k: int = K) -> list[Match]:
     """Every article of corpus but exclude that is a near-duplicate of query, best first (then by id)."""
-    found = [Match(doc_id, reference.similarity(query, values, k, metric)) for doc_id, values in corpus.items()
-             if doc_id != exclude and reference.is_duplicate(query, values, k, metric, threshold)]
-    return sorted(found, key=lambda match: (-match.similarity, match.id))
+    return reaching(scored(corpus, query, exclude, metric, k), threshold)
 
 
 def exhaustive_hamming(fingerprints: dict[str, int], query: int, threshold: float,
@@ -49,8 +62,9 @@ def exhaustive_pairs(store_path: Path, metric: str, threshold: float) -> dict[tu
     pairs = {}
     for i, (a, sketch_a) in enumerate(articles):
         for b, sketch_b in articles[i + 1:]:
-            if reference.is_duplicate(sketch_a, sketch_b, k, metric, threshold):
-                pairs[a, b] = reference.similarity(sketch_a, sketch_b, k, metric)
+            similarity = reference.similarity(sketch_a, sketch_b, k, metric)
+            if similarity > 0 and similarity >= threshold:  # as reaching(): reference.is_duplicate's decision
+                pairs[a, b] = similarity
     return pairs
 
 

@@ -459,10 +459,11 @@ def _page_sources(paths: list[Path]) -> list[Source]:
             for path, lang, text in zip(paths, langs, _rendered(paths))]
 
 
-def template_pages(split: str) -> list[tuple[str, str, Source]]:
+@functools.lru_cache(maxsize=None)
+def template_pages(split: str) -> tuple[tuple[str, str, Source], ...]:
     """(template, package, page) for the split's templates (families.json; split "held-out": the pages no split
     reads): one page per text (SAME_PAGE), and only pages sharing TEMPLATE_SHARE of their text with another page of
-    their template."""
+    their template. Read once per process: each split's template corpus and the other splits' page lists use it."""
     sources.require_man()
     pages = []
     for name, spec in _TEMPLATES[split].items():
@@ -475,10 +476,11 @@ def template_pages(split: str) -> list[tuple[str, str, Source]]:
         shingles = [devcorpus._shingles(page.text) for page in family]
         pages += [(name, spec["package"], page) for i, page in enumerate(family)
                   if any(_shares(shingles[i], other, TEMPLATE_SHARE) for j, other in enumerate(shingles) if j != i)]
-    return pages
+    return tuple(pages)
 
 
-def _other_pages(split: str) -> list[Source]:
+@functools.lru_cache(maxsize=None)
+def _other_pages(split: str) -> tuple[Source, ...]:
     """Up to TEMPLATE_OTHERS pages of section 7 of no template, in the split (devcorpus's rule, after a page that
     repeats another under a second name is dropped), distinct from the template pages of both splits and from each
     other; taken in the order of a stable hash of their name, as sources.manpages."""
@@ -490,7 +492,7 @@ def _other_pages(split: str) -> list[Source]:
     pages = [page for page in devcorpus.distinct([p for p in pages if 80 <= words(p.text) <= 6000], SAME_PAGE)
              if in_split(page, split)]
     templated = [page for where in devcorpus.SPLITS for _, _, page in template_pages(where)]
-    return devcorpus.distinct(pages, against=templated)[:TEMPLATE_OTHERS]
+    return tuple(devcorpus.distinct(pages, against=templated)[:TEMPLATE_OTHERS])
 
 
 def template(split: str, rng: random.Random) -> Corpus:
@@ -512,13 +514,13 @@ def held_out_templates(seed: int | None = None) -> Corpus:
                             labels_language=False)
 
 
-def _template_corpus(split: str, pages: list[tuple[str, str, Source]], others: list[Source], rng: random.Random,
-                     labels_language: bool = True) -> Corpus:
+def _template_corpus(split: str, pages: Sequence[tuple[str, str, Source]], others: Sequence[Source],
+                     rng: random.Random, labels_language: bool = True) -> Corpus:
     """Each template page and 0–2 copies of it (0–1 of another page), its template as its site; result sets per
     package, of its template pages and their copies."""
     docs: list[Doc] = []
     groups_of: dict[str, str] = {}  # a result-set kind per group: the template's package, or other
-    for name, package, page in pages + [("", "other", page) for page in others]:
+    for name, package, page in [*pages, *(("", "other", page) for page in others)]:
         group = f"{split}-tpl-{page.key}"
         docs.append(_doc(page.text, page, group, "original", site=name))
         for _ in range(rng.choice([0, 0, 1, 1, 2] if name else [0, 0, 0, 1])):
@@ -553,6 +555,12 @@ def _licence_texts() -> tuple[tuple[str, str, Source], ...]:
     distinct from the others). A text differing from one of its lineage by less than a clause is left out."""
     notices = sources.copyright_licences()
     lineages: dict[str, tuple[str, list[Source]]] = {}  # lineage → split, texts
+    shingled: dict[str, set[str]] = {}  # a lineage text's word 5-grams, computed once for every notice it meets
+
+    def shingles_of(text: str) -> set[str]:
+        if text not in shingled:
+            shingled[text] = devcorpus._shingles(text)
+        return shingled[text]
 
     def join(lineage: str, text: Source) -> None:
         kept = lineages[lineage][1]
@@ -572,7 +580,7 @@ def _licence_texts() -> tuple[tuple[str, str, Source], ...]:
             continue
         shingles = devcorpus._shingles(text.text)
         share, lineage = max((max(len(shingles & other) / min(len(shingles), len(other))
-                                  for other in map(devcorpus._shingles, (t.text for t in texts))), lineage)
+                                  for other in (shingles_of(t.text) for t in texts)), lineage)
                              for lineage, (_, texts) in lineages.items())
         if share > devcorpus.DISTINCT_CONTAINMENT:
             join(lineage, text)

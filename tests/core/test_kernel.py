@@ -92,6 +92,18 @@ def test_similarity_equals_reference(case, metric):
         assert kernel.similarity(encode(a), encode(b), k, metric) == reference.similarity(a, b, k, metric)
 
 
+@settings(max_examples=100, derandomize=True, deadline=None)
+@given(result_sets(), thresholds, st.sampled_from(METRICS))
+def test_the_references_merge_decides_what_its_similarity_says(case, threshold, metric):
+    """reference.is_duplicate's early-terminating merge keeps exactly the pairs whose similarity reaches the
+    threshold and that share a value (what tests/brute.py's exhaustive scans keep, from the similarity alone)."""
+    sketches, k = case
+    present = [s for s in sketches if s is not None]
+    for a, b in zip(present, present[1:]):
+        score = reference.similarity(a, b, k, metric)
+        assert reference.is_duplicate(a, b, k, metric, threshold) == (score > 0 and score >= threshold)
+
+
 # ---- adversarial sets ----
 
 def _adversarial_sets():

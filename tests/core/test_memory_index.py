@@ -27,7 +27,7 @@ from neardup.store import lmdb as lmdb_store
 from neardup.runtime.view import LiveView
 from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
-from brute import exhaustive
+from brute import exhaustive, reaching, scored
 from observe import commands_sent
 from server_process import run_neardup, serving, sketch_store
 from sketches import HOT, K, make_corpus
@@ -73,11 +73,12 @@ def test_the_index_equals_an_exhaustive_scan_through_writes_and_compactions():
             docno, sketch = index.stored(doc_id)
             assert sketch == encode_sketch(corpus[doc_id])
             for metric in METRICS:
+                matches = scored(corpus, corpus[doc_id], doc_id, metric)
                 for threshold in THRESHOLDS:
                     found = index.search(sketch, threshold, metric, exclude=docno)
                     assert found.exact
                     assert sorted(found.matches, key=lambda m: (-m[1], m[0])) == \
-                        answer_of(exhaustive(corpus, corpus[doc_id], doc_id, threshold, metric))
+                        answer_of(reaching(matches, threshold))
 
     check()
     for round_ in range(4):  # the delta: written after the base, never found through the old postings
@@ -123,12 +124,12 @@ def test_the_view_follows_another_writer_and_answers_like_the_store(tmp_path, mo
     def check() -> None:
         for doc_id in list(corpus)[::9]:
             for metric in METRICS:
+                matches = scored(corpus, corpus[doc_id], doc_id, metric)
                 for threshold in (0.2, 0.52, 0.9):
                     params = SimilarParams(top_k=1000, threshold=threshold, metric=metric)
                     from_memory = engine.find_similar(doc_id, params, view.read())
                     assert from_memory == engine.find_similar(doc_id, params)
-                    assert answer(from_memory) == answer_of(exhaustive(corpus, corpus[doc_id], doc_id, threshold,
-                                                                       metric))
+                    assert answer(from_memory) == answer_of(reaching(matches, threshold))
         query = RequestDocument("new-query", sketch=encode_sketch(corpus[doc_id][:5] + [2**32 - 1]))
         assert engine.find_similar(query, SimilarParams(top_k=5), view.read()) == \
             engine.find_similar(query, SimilarParams(top_k=5))

@@ -166,7 +166,7 @@ def test_a_dedups_cpu_over_the_empty_call_splits_into_the_call_and_the_work_roun
 
 
 def test_the_popular_corpus_adds_copies_of_one_story_and_every_result_set_holds_some():
-    from benchmarks.lib import devcorpus, load
+    from benchmarks.lib import load
 
     drawn, popular = load.corpus("drawn"), load.corpus("popular")
     assert popular[:len(drawn)] == drawn  # the development corpus, then the copies

@@ -22,7 +22,6 @@ from neardup.core.encoding import encode_sketch
 from neardup.core.errors import ConfigMismatch, NotFound, StoreUnavailable
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS as METRICS
-from neardup.jobs.pairs import find_pairs
 from neardup.runtime.search import base_file, delta, shared
 from neardup.runtime.params import SimilarParams
 from neardup.runtime.served_store import ServedStore
@@ -33,7 +32,7 @@ from neardup.store import lmdb as lmdb_store
 from neardup_client import Document as ClientDocument
 from neardup_client import NearDupClient, NearDupClientError
 from server_process import free_ports, run_neardup, serving, sketch_store
-from brute import exhaustive
+from brute import exhaustive, reaching, scored
 from sketches import K, make_corpus
 
 HOT_LIMIT = 40  # a low hot limit, so that searches leave hot postings unread
@@ -66,11 +65,11 @@ def check_index(index, corpus: dict[str, list[int]], every: int = 7) -> None:
         docno, sketch = index.stored(doc_id)
         assert sketch == encode_sketch(corpus[doc_id])
         for metric in METRICS:
+            matches = scored(corpus, corpus[doc_id], doc_id, metric)
             for threshold in (0.2, 0.52, 0.9):
                 found = index.search(sketch, threshold, metric, exclude=docno)
                 assert found.exact
-                assert sorted(found.matches, key=lambda m: (-m[1], m[0])) == \
-                    answer_of(exhaustive(corpus, corpus[doc_id], doc_id, threshold, metric))
+                assert sorted(found.matches, key=lambda m: (-m[1], m[0])) == answer_of(reaching(matches, threshold))
 
 
 @pytest.fixture

@@ -15,16 +15,14 @@ from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 from prometheus_client.parser import text_string_to_metric_families
 
-from neardup.core.fields import FieldSpec
 from neardup.core.sketch_config import SketchConfig
 from neardup.core.sketcher import Sketcher
-from neardup.core.vocabulary import ITEMS
 from neardup.runtime.params import DEFAULT_MAX_TEXT_BYTES
 from neardup.service.servicer import UNARY_METHODS
 from neardup_client import AsyncNearDupClient, Document, NearDupClient, NearDupClientError
 from neardup_client.cli_framework import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from neardup_client.v1 import neardup_pb2 as pb
-from server_process import NEARDUP, Server, free_port, serving, sketch_store, write_jsonl
+from server_process import NEARDUP, Server, free_port, serving, write_jsonl
 from textgen import RECORD_SCHEMA, article, records_with_typos, text
 
 FOOTER = "Subscribe to our newsletter for more stories like this one, every single morning."

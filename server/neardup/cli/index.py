@@ -12,7 +12,7 @@ from ..core.vocabulary import KINDS, SIMHASH
 from ..jobs.index import (DASK, DEFAULT_BATCH_SIZE, DEFAULT_CONNECT_TIMEOUT, ENGINES, MAX_PARTITION_BYTES,
                           MIN_PARTITION_BYTES, PARTITIONS_PER_WORKER, IndexOptions, index_corpus,
                           load_schema)
-from ..store import STORE_HELP, default_store_path, open_store
+from ..store import STORE_HELP, default_store_path
 from .configure import add_threshold_argument
 from .options import add_progress_argument, checked, reporting
 

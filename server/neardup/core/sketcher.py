@@ -161,8 +161,6 @@ class Sketcher:
         lang = self.language(text, lang)
         n = self._word_ngram
         if n is None:
-            splitter = sentence_splitter(lang)
-            blocks = _BLANK_LINE.split(text) if self.config.unit == PARA_SENTENCE else (text,)
             return [shingle.decode("utf-8") for shingle in self._sentence_shingles(text, lang) if shingle]
         words = self._words(text, lang)
         if len(words) <= n:
