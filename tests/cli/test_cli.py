@@ -50,7 +50,8 @@ def test_help_dedup_and_info_do_not_import_nltk_or_the_server(server, tmp_path, 
 @pytest.mark.slow
 def test_the_sketcher_imports_nltk_only_for_a_text_that_needs_it(tmp_path):
     """English word shingles are stemmed by the compiled stemmer: NLTK is not imported at all; sentences are split
-    by NLTK's Punkt, imported at the first text."""
+    by NLTK's Punkt, imported at the first text, without the scipy that NLTK's package would import (installed
+    here, as the cluster extra installs it), which the process can still import afterwards."""
     code = textwrap.dedent("""
         import sys
         from neardup.core.sketch_config import SketchConfig
@@ -59,7 +60,9 @@ def test_the_sketcher_imports_nltk_only_for_a_text_that_needs_it(tmp_path):
         assert words.sketch("Some words to sketch. And more of them.")
         assert "nltk" not in sys.modules
         assert sentences.sketch("Some words to sketch. And more of them.")
-        assert "nltk" in sys.modules
+        assert "nltk" in sys.modules and "scipy" not in sys.modules
+        import scipy.stats
+        assert scipy.stats.fisher_exact([[3, 1], [1, 3]]).pvalue > 0
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

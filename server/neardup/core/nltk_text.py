@@ -3,21 +3,45 @@ stemmers, as the sketcher uses them: imported at first use and memoized."""
 from __future__ import annotations
 
 import functools
+import importlib.abc
 import re
+import sys
+import threading
 
 from . import _stem
 from .language import SNOWBALL_LANGUAGES
 
-# NLTK (Snowball stemmers, Punkt) takes a second or more to import, for it pulls in scipy; only sketching text
-# needs it, so it is imported at its first use (_nltk), not with this module: `neardup --help`, `dedup` and `info`
-# never load it, and `neardup serve` loads it before its workers start (load_nltk).
+# NLTK (Snowball stemmers, Punkt) takes a while to import; only sketching text needs it, so it is imported at its
+# first use (_nltk), not with this module: `neardup --help`, `dedup` and `info` never load it, and `neardup serve`
+# loads it before its workers start (load_nltk).
+
+
+class _WithoutScipy(importlib.abc.MetaPathFinder):
+    """Refuses scipy to one thread while it imports NLTK. NLTK's package imports every module it has, and a few of
+    them (collocation statistics, sentence alignment, a parser) take scipy where it is installed, as the `cluster`
+    extra installs it: most of NLTK's import time, in every process that sketches, for code neardup never calls.
+    Each of those imports falls back where scipy is missing (those functions then say so); other threads, and later
+    imports, get scipy as ever."""
+
+    def __init__(self):
+        self.thread = threading.get_ident()
+
+    def find_spec(self, name, path=None, target=None):
+        if (name == "scipy" or name.startswith("scipy.")) and threading.get_ident() == self.thread:
+            raise ModuleNotFoundError(f"neardup imports NLTK without {name}", name=name)
+        return None
 
 
 @functools.lru_cache(maxsize=None)
 def _nltk():
     """NLTK's classes the sketcher uses, imported on first call: (SnowballStemmer, PunktParameters, _FastPunkt)."""
-    from nltk.stem.snowball import SnowballStemmer
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    finder = _WithoutScipy()
+    sys.meta_path.insert(0, finder)
+    try:
+        from nltk.stem.snowball import SnowballStemmer
+        from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    finally:
+        sys.meta_path.remove(finder)
 
     if tuple(SnowballStemmer.languages) != SNOWBALL_LANGUAGES:
         raise ImportError(f"this NLTK stems {SnowballStemmer.languages}, not the languages neardup was made with "
