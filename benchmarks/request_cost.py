@@ -328,10 +328,7 @@ def _absolute(rounds: list[dict], name: str) -> list[str]:
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--against", metavar="REV", help="side B: a revision (commit, branch, tag) installed from "
-                        "git into an environment of its own under benchmarks/out/revisions/")
-    parser.add_argument("--at", metavar="REV", help="side A: a revision installed likewise (default: this "
-                        "environment's neardup, which must be the checkout's)")
+    ab.add_side_arguments(parser)
     parser.add_argument("--store-from", choices=("a", "b", "each"), default=None,
                         help="whose `neardup index` builds the store both serve (default: B when there is one); "
                         "each: every side serves a store of its own, built by its own `neardup index` (what a "
@@ -374,9 +371,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     started = time.perf_counter()
     try:
-        sides = {"a": ab.install(args.at, say=say) if args.at else ab.this_environment()}
-        if args.against:
-            sides["b"] = ab.install(args.against, say=say)
+        sides = ab.sides(args.at, args.against, say)
         results = {"command": " ".join(["python -m benchmarks.request_cost",
                                         *(argv if argv is not None else sys.argv[1:])]),
                    "machine": measure.machine(), "seconds_per_run": args.seconds}

@@ -65,13 +65,9 @@ def measure_side(side: ab.Side, store: Path, corpus: Path, work: Path) -> dict[s
 
 
 def run(sides: dict[str, ab.Side], rounds: int, work: Path, say) -> dict:
-    corpus = work / "sample.jsonl"
-    write_jsonl(corpus, sample.build())
-    head = work / "head.jsonl"
-    head.write_text("".join(corpus.read_text().splitlines(keepends=True)[:INDEX_ARTICLES]))
+    head = write_jsonl(work / "head.jsonl", sample.build()[:INDEX_ARTICLES])
     store = work / "store"
-    first = next(iter(sides.values()))  # the older code reads what it wrote: side B's when there is one
-    builder = sides.get("b", first)
+    builder = sides.get("b", sides["a"])  # the older code reads what it wrote: side B's when there is one
     subprocess.run([*builder.neardup, "index", str(head), "--store", str(store), *STORE_OPTIONS], check=True,
                    capture_output=True)
     measured = []
@@ -126,10 +122,7 @@ def markdown(results: dict) -> str:
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--against", metavar="REV", help="side B: a revision (commit, branch, tag) installed from "
-                        "git into an environment of its own under benchmarks/out/revisions/")
-    parser.add_argument("--at", metavar="REV", help="side A: a revision installed likewise (default: this "
-                        "environment's neardup, which must be the checkout's)")
+    ab.add_side_arguments(parser)
     parser.add_argument("--rounds", type=int, default=7, help="rounds (default 7)")
     parser.add_argument("--out", type=Path, default=OUT, help="where the results are written")
     args = parser.parse_args(argv)
@@ -146,9 +139,7 @@ def main(argv: list[str] | None = None) -> dict:
 
     started = time.perf_counter()
     try:
-        sides = {"a": ab.install(args.at, say=say) if args.at else ab.this_environment()}
-        if args.against:
-            sides["b"] = ab.install(args.against, say=say)
+        sides = ab.sides(args.at, args.against, say)
         with tempfile.TemporaryDirectory(prefix="start-time-") as work:
             results = {"command": " ".join(["python -m benchmarks.start_time",
                                             *(argv if argv is not None else sys.argv[1:])]),

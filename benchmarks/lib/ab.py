@@ -128,6 +128,22 @@ def install(revision: str, revisions: Path = REVISIONS, say: Callable[[str], Non
     return side
 
 
+def add_side_arguments(parser) -> None:
+    """--against (side B) and --at (side A) of an A/B tool's command line."""
+    parser.add_argument("--against", metavar="REV", help="side B: a revision (commit, branch, tag) installed from "
+                        "git into an environment of its own under benchmarks/out/revisions/")
+    parser.add_argument("--at", metavar="REV", help="side A: a revision installed likewise (default: this "
+                        "environment's neardup, which must be the checkout's)")
+
+
+def sides(at: str | None, against: str | None, say: Callable[[str], None] = print) -> dict[str, Side]:
+    """"a": `at` installed, or this environment; "b": `against` installed, when named."""
+    chosen = {"a": install(at, say=say) if at else this_environment()}
+    if against:
+        chosen["b"] = install(against, say=say)
+    return chosen
+
+
 def _run(command: list[str], what: str) -> None:
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
