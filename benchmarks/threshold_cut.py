@@ -7,7 +7,7 @@ near-duplicate mode, every valley in it separates the sample equally well (calib
 takes the middle one: the sample cannot say where in the stretch the pairs of the result sets divide. This
 measures what each position would give. Per family (lib/families.py), its store is made and its result sets grouped
 as evaluate_families.py does (F1 at every threshold of quality_counts.THRESHOLDS, which holds every valley centre);
-the store's sample is searched as `neardup index` searches it (SimilarSearch.nearest_similarities); reported: F1
+the store's sample is searched as `neardup index` searches it (SimilarSearch.sample_similarities); reported: F1
 at the lowest, the middle (the rule), three quarters up and the highest of the equal valleys, beside the family's
 best threshold, and each position's mean over the families. Writes threshold_cut.json and .md.
 """
@@ -42,7 +42,7 @@ def family_cuts(name: str, split: str, work: Path) -> dict:
     result = evaluate_family(corpus, work, {}, None, checkpoints=())
     f1 = result["counts"]["neardup sweep"]["overall"].f1()
     with open_store(work / f"{name}-{split}.store", readonly=True) as store:
-        valleys = calibration.equal_valleys(SimilarSearch(ServedStore(store)).nearest_similarities(SAMPLE_DOCUMENTS))
+        valleys = calibration.equal_valleys(SimilarSearch(ServedStore(store)).sample_similarities(SAMPLE_DOCUMENTS)[0])
     served = result["store"]["served"]["threshold"]
 
     def at(threshold: float) -> dict:

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from neardup.core import candidates
 from neardup.core.calibration import (BIN_WIDTH, DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS,
-                                     MIN_NEAR_DUPLICATES, MIN_SAMPLE, equal_valleys, learn_field_weights,
-                                     learn_threshold, sampled_keys)
+                                     MIN_LOOK_ALIKES, MIN_NEAR_DUPLICATES, MIN_SAMPLE, equal_valleys,
+                                     learn_field_weights, learn_threshold, sampled_keys)
 
 
 def sample(seed: int, *modes: tuple[int, float, float]) -> list[float]:
@@ -94,6 +94,45 @@ def test_a_handful_of_similar_documents_is_no_mode():
     assert learn_threshold(values + [0.95]) is not None
 
 
+def test_look_alikes_among_the_candidates_lift_the_cut_above_them():
+    """A template's pages: each one's nearest match is its copy (0.85-1), so the nearest-neighbour similarities
+    show an empty stretch above the chance mode; their candidates show the sibling pages at 0.45-0.7. The cut
+    moves from the stretch's middle to the sparsest stretch of the pairs between the siblings and the copies."""
+    nearest = sample(4, (300, 0.05, 0.2), (300, 0.85, 1.0))
+    siblings = sample(5, (600, 0.05, 0.2), (200, 0.45, 0.7), (5, 0.7, 0.8), (600, 0.85, 1.0))
+    assert learn_threshold(nearest) == pytest.approx(0.525, abs=0.03)
+    assert 0.7 <= learn_threshold(nearest, pairs=siblings) <= 0.85
+    assert learn_threshold(nearest, pairs=list(reversed(siblings))) == learn_threshold(nearest, pairs=siblings)
+
+
+def test_a_few_pairs_between_the_valley_and_the_copies_leave_the_cut():
+    """Copies of one story edited in other places: a few of their pairs score below the others. Fewer than
+    MIN_LOOK_ALIKES pairs are no population of look-alikes, so the valley's cut stays; as many move it."""
+    nearest = sample(4, (300, 0.05, 0.2), (300, 0.85, 1.0))
+    pairs = sample(6, (600, 0.05, 0.2), (600, 0.85, 1.0))
+    weaker = [0.56 + i * 0.001 for i in range(MIN_LOOK_ALIKES)]
+    valley = learn_threshold(nearest)
+    assert learn_threshold(nearest, pairs=pairs + weaker[:-1]) == valley
+    assert learn_threshold(nearest, pairs=pairs + weaker) > 0.6
+
+
+def test_no_cut_above_pairs_that_thin_out_without_copies_above_them():
+    """Pairs spreading from the valley up, thinning out with no mode of copies above: no sparse stretch lies
+    between look-alikes and copies, and the valley's cut stays (not the top of the range)."""
+    nearest = sample(4, (300, 0.05, 0.2), (300, 0.85, 1.0))
+    thinning = sample(7, (600, 0.05, 0.2), (400, 0.45, 0.6), (200, 0.6, 0.75), (100, 0.75, 0.9), (40, 0.9, 1.0))
+    assert learn_threshold(nearest, pairs=thinning) == learn_threshold(nearest)
+
+
+def test_pairs_change_nothing_where_the_chance_modes_edge_or_items_decide():
+    rewrites = sample(9, (120, 0, 0), (500, 0.06, 0.8))
+    look_alikes = sample(5, (600, 0.05, 0.2), (200, 0.45, 0.7), (600, 0.85, 1.0))
+    assert learn_threshold(rewrites, pairs=look_alikes) == learn_threshold(rewrites)
+    records = sample(10, (300, 0.05, 0.25), (300, 0.8, 1.0))
+    assert learn_threshold(records, lowest_valley=True, pairs=look_alikes) == learn_threshold(records,
+                                                                                           lowest_valley=True)
+
+
 def test_deterministic_and_order_free():
     values = sample(8, (300, 0, 0), (300, 0.6, 0.9))
     assert learn_threshold(values) == learn_threshold(list(reversed(values))) == learn_threshold(values)
@@ -104,8 +143,9 @@ def test_deterministic_and_order_free():
 @given(st.lists(st.floats(0.0, 1.0), min_size=MIN_SAMPLE, max_size=600),
        st.lists(st.floats(0.0, 1.0), max_size=400))
 def test_the_answer_is_none_or_inside_the_range(low, high):
-    learned = learn_threshold(low + high)
-    assert learned is None or LOWEST <= learned <= HIGHEST
+    for pairs in (None, high + low[:50]):
+        learned = learn_threshold(low + high, pairs=pairs)
+        assert learned is None or LOWEST <= learned <= HIGHEST
 
 
 def candidate_similarities(seed: int, pairs: int, agreement: list[float]) -> np.ndarray:

@@ -170,19 +170,17 @@ def _resemblance(text: str, other: str) -> float:
     return len(mine & theirs) / max(1, len(mine | theirs))
 
 
-def test_the_simulated_user_reindexes_licence_versions_without_the_stop_list_and_keeps_template_pages_on_it(
-        both_splits, tmp_path):
+def test_the_simulated_user_reindexes_licence_versions_without_the_stop_list(tmp_path):
     """30 answers to `neardup label`'s proposals on the test split, `neardup train --corpus` on them
     (benchmarks/lib/answers.py): train advises re-indexing licence versions and their copies (`derived`) without the
-    stop-list, so the user's store is then one without it, trained on the same answers; for template pages, which
-    the stop-list tells apart, it does not, and the store stays the one indexed with it."""
+    stop-list, so the user's store is then one without it, trained on the same answers."""
     import json
 
     from benchmarks.lib.answers import answer_and_train
     from neardup.jobs.index import IndexOptions, index_corpus
     from neardup.store import open_store
 
-    corpus = both_splits["test"]
+    corpus = families.build("derived", "test")
     records = tmp_path / "corpus.jsonl"
     records.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus.records()), encoding="utf-8")
     index_corpus(str(records), str(tmp_path / "store"))
@@ -195,12 +193,50 @@ def test_the_simulated_user_reindexes_licence_versions_without_the_stop_list_and
     served = []
     [report] = answer_and_train(tmp_path / "store", {d.id: d.group for d in corpus.docs}, tmp_path / "answers.jsonl",
                                 (30,), lambda count, trained, store: served.append(store), records, reindex)
-    derived = corpus.family == "derived"
-    assert report["reindexed"] == ("none" if derived else "") and not report["refused"], report
-    assert served == [tmp_path / ("no-stoplist" if derived else "store")]
+    assert report["reindexed"] == "none" and not report["refused"], report
+    assert served == [tmp_path / "no-stoplist"]
     with open_store(served[0], readonly=True) as store:
-        assert bool(store.stoplist) is not derived
+        assert not store.stoplist
         assert store.threshold()["source"] == "trained" and store.threshold()["threshold"] == report["threshold"]
+
+
+def test_a_templates_store_learns_a_threshold_above_its_distinct_pages_and_below_their_copies(tmp_path):
+    """The test split's `template` family indexed as `neardup index` does: the learned threshold (rule 6 of
+    docs/threshold.md) groups under a third of the pairs of distinct pages of one template that the valley of the
+    nearest-neighbour similarities alone groups, and most copies of a page."""
+    import json
+
+    from neardup.core import calibration, kernel
+    from neardup.jobs.index import index_corpus
+    from neardup.runtime.served_store import ServedStore
+    from neardup.runtime.similar_search import SimilarSearch
+    from neardup.store import open_store
+
+    corpus = families.build("template", "test")
+    records = tmp_path / "corpus.jsonl"
+    records.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus.records()), encoding="utf-8")
+    index_corpus(str(records), str(tmp_path / "store"))
+    with open_store(tmp_path / "store", readonly=True) as store:
+        learned = store.threshold()
+        nearest, _ = SimilarSearch(ServedStore(store)).sample_similarities(1000)
+        docs = [d for d in corpus.docs if d.site]
+        sketch_of = dict(zip((d.id for d in docs), store.get_many([d.id for d in docs])))
+    similarity = {(a.id, b.id): kernel.similarity(sketch_of[a.id], sketch_of[b.id], store.config.k, "containment")
+                  for i, a in enumerate(docs) for b in docs[i + 1:] if a.site == b.site}
+    group = {d.id: d.group for d in docs}
+    copies = [value for (a, b), value in similarity.items() if group[a] == group[b]]
+    siblings = [value for (a, b), value in similarity.items() if group[a] != group[b]]
+    assert len(copies) >= 50 and len(siblings) >= 200
+
+    def grouped(values: list[float], threshold: float) -> float:
+        return sum(value >= threshold for value in values) / len(values)
+
+    assert learned["source"] == "learned"
+    valley = calibration.learn_threshold(nearest)
+    # most sibling pages share little beyond what the stop-list drops; of those that share more, the learned
+    # threshold groups under a third of what the valley's cut grouped, and still most copies
+    assert grouped(siblings, learned["threshold"]) < grouped(siblings, valley) / 3
+    assert grouped(copies, learned["threshold"]) >= 0.8
 
 
 def test_held_out_licences_resemble_no_development_licence_and_keep_versions_apart():

@@ -230,15 +230,27 @@ def _similarity(store, a: str, b: str) -> float:
     return kernel.similarity(sketches[0], sketches[1], store.config.k, "containment")
 
 
+def test_the_learned_default_keeps_a_templates_pages_apart_and_groups_the_copies(texts_store):
+    """Each template page's nearest match is another page of its template or nothing, its candidates show its
+    siblings: the store learns a threshold above them (rule 6, docs/threshold.md) and below the copies."""
+    pages = [f"template-{template}-{page}" for template in range(3) for page in range(5)]
+    with open_store(texts_store / "store", readonly=True) as store:
+        learned = store.threshold()
+        siblings = max(_similarity(store, a, b) for a in pages for b in pages if a < b and a[:10] == b[:10])
+        copy = min(_similarity(store, f"story-{story}", f"copy-{story}") for story in range(12))
+    assert learned["source"] == "learned" and siblings < learned["threshold"] <= copy
+
+
 def test_text_answers_train_a_threshold_that_dedup_serves_keeping_template_pages_apart(texts_store, tmp_path):
     store_path = tmp_path / "store"
     shutil.copytree(texts_store / "store", store_path)
     pages = [f"template-0-{page}" for page in range(3)]
     with open_store(store_path, readonly=True) as store:
-        before = store.threshold()
         siblings = max(_similarity(store, a, b) for a in pages for b in pages if a < b)
         copy = _similarity(store, "story-0", "copy-0")
-    assert before["source"] == "learned" and siblings >= before["threshold"]  # grouped before training
+    grouping = subprocess.run([*NEARDUP, "configure", "--store", str(store_path), "--threshold",
+                               f"{siblings - 0.05:.4f}"], capture_output=True, text=True)  # a user's, grouping them
+    assert grouping.returncode == 0, grouping.stderr
     done = subprocess.run([*NEARDUP, "train", str(texts_store / "answers.jsonl"), "--store", str(store_path),
                            "--folds", "3"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -1,8 +1,9 @@
 """A store's default threshold, learned from its own corpus (issue 25), and an items store's field weights: one fixed
 threshold cannot fit short texts rewritten by hand and long formal texts that share whole clauses.
 
-The threshold is the valley between the two modes of a sample's nearest-neighbour similarities; a field weighs
-Fellegi and Sunter's agreement weight log(m / u). Pure and deterministic: the same values give the same answer.
+The threshold is the valley between the two modes of a sample's nearest-neighbour similarities, moved above the
+look-alikes its candidates show there (a template's pages, a licence's versions); a field weighs Fellegi and
+Sunter's agreement weight log(m / u). Pure and deterministic: the same values give the same answer.
 The rule, step by step: docs/threshold.md ("The rule", "Items: the fields' weights first").
 """
 from __future__ import annotations
@@ -36,6 +37,9 @@ MIN_NEAR_DUPLICATES = 10
 #: Rule 4 (no gap): the share of the sample at or above the chance mode's edge, and a similarity some must reach.
 REWRITTEN_SHARE = 0.5
 NEAR_COPY = 0.5
+#: Rule 6: the sampled documents' candidate pairs between the valley and the cut above them must be at least this
+#: many before the cut moves: a few pairs are no population of look-alikes (an edited copy's weaker pairs are).
+MIN_LOOK_ALIKES = 10
 
 #: Field weights: duplicates' assumed agreement on a field (m), the lowest chance agreement counted (u; a field no
 #: two sampled candidates agree on), the lowest weight (a field every candidate agrees on still counts a little),
@@ -71,10 +75,12 @@ def _sample_rank(key: bytes) -> bytes:
     return hashlib.blake2b(key, digest_size=8, person=SAMPLE_HASH).digest()
 
 
-def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> float | None:
+def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
+                    pairs: Sequence[float] | None = None) -> float | None:
     """The threshold between the two modes of the nearest-neighbour similarities `nearest` (one per sampled
     document, 0 where it has no match), or None where the sample shows no near-duplicate mode; `lowest_valley`:
-    the valley nearest the chance mode rather than Otsu's, for items (the rule: docs/threshold.md)."""
+    the valley nearest the chance mode rather than Otsu's, for items; `pairs`: the similarity of every candidate
+    pair of the sampled documents, which moves a valley's cut above the look-alikes (the rule: docs/threshold.md)."""
     values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
     if len(values) < MIN_SAMPLE:
         return None
@@ -85,6 +91,8 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False) -> fl
         else:
             best = np.flatnonzero(_best_cuts(valley, separation))
         threshold = float(centres[best[len(best) // 2]])
+        if pairs is not None:
+            threshold = _above_look_alikes(int(best[len(best) // 2]), values, pairs)
     else:
         threshold = _chance_edge(values, smoothed, centres)
         if threshold is None:
@@ -110,13 +118,37 @@ def _best_cuts(valley: np.ndarray, separation: np.ndarray) -> np.ndarray:
     return valley & (separation == separation[valley].max())
 
 
+def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values' counts in bins BIN_WIDTH wide on [0, 1], the counts smoothed (rule 1), and the bins' centres."""
+    counts, edges = np.histogram(values, bins=round(1 / BIN_WIDTH), range=(0.0, 1.0))
+    smoothed = np.convolve(np.pad(counts.astype(np.float64), 1, mode="edge"), [0.25, 0.5, 0.25], mode="valid")
+    return counts, smoothed, (edges[:-1] + edges[1:]) / 2
+
+
+def _above_look_alikes(valley: int, nearest: np.ndarray, pairs: Sequence[float]) -> float:
+    """Rule 6: the cut of bin `valley` moved up to the sparsest bin of the candidate pairs' similarities between it
+    and the copies above, where the pairs between the two are a population of look-alikes (a template's pages,
+    a licence's versions: each one's nearest match may be a copy, but its candidates show its siblings)."""
+    values = np.clip(np.asarray(pairs, np.float64), 0.0, 1.0)
+    _, smoothed, centres = _histogram(values)
+    highest_above = np.append(np.maximum.accumulate(smoothed[::-1])[::-1][1:], 0.0)
+    candidate = (np.arange(len(centres)) >= valley) & (centres <= HIGHEST) & (smoothed <= DIP * highest_above)
+    threshold = float(centres[valley])
+    if not candidate.any():
+        return threshold
+    sparsest = np.flatnonzero(candidate & (smoothed == smoothed[candidate].min()))
+    cut = float(centres[sparsest[len(sparsest) // 2]])
+    look_alikes = np.count_nonzero((values >= threshold) & (values < cut))
+    if look_alikes < MIN_LOOK_ALIKES or np.count_nonzero(nearest >= cut) < MIN_NEAR_DUPLICATES:
+        return threshold
+    return cut
+
+
 def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per bin of the values' histogram: its centre, its smoothed count, whether it is a valley (rule 2) and the
     between-class variance of cutting there (rule 3)."""
-    bins = round(1 / BIN_WIDTH)
-    counts, edges = np.histogram(values, bins=bins, range=(0.0, 1.0))
-    smoothed = np.convolve(np.pad(counts.astype(np.float64), 1, mode="edge"), [0.25, 0.5, 0.25], mode="valid")
-    centres = (edges[:-1] + edges[1:]) / 2
+    counts, smoothed, centres = _histogram(values)
+    bins = len(centres)
     below = np.maximum.accumulate(smoothed)                  # highest bin at or below each bin
     above = np.maximum.accumulate(smoothed[::-1])[::-1]      # ... at or above
     valley = np.zeros(bins, bool)

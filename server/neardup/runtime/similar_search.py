@@ -104,19 +104,22 @@ class SimilarSearch:
             for docno, doc_id, sketch in snapshot.scan(start, stop):
                 yield doc_id, self._search(snapshot, sketch, params, above=docno, read_articles=articles)
 
-    def nearest_similarities(self, count: int) -> list[float]:
-        """The similarity of each of `count` stored articles, drawn by their ids (calibration.sampled_keys), to its
-        best match in the store under the default metric (0 when none reaches calibration.SEARCH_FLOOR): what
-        calibration.learn_threshold learns from. A bounded sample: `count` searches, whatever the store's size."""
-        params = SimilarParams(top_k=1, threshold=calibration.SEARCH_FLOOR, metric=self.served.defaults.metric)
-        return [matches[0].similarity if matches else 0.0
-                for _, matches in self.sampled_matches(count, params, calibration.CANDIDATES)]
+    def sample_similarities(self, count: int) -> tuple[list[float], list[float]]:
+        """What calibration.learn_threshold learns from, under the default metric: the similarity of each of
+        `count` stored articles, drawn by their ids (calibration.sampled_keys), to its best match in the store (0
+        when none reaches calibration.SEARCH_FLOOR), and that of every candidate of theirs that reaches it. A
+        bounded sample: `count` searches, whatever the store's size."""
+        params = SimilarParams(top_k=calibration.CANDIDATES, threshold=calibration.SEARCH_FLOOR,
+                               metric=self.served.defaults.metric)
+        sampled = [matches for _, matches in self.sampled_matches(count, params, calibration.CANDIDATES)]
+        return ([matches[0].similarity if matches else 0.0 for matches in sampled],
+                [match.similarity for matches in sampled for match in matches])
 
     def sampled_matches(self, count: int, params: SimilarParams, max_candidates: int) -> list[tuple[str, list[Match]]]:
         """Each of `count` stored articles, drawn by their ids (calibration.sampled_keys: the same articles give
         the same sample however they are stored), in id order, with its best matches in the store under params
         (the article itself left out), verifying at most `max_candidates` candidates each: the sample a threshold
-        is learned from (nearest_similarities) and `neardup label` proposes text pairs from. One snapshot; `count`
+        is learned from (sample_similarities) and `neardup label` proposes text pairs from. One snapshot; `count`
         searches and one read of every id, whatever the store's size."""
         self.served.check_metric(params.metric)
 
