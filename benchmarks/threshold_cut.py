@@ -42,7 +42,8 @@ def family_cuts(name: str, split: str, work: Path) -> dict:
     result = evaluate_family(corpus, work, {}, None, checkpoints=())
     f1 = result["counts"]["neardup sweep"]["overall"].f1()
     with open_store(work / f"{name}-{split}.store", readonly=True) as store:
-        valleys = calibration.equal_valleys(SimilarSearch(ServedStore(store)).sample_similarities(SAMPLE_DOCUMENTS)[0])
+        nearest, _ = SimilarSearch(ServedStore(store)).sample_similarities(SAMPLE_DOCUMENTS)
+        valleys = calibration.equal_valleys(nearest)
     served = result["store"]["served"]["threshold"]
 
     def at(threshold: float) -> dict:

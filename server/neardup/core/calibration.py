@@ -80,7 +80,8 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
     """The threshold between the two modes of the nearest-neighbour similarities `nearest` (one per sampled
     document, 0 where it has no match), or None where the sample shows no near-duplicate mode; `lowest_valley`:
     the valley nearest the chance mode rather than Otsu's, for items; `pairs`: the similarity of every candidate
-    pair of the sampled documents, which moves a valley's cut above the look-alikes (the rule: docs/threshold.md)."""
+    pair of the sampled documents, which moves a text store's valley cut above the look-alikes (the rule:
+    docs/threshold.md)."""
     values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
     if len(values) < MIN_SAMPLE:
         return None
@@ -90,9 +91,10 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
             best = np.flatnonzero(valley & (separation >= NEAR_BEST * separation[valley].max()))[:1]
         else:
             best = np.flatnonzero(_best_cuts(valley, separation))
-        threshold = float(centres[best[len(best) // 2]])
-        if pairs is not None:
-            threshold = _above_look_alikes(int(best[len(best) // 2]), values, pairs)
+        cut = int(best[len(best) // 2])
+        threshold = float(centres[cut])
+        if pairs is not None and not lowest_valley:  # rule 6, texts only: an items store cuts low on purpose
+            threshold = _above_look_alikes(cut, values, pairs)
     else:
         threshold = _chance_edge(values, smoothed, centres)
         if threshold is None:

@@ -93,8 +93,7 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
         weights = learn_field_weights(store)
         served = ServedStore(store, pair_model=False, field_weights=weights or {})
         nearest, pairs = SimilarSearch(served).sample_similarities(sample)
-        items = store.config.kind == ITEMS
-        value = calibration.learn_threshold(nearest, lowest_valley=items, pairs=None if items else pairs)
+        value = calibration.learn_threshold(nearest, lowest_valley=store.config.kind == ITEMS, pairs=pairs)
         wanted = None if value is None else {"threshold": value, "source": calibration.LEARNED,
                                              "sampled": len(nearest)}
         if wanted is not None and weights:
