@@ -4,6 +4,8 @@ families' labels (distinct pages of one template and versions of one licence apa
 text) and result sets."""
 from __future__ import annotations
 
+import numpy as np
+
 import pytest
 
 from benchmarks.lib import devcorpus, families, family_sets, sources
@@ -170,34 +172,56 @@ def _resemblance(text: str, other: str) -> float:
     return len(mine & theirs) / max(1, len(mine | theirs))
 
 
-def test_the_simulated_user_reindexes_licence_versions_without_the_stop_list(tmp_path):
-    """30 answers to `neardup label`'s proposals on the test split, `neardup train --corpus` on them
-    (benchmarks/lib/answers.py): train advises re-indexing licence versions and their copies (`derived`) without the
-    stop-list, so the user's store is then one without it, trained on the same answers."""
+def _grouped_shares(store_path, docs) -> tuple[float, float]:
+    """Of the pairs of distinct texts of one licence lineage, and of the pairs of copies of one text, the shares the
+    store's default metric and threshold group."""
+    from itertools import combinations
+
+    from neardup.core import kernel
+    from neardup.runtime.served_store import ServedStore
+    from neardup.store import open_store
+
+    with open_store(store_path, readonly=True) as store:
+        defaults = ServedStore(store).defaults
+        sketch = dict(zip([d.id for d in docs], store.get_many([d.id for d in docs])))
+        grouped = {True: [], False: []}  # copies, versions
+        for a, b in combinations(docs, 2):
+            if a.group == b.group or (a.site and a.site == b.site):
+                similarity = kernel.similarity(sketch[a.id], sketch[b.id], store.config.k, defaults.metric)
+                grouped[a.group == b.group].append(similarity >= defaults.threshold)
+    return float(np.mean(grouped[False])), float(np.mean(grouped[True]))
+
+
+def test_the_simulated_user_s_answers_keep_licence_versions_apart_and_their_copies_grouped(tmp_path):
+    """30 answers to `neardup label`'s proposals on the test split's licence versions and their copies
+    (`derived`), `neardup train --corpus` on them (benchmarks/lib/answers.py, which follows any advice to
+    re-index): the store the user then serves groups under a third of the pairs of distinct versions of one
+    lineage that the learned default groups, and still seven in ten pairs of copies (the learned default groups
+    them all: what the answers buy costs some copies, docs/quality.md)."""
     import json
 
     from benchmarks.lib.answers import answer_and_train
     from neardup.jobs.index import IndexOptions, index_corpus
-    from neardup.store import open_store
+    from neardup.jobs.train import OTHER_STOPLISTS
 
     corpus = families.build("derived", "test")
     records = tmp_path / "corpus.jsonl"
     records.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in corpus.records()), encoding="utf-8")
     index_corpus(str(records), str(tmp_path / "store"))
+    versions_before, copies_before = _grouped_shares(tmp_path / "store", corpus.docs)
 
     def reindex(stoplist: str):
-        assert stoplist == "none"  # the advice names the stop-list; only none is expected here
-        index_corpus(str(records), str(tmp_path / "no-stoplist"), IndexOptions(learn=False))
-        return tmp_path / "no-stoplist"
+        path = tmp_path / stoplist.replace(" ", "-")
+        index_corpus(str(records), str(path), IndexOptions(**OTHER_STOPLISTS[stoplist].index_options))
+        return path
 
     served = []
     [report] = answer_and_train(tmp_path / "store", {d.id: d.group for d in corpus.docs}, tmp_path / "answers.jsonl",
                                 (30,), lambda count, trained, store: served.append(store), records, reindex)
-    assert report["reindexed"] == "none" and not report["refused"], report
-    assert served == [tmp_path / "no-stoplist"]
-    with open_store(served[0], readonly=True) as store:
-        assert not store.stoplist
-        assert store.threshold()["source"] == "trained" and store.threshold()["threshold"] == report["threshold"]
+    assert not report["refused"], report
+    versions_after, copies_after = _grouped_shares(served[0], corpus.docs)
+    assert versions_after < versions_before / 3, (versions_before, versions_after)
+    assert copies_after >= 0.7, (versions_before, versions_after, copies_before, copies_after)
 
 
 def test_a_templates_store_learns_a_threshold_above_its_distinct_pages_and_below_their_copies(tmp_path):

@@ -64,17 +64,18 @@ def _run(args: argparse.Namespace) -> int:
 def _threshold_report(args: argparse.Namespace, report: dict) -> int:
     """A store of texts' trained threshold against its current one, on the same answers."""
     before, cv = report["before"], report["cv"]
-    print(f"{'store threshold':18s} F1 on the answers {before['f1']['f1']:.3f}  precision "
-          f"{before['f1']['precision']:.3f}  recall {before['f1']['recall']:.3f}  ({before['metric']} >= "
+    print(f"{'store threshold':18s} expected F1 {before['expected']:.3f}  F1 on the answers {before['f1']['f1']:.3f}  "
+          f"precision {before['f1']['precision']:.3f}  recall {before['f1']['recall']:.3f}  ({before['metric']} >= "
           f"{before['threshold']:g}, {before['source']})")
-    print(f"{'trained threshold':18s} cross-validated F1 {cv['f1']:.3f}  precision {cv['precision']:.3f}  recall "
-          f"{cv['recall']:.3f}  ({report['metric']} >= {report['threshold']:g}; cross-validated F1 per metric: "
+    print(f"{'trained threshold':18s} expected F1 {report['expected']:.3f}  cross-validated F1 {cv['f1']:.3f}  "
+          f"precision {cv['precision']:.3f}  recall {cv['recall']:.3f}  ({report['metric']} >= "
+          f"{report['threshold']:g}; cross-validated F1 per metric: "
           + ", ".join(f"{metric} {f1:.3f}" for metric, f1 in report["metrics"].items()) + ")")
     for name, other in report.get("stoplists", {}).items():
         figures = other["cv"]
-        print(f"{OTHER_STOPLISTS[name].label:18s} cross-validated F1 {figures['f1']:.3f}  precision "
-              f"{figures['precision']:.3f}  recall {figures['recall']:.3f}  ({other['metric']} >= "
-              f"{other['threshold']:g}, the texts sketched {OTHER_STOPLISTS[name].sketched}: "
+        print(f"{OTHER_STOPLISTS[name].label:18s} expected F1 {other['expected']:.3f}  cross-validated F1 "
+              f"{figures['f1']:.3f}  precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  "
+              f"({other['metric']} >= {other['threshold']:g}, the texts sketched {OTHER_STOPLISTS[name].sketched}: "
               f"{other['stoplist_size']:,} shingles stop-listed, `neardup index {other['index_option']}`)")
     if args.corpus and not report.get("stoplists"):
         print(f"{'other stop-lists':18s} the store's stop-list is what every other would be: --corpus changes nothing")

@@ -39,10 +39,14 @@ UNSUPPORTED_SHARE = 0.25
 MIN_SUPPORT = 5
 #: Platt scaling's L2 penalty: next to none (one slope and an intercept, fitted on every labelled pair).
 PLATT_PENALTY = 1e-6
-#: How much better (cross-validated F1 on the answers) sketches with another stop-list must separate the answers
-#: before train advises re-indexing with it: a few answers' CV figures move by a few hundredths between folds
-#: (chosen on the tune split's families, benchmarks/evaluate_families.py).
-STOPLIST_MARGIN = 0.03
+#: The L2 penalty of the chance model (a logistic fit of the answers on every setting's similarity) that weighs the
+#: settings against each other: the similarities are alike, and a few dozen answers separate them often, which an
+#: unpenalised fit answers with coefficients growing without bound (chosen on the tune split's families,
+#: benchmarks/answer_draws.py).
+CHANCE_PENALTY = 0.1
+#: Settings whose expected F1 over the store's pairs lies within this of the best one's are not told apart by it:
+#: the answers' cross-validated F1 chooses among them (the store's current setting its F1 on the answers).
+EXPECTED_TIE = 0.01
 
 
 def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | None]]:
@@ -156,17 +160,39 @@ OTHER_STOPLISTS = {
 }
 
 
+class Setting(NamedTuple):
+    """A way to serve the store, weighed on the answers: a stop-list (OTHER_STOPLISTS name; "" the store's own),
+    a metric and a threshold, with the similarities it sees."""
+
+    stoplist: str
+    metric: str
+    threshold: float
+    answers: np.ndarray     # each answered pair's similarity under this stop-list and metric
+    population: np.ndarray  # each of the store's candidate pairs' (the rows `known` keeps: _expected_f1)
+    figures: dict           # on the answers: cross-validated (a trained threshold) or as they are (the store's)
+
+
+def _trained_settings(stoplist: str, scores_of: dict[str, np.ndarray], populations: dict[str, np.ndarray],
+                      truth: np.ndarray, fold: np.ndarray, folds: int, weight: np.ndarray) -> dict[str, Setting]:
+    """Per metric, the setting of the threshold fitted on all the answers, with its cross-validated figures."""
+    fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
+    return {metric: Setting(stoplist, metric, fit_threshold(scores, truth, populations[metric]), scores,
+                            populations[metric], figures) for metric, (scores, figures) in fitted.items()}
+
+
 def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: CandidatePairs, truth: np.ndarray,
-                    fold: np.ndarray, folds: int, weight: np.ndarray) -> dict[str, dict]:
-    """How the answers separate when the store's texts are sketched with another stop-list (re-sketched from the
-    corpus's records, JSON Lines as `neardup index` reads them), by OTHER_STOPLISTS name: per metric, the
-    cross-validated F1, and the best metric's threshold. The stop-list decides some kinds of text in opposite
+                    fold: np.ndarray, folds: int, weight: np.ndarray) -> tuple[dict[str, dict[str, Setting]],
+                                                                                dict[str, int], np.ndarray]:
+    """The settings of the store's texts sketched with another stop-list (re-sketched from the corpus's records,
+    JSON Lines as `neardup index` reads them): per OTHER_STOPLISTS name, per metric, a threshold trained as on the
+    store's own sketches; each one's stop-list size; and the candidate pairs whose texts the corpus holds (their
+    positions in the pool: the settings' populations). The stop-list decides some kinds of text in opposite
     directions (docs/quality.md: licence versions need it off or stricter, template pages and copies of a popular
     story its own), so the answers must tell. One that is the store's own is left out."""
     candidates = {"none": frozenset(), "copies counted": frequent_shingles(corpus, store.config)}
     candidates = {name: stoplist for name, stoplist in candidates.items() if stoplist != store.stoplist}
     if not candidates:
-        return {}
+        return {}, {}, np.arange(len(pool.a))
     answered = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
     texts = read_records(corpus, set(answered) | set(pool.a) | set(pool.b), "text")
     lacking = [doc_id for doc_id in answered if doc_id not in texts]
@@ -174,8 +200,8 @@ def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: Candidat
         raise InvalidArgument(f"--corpus lacks the text of {len(lacking)} answered ids (first: {lacking[0]!r}): "
                               "give the corpus the store was indexed from")
     metrics, k = KIND_METRICS[store.config.kind], store.config.k
-    known = [i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in texts and b in texts]
-    found = {}
+    known = np.array([i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in texts and b in texts], np.intp)
+    settings, sizes = {}, {}
     for name, stoplist in candidates.items():
         sketcher = Sketcher(dataclasses.replace(store.config, stoplist_digest=stoplist_digest(stoplist)), stoplist)
         sketches = {doc_id: sketcher.sketch(texts[doc_id]["text"], texts[doc_id].get("lang")) for doc_id in texts}
@@ -183,20 +209,43 @@ def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: Candidat
                                   metrics)
         populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
                                     metrics)
-        fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
-        metric = max(fitted, key=lambda m: fitted[m][1]["f1"])
-        found[name] = {"metric": metric, "threshold": fit_threshold(fitted[metric][0], truth, populations[metric]),
-                       "cv": fitted[metric][1], "metrics": {m: figures["f1"] for m, (_, figures) in fitted.items()},
-                       "stoplist_size": len(stoplist), "index_option": OTHER_STOPLISTS[name].index_option}
-    return found
+        settings[name] = _trained_settings(name, scores_of, populations, truth, fold, folds, weight)
+        sizes[name] = len(stoplist)
+    return settings, sizes, known
+
+
+def _expected_f1(settings: list[Setting], truth: np.ndarray) -> np.ndarray:
+    """Per setting, its expected F1 over the store's candidate pairs (their similarities: each setting's
+    population; the answers themselves where the store has none), each pair's chance of being a duplicate a
+    logistic fit of the answers on every setting's similarity at once. A setting's figures on the answers see only
+    the answered pairs, and `neardup label` proposes them near the store's threshold under its own stop-list and
+    metric: another setting that lifts a band of unanswered pairs over its threshold (template pages, once their
+    shared text is no longer stop-listed) errs where no answer shows it. The chance model reads every pair under
+    every setting, so such a band counts for what the answers say of pairs like it."""
+    columns = {(s.stoplist, s.metric): s for s in settings}  # a metric's trained setting and the store's share one
+    answered = np.column_stack([s.answers for s in columns.values()])
+    rows = len(settings[0].population)
+    population = np.column_stack([s.population for s in columns.values()]) if rows else answered
+    chance = learners.fit_logistic(answered, truth, penalty=CHANCE_PENALTY).probability(population)
+    expected = chance.sum()
+    called = np.array([(s.population if rows else s.answers) >= s.threshold for s in settings])
+    return 2 * (called @ chance) / np.maximum(called.sum(axis=1) + expected, 1e-12)
+
+
+def _chosen(settings: list[Setting], expected: np.ndarray) -> int:
+    """The setting to serve: of those whose expected F1 lies within EXPECTED_TIE of the best, the one of the best
+    F1 on the answers; the earliest (the store's current setting comes first) on a tie."""
+    near = np.flatnonzero(expected >= expected.max() - EXPECTED_TIE)
+    return int(max(near, key=lambda i: (settings[i].figures["f1"], -i)))
 
 
 def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
                     write: bool, corpus: str | None = None) -> dict:
     """A store of texts' metric and threshold from labelled pairs (docs/commands/neardup-train.md), stored unless
-    write is False or it is refused; returns the report. With `corpus` (the records the store was indexed from),
-    also how the answers separate under the other stop-lists (other_stoplists), and advice to re-index with the
-    best of them where it separates them better by STOPLIST_MARGIN."""
+    write is False or it is refused; returns the report. Every metric's trained threshold and the store's current
+    setting are weighed by their expected F1 over the store's candidate pairs (_expected_f1); with `corpus` (the
+    records the store was indexed from), so are those of the texts sketched with the other stop-lists
+    (other_stoplists), and where one of those is the setting to serve, train advises re-indexing with it."""
     served = ServedStore(store)
     current = served.defaults
     truth = np.array([duplicate for _, _, duplicate in pairs], bool)
@@ -213,41 +262,58 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     pooled = sorted(set(pool.a) | set(pool.b))
     populations = _similarities(dict(zip(pooled, store.get_many(pooled))).__getitem__, pool.a, pool.b, k, metrics)
     weight = population_weights(scores_of[current.metric], pool.rule_scores)
-    fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
-    # the metric whose threshold cross-validates best; the store's own wins a tie
-    metric = max(fitted, key=lambda m: (fitted[m][1]["f1"], m == current.metric))
-    scores, cv_figures = fitted[metric]
-    threshold = fit_threshold(scores, truth, populations[metric])
-    before = _f1(fitted[current.metric][0] >= current.threshold, truth, weight)
+    own = _trained_settings("", scores_of, populations, truth, fold, folds, weight)
+    before = _f1(scores_of[current.metric] >= current.threshold, truth, weight)
+    others_of, sizes, known = other_stoplists(store, corpus, pairs, pool, truth, fold, folds, weight) \
+        if corpus else ({}, {}, np.arange(len(pool.a)))
+    own = {metric: setting._replace(population=setting.population[known]) for metric, setting in own.items()}
+    settings = [Setting("", current.metric, current.threshold, scores_of[current.metric],
+                        populations[current.metric][known], before), *own.values(),
+                *(setting for by_metric in others_of.values() for setting in by_metric.values())]
+    expected = _expected_f1(settings, truth)
+    position = {(s.stoplist, s.metric): i for i, s in enumerate(settings) if i}  # the trained settings'
+    mine = len(own) + 1  # the store's current setting and its trained ones come first
+    # a current setting trained itself was fitted on some of these answers: its F1 on them is no yardstick
+    first = int(served.threshold_source == calibration.TRAINED)
+    stored = first + _chosen(settings[first:mine], expected[first:mine])
+    # the trained setting reported: the one chosen, or where the store's current one is, the best trained one
+    trained = stored if stored else 1 + _chosen(settings[1:mine], expected[1:mine])
+    setting, served_best = settings[trained], first + _chosen(settings[first:], expected[first:])
+    cv = setting.figures["f1"]
     report = {"texts": True, "pairs": len(pairs), "duplicates": duplicates, "others": others, "folds": folds,
-              "metric": metric, "threshold": threshold, "cv": cv_figures,
-              "metrics": {m: figures["f1"] for m, (_, figures) in fitted.items()},
+              "metric": setting.metric, "threshold": setting.threshold, "cv": setting.figures,
+              "expected": float(expected[trained]),
+              "metrics": {m: figures.figures["f1"] for m, figures in own.items()},
               "before": {"threshold": current.threshold, "metric": current.metric,
-                         "source": served.threshold_source, "f1": before}}
+                         "source": served.threshold_source, "f1": before, "expected": float(expected[0])}}
     everything = _f1(np.ones(len(pairs), bool), truth, weight)["f1"]
-    cv = cv_figures["f1"]
     report["refused"] = (
-        f"not stored: the answers do not separate by {metric}: a trained threshold cross-validates at F1 {cv:.3f}, "
-        f"no better than calling every pair a duplicate ({everything:.3f})") if cv <= everything else (
-        f"not stored: {metric} >= {threshold:g} cross-validates at F1 {cv:.3f}, below the store's "
-        f"{current.metric} >= {current.threshold:g} ({served.threshold_source}) on the same answers "
-        f"({before['f1']:.3f})") if cv < before["f1"] and served.threshold_source != calibration.TRAINED else ""
+        f"not stored: the answers do not separate by {setting.metric}: a trained threshold cross-validates at F1 "
+        f"{cv:.3f}, no better than calling every pair a duplicate ({everything:.3f})") if cv <= everything else (
+        f"not stored: the answers expect the store's {current.metric} >= {current.threshold:g} "
+        f"({served.threshold_source}) to serve its pairs as well as any trained threshold (expected F1 "
+        f"{expected[0]:.3f}, {setting.metric} >= {setting.threshold:g} {expected[trained]:.3f}; F1 on the answers "
+        f"{before['f1']:.3f}, cross-validated {cv:.3f})") if not stored else ""
     if corpus:
-        report["stoplists"] = other_stoplists(store, corpus, pairs, pool, truth, fold, folds, weight)
-        better = {name: other for name, other in report["stoplists"].items()
-                  if other["cv"]["f1"] >= cv + STOPLIST_MARGIN}
-        if better:
-            name = max(better, key=lambda n: better[n]["cv"]["f1"])
-            other = better[name]
+        report["stoplists"] = {
+            name: {"metric": best.metric, "threshold": best.threshold, "cv": best.figures,
+                   "expected": float(expected[position[name, best.metric]]),
+                   "metrics": {m: other.figures["f1"] for m, other in by_metric.items()},
+                   "stoplist_size": sizes[name], "index_option": OTHER_STOPLISTS[name].index_option}
+            for name, by_metric in others_of.items()
+            for best in [max(by_metric.values(), key=lambda s: expected[position[s.stoplist, s.metric]])]}
+        chosen = settings[served_best]
+        if chosen.stoplist:
             report["advice"] = (
-                f"the answers separate better {OTHER_STOPLISTS[name].sketched} ({other['metric']} >= "
-                f"{other['threshold']:g} cross-validates at F1 {other['cv']['f1']:.3f}, against {cv:.3f} with the "
-                f"store's): re-index the corpus into a new store with `neardup index CORPUS --store NEW "
-                f"{other['index_option']}`, then train NEW on these answers")
-            report["advised"] = name
+                f"the answers expect the store's pairs served better {OTHER_STOPLISTS[chosen.stoplist].sketched} "
+                f"({chosen.metric} >= {chosen.threshold:g}: expected F1 {expected[served_best]:.3f}, against "
+                f"{expected[stored]:.3f} with the store's; cross-validated F1 {chosen.figures['f1']:.3f}): re-index "
+                f"the corpus into a new store with `neardup index CORPUS --store NEW "
+                f"{OTHER_STOPLISTS[chosen.stoplist].index_option}`, then train NEW on these answers")
+            report["advised"] = chosen.stoplist
     if write and not report["refused"]:
-        store.set_threshold({"threshold": threshold, "metric": metric, "source": calibration.TRAINED,
-                             "trained_on": len(pairs)})
+        store.set_threshold({"threshold": setting.threshold, "metric": setting.metric,
+                             "source": calibration.TRAINED, "trained_on": len(pairs)})
     return report
 
 
