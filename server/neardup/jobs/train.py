@@ -295,13 +295,14 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
         f"{expected[0]:.3f}, {setting.metric} >= {setting.threshold:g} {expected[trained]:.3f}; F1 on the answers "
         f"{before['f1']:.3f}, cross-validated {cv:.3f})") if not stored else ""
     if corpus:
-        report["stoplists"] = {
-            name: {"metric": best.metric, "threshold": best.threshold, "cv": best.figures,
-                   "expected": float(expected[position[name, best.metric]]),
-                   "metrics": {m: other.figures["f1"] for m, other in by_metric.items()},
-                   "stoplist_size": sizes[name], "index_option": OTHER_STOPLISTS[name].index_option}
-            for name, by_metric in others_of.items()
-            for best in [max(by_metric.values(), key=lambda s: expected[position[s.stoplist, s.metric]])]}
+        report["stoplists"] = {}
+        for name, by_metric in others_of.items():  # each other stop-list's setting of the best expected F1
+            at = max((position[name, metric] for metric in by_metric), key=lambda i: expected[i])
+            best = settings[at]
+            report["stoplists"][name] = {
+                "metric": best.metric, "threshold": best.threshold, "cv": best.figures, "expected": float(expected[at]),
+                "metrics": {m: other.figures["f1"] for m, other in by_metric.items()},
+                "stoplist_size": sizes[name], "index_option": OTHER_STOPLISTS[name].index_option}
         chosen = settings[served_best]
         if chosen.stoplist:
             report["advice"] = (
