@@ -335,7 +335,8 @@ def _refusal(figures: dict, rules: dict, scorer: ItemScorer, population: Candida
         return ""
     edges = np.linspace(0.0, 1.0, BINS + 1)[1:-1]
     scores, decided, truth = labelled
-    rules, model = population.rule_scores >= rules_threshold, scorer.scores(population.features) >= scorer.model.threshold
+    rules = population.rule_scores >= rules_threshold
+    model = scorer.scores(population.features) >= scorer.model.threshold
     bands, labelled_bands = np.digitize(population.rule_scores, edges), np.digitize(scores, edges)
     unsupported = 0.0
     stands_for = population.stands_for
