@@ -188,3 +188,18 @@ def look_alike_corpus(stories: int = 60, copies: int = 12, digests: int = 20, fa
             records.append({"id": f"template-{family}-{page}", "text": text(sentences)})
             story_of[f"template-{family}-{page}"] = f"template-{family}-{page}"
     return records, story_of
+
+
+def licence_versions(versions: int = 12) -> list[dict]:
+    """Versions of one licence ("v0", ...: its text and a clause of their own), each republished once under a
+    header of its own with a word changed in every other sentence ("v0-copy", ...): versions look alike more than
+    a version and its copy, until the licence's text is stop-listed (texts derived from one another, issue 38)."""
+    def edited(sentences: list[str]) -> list[str]:
+        return [" ".join("revised" if at == 3 else word for at, word in enumerate(sentence.split())) if n % 2 == 0
+                else sentence for n, sentence in enumerate(sentences)]
+
+    licence = article(600, sentences=15)
+    texts = {f"v{n}": licence + article(700 + n, sentences=1) for n in range(versions)}
+    records = [{"id": doc_id, "text": text(sentences)} for doc_id, sentences in texts.items()]
+    return records + [{"id": f"{doc_id}-copy", "text": text(article(800 + n, sentences=1) + edited(sentences))}
+                      for n, (doc_id, sentences) in enumerate(texts.items())]

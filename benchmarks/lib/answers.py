@@ -2,13 +2,15 @@
 train`, as a user who labels a few dozen pairs would do (issue 38: what a duplicate is differs per user).
 
 The session proposes (jobs/label.label_with: LabelSession, the order the console and the page show); each proposal is
-answered "duplicate" when its two articles are in one group of the truth, "not" otherwise (never "unsure"); at
-each checkpoint (a number of answers) the answers are trained on (jobs/train.train, which stores a threshold or
-refuses, store unchanged) and the session starts again on the same answers file, so later proposals come near
-the trained threshold, as they would for a user who trains and goes on labelling. Given the corpus, train also
-tries the texts under other stop-lists (none, or one that counts copies of one text each); where it advises
-re-indexing with one, the user does (`reindex`), trains the new store on the same answers, and goes on labelling
-there; where train advises again at a later checkpoint (the other one, on more answers), the user follows again.
+answered "duplicate" when its two articles are in one group of the truth, "not" otherwise (never "unsure"); at each
+checkpoint (a number of answers) the answers are trained on (jobs/train.train, which stores a threshold or refuses,
+store unchanged) and the session starts again on the same answers file, so later proposals come near the trained
+threshold, as they would for a user who trains and goes on labelling. Given the corpus, the session proposes where
+the texts' similarities under the other stop-lists too leave the answers undecided (`neardup label --corpus`), and
+train also tries the texts under those stop-lists (none, or one that counts copies of one text each); where it
+advises re-indexing with one, the user does (`reindex`), trains the new store on the same answers, and goes on
+labelling there; where train advises again at a later checkpoint (the other one, on more answers), the user follows
+again.
 """
 from __future__ import annotations
 
@@ -26,15 +28,16 @@ def answer_and_train(store_path: Path, group_of: Mapping[str, str], answers_path
                      corpus: Path | None = None, reindex: Callable[[str], Path] | None = None) -> list[dict]:
     """Answers proposals from `group_of` (id to its truth group) into answers_path, training at each checkpoint
     (ascending answer counts); at_checkpoint(count, report, store) runs after each training (the store closed,
-    holding what train left). With `corpus` (the records the store was indexed from), train is given it, and where
-    it advises re-indexing with another stop-list, reindex(name) makes that store (name: jobs.train.OTHER_STOPLISTS;
-    it returns the store's path), which is trained on the same answers and used from then on, until train advises
-    another. Returns train's reports, each with the answers it saw, whether it was refused and the stop-list the
-    store it leaves was re-indexed with ("" for none: the first store)."""
+    holding what train left). With `corpus` (the records the store was indexed from), the session and train are
+    given it, and where it advises re-indexing with another stop-list, reindex(name) makes that store (name:
+    jobs.train.OTHER_STOPLISTS; it returns the store's path), which is trained on the same answers and used from
+    then on, until train advises another. Returns train's reports, each with the answers it saw, whether it was
+    refused and the stop-list the store it leaves was re-indexed with ("" for none: the first store)."""
     reports, reindexed = [], ""
     for count in checkpoints:
         with open_store(store_path) as store:
-            answered = len(label_with(store, answers_path, lambda a, b: group_of[a] == group_of[b], count))
+            answered = len(label_with(store, answers_path, lambda a, b: group_of[a] == group_of[b], count,
+                                      corpus=str(corpus) if corpus else None))
         try:
             report = train(str(answers_path), str(store_path), corpus=str(corpus) if corpus else None)
             if report.get("advised") and reindex is not None:

@@ -5,6 +5,7 @@ proposals near the threshold, spread over the bands of similarity, one pair per 
 side by side with their shared passages marked."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -13,12 +14,17 @@ import sys
 import numpy as np
 import pytest
 
+from neardup.core import kernel
 from neardup.core.item_scoring import pair_features
+from neardup.core.sketch_config import stoplist_digest
+from neardup.core.sketcher import Sketcher
+from neardup.core.vocabulary import KIND_METRICS
+from neardup.jobs.index import frequent_shingles
 from neardup.jobs.label import COVER, LOPSIDED, LabelSession, label_with
-from neardup.jobs.train import BINS
+from neardup.jobs.train import BINS, setting_similarities
 from neardup.store import open_store
 from server_process import write_jsonl
-from textgen import RECORD_SCHEMA, look_alike_corpus, records_with_typos
+from textgen import RECORD_SCHEMA, licence_versions, look_alike_corpus, records_with_typos
 
 RECORDS, TRUE_PAIRS = records_with_typos()
 
@@ -247,3 +253,46 @@ def test_labels_it_chooses_train_a_model_better_than_the_rules(records_store, tm
     done = neardup("train", tmp_path / "answers.jsonl", "--store", store, "--folds", "3")
     assert done.returncode == 0 and "stored in" in done.stdout, done.stderr
     assert pairs_f1(neardup, store) > rules
+
+
+def test_given_the_corpus_the_session_reads_every_stop_list_s_similarity_and_tells_versions_from_copies(tmp_path):
+    """Versions of one licence and their copies: the store keeps the licence's text (versions look like copies of
+    one text), so its similarity ranks versions with copies. Given the corpus, the session's scorer also reads each
+    pair under the stop-list that counts copies each (train's chance model: jobs/train.setting_similarities), which
+    drops the licence's text: after three answers of each kind, every open copy pair is likelier a duplicate than
+    every open pair of versions, where the store's similarity alone leaves each a coin toss (issue 38: answers
+    where the stop-lists disagree)."""
+    corpus = write_jsonl(tmp_path / "versions.jsonl", licence_versions(16))
+    done = subprocess.run([sys.executable, "-m", "neardup.cli", "index", str(corpus), "--store",
+                           str(tmp_path / "store")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open_store(tmp_path / "store", readonly=True) as store:
+        assert not store.stoplist
+        pooled = list(zip(*(pool := LabelSession(store, tmp_path / "none.jsonl").pool)[:2]))
+        copy_pairs = [pair for pair in pooled if pair[0].split("-")[0] == pair[1].split("-")[0]]
+        version_pairs = [pair for pair in pooled if "-" not in pair[0] + pair[1]]
+        answers = ([{"a": a, "b": b, "duplicate": True} for a, b in copy_pairs[:3]]
+                   + [{"a": a, "b": b, "duplicate": False} for a, b in version_pairs[:3]])
+        stoplist = frequent_shingles(str(corpus), store.config)  # every shingle of ten texts: the licence's
+        counted = Sketcher(dataclasses.replace(store.config, stoplist_digest=stoplist_digest(stoplist)), stoplist)
+        metric = KIND_METRICS[store.config.kind][0]
+        chances = {}
+        for given in (None, str(corpus)):
+            path = write_jsonl(tmp_path / f"answers-{given is None}.jsonl", answers)
+            session = LabelSession(store, path, corpus=given)
+            chances[given] = session._chance()
+        similarities = setting_similarities(store, str(corpus), pool)
+        own = store.get_many([*pool.a, *pool.b])
+    texts = {record["id"]: record["text"] for record in licence_versions(16)}
+    k, n = store.config.k, len(pool.a)
+    for i, (a, b) in enumerate(zip(pool.a, pool.b)):  # the store's sketches, then the copies-counted stop-list's
+        assert similarities[i, 0] == kernel.similarity(own[i], own[n + i], k, metric)
+        assert similarities[i, 3] == kernel.similarity(counted.sketch(texts[a]), counted.sketch(texts[b]), k,
+                                                       metric)
+    answered = {(x["a"], x["b"]) for x in answers}
+    is_open = np.array([(a, b) not in answered and (b, a) not in answered for a, b in zip(pool.a, pool.b)])
+    copies = is_open & np.array([a.split("-")[0] == b.split("-")[0] for a, b in zip(pool.a, pool.b)])
+    versions = is_open & np.array(["-" not in a + b for a, b in zip(pool.a, pool.b)])
+    assert copies.sum() >= 5 and versions.sum() >= 5
+    assert chances[str(corpus)][copies].min() > 0.5 > chances[str(corpus)][versions].max()
+    assert np.abs(chances[None][copies | versions] - 0.5).max() < 0.05  # the store's similarity: coin tosses

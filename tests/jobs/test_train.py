@@ -30,7 +30,7 @@ from neardup_client import NearDupClient
 from benchmarks.lib import jobads
 from benchmarks.lib.jobads.fields import SCHEMA, items_with_fields
 from server_process import NEARDUP, Server, serving, write_jsonl
-from textgen import RECORD_SCHEMA, article, look_alike_corpus, records_with_typos, text
+from textgen import RECORD_SCHEMA, article, licence_versions, look_alike_corpus, records_with_typos, text
 
 
 @pytest.fixture(scope="module")
@@ -416,15 +416,7 @@ def test_versions_of_one_licence_get_advice_to_count_copies_in_the_stop_list(tmp
     copy as a text drops the licence's text, and the clauses tell them apart: train advises `--stop-own-share 0`,
     and the store so made serves what the user said: trained on the same answers, it keeps its own threshold, which
     serves every answer already (issue 38: texts derived from one another)."""
-    def edited(sentences: list[str]) -> list[str]:
-        return [" ".join("revised" if at == 3 else word for at, word in enumerate(sentence.split())) if n % 2 == 0
-                else sentence for n, sentence in enumerate(sentences)]
-
-    licence = article(600, sentences=15)
-    versions = {f"v{n}": licence + article(700 + n, sentences=1) for n in range(12)}
-    records = [{"id": doc_id, "text": text(sentences)} for doc_id, sentences in versions.items()]
-    records += [{"id": f"{doc_id}-copy", "text": text(article(800 + n, sentences=1) + edited(sentences))}
-                for n, (doc_id, sentences) in enumerate(versions.items())]
+    records = licence_versions()
     corpus = write_jsonl(tmp_path / "versions.jsonl", records)
     done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "store")], capture_output=True,
                           text=True)

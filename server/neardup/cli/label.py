@@ -33,7 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", metavar="JSONL",
                         help="the corpus indexed into the store, as `neardup index` read it ({\"id\": ..., "
                              "\"text\": ...} a line for texts, {\"id\": ..., \"fields\": {...}} for items), to "
-                             "show each text or record (default: ids and similarities only)")
+                             "show each text or record (default: ids and similarities only); for texts, proposals "
+                             "also weigh each pair's similarity under the other stop-lists, as `neardup train "
+                             "--corpus` does")
     parser.add_argument("--count", type=at_least(1), default=120,
                         help="stop once PAIRS holds this many answers (default: 120)")
     parser.set_defaults(func=_run)
@@ -101,7 +103,7 @@ def show_texts(proposal, records: dict[str, dict], explained, metric: str, count
 
 def _run(args: argparse.Namespace) -> int:
     with open_store(args.store, readonly=True) as store:
-        session = LabelSession(store, args.pairs)
+        session = LabelSession(store, args.pairs, corpus=args.corpus)
         records = {}
         if args.corpus:
             records = read_records(args.corpus, set(session.pool.a) | set(session.pool.b),

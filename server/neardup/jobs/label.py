@@ -22,9 +22,9 @@ from ..runtime.documents import RequestDocument
 from ..runtime.explainer import Explainer, ExplainOutcome
 from ..runtime.served_store import ServedStore
 from ..store import SketchStore
-from .learners import fit_logistic
+from .learners import PENALTY, fit_logistic
 from .pair_sample import CandidatePairs, candidate_population, text_candidate_pairs
-from .train import BINS, read_pairs
+from .train import BINS, CHANCE_PENALTY, read_pairs, setting_similarities
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
@@ -55,7 +55,7 @@ class Proposal(NamedTuple):
 class LabelSession:
     """Proposes pairs and records answers in `path` (docs/commands/neardup-label.md)."""
 
-    def __init__(self, store: SketchStore, path: str | os.PathLike, seed: int = 0):
+    def __init__(self, store: SketchStore, path: str | os.PathLike, seed: int = 0, corpus: str | None = None):
         if store.config.kind == SIMHASH:
             raise ConfigMismatch(f"store {store.location} holds simhash fingerprints; labelling pairs is for a "
                                  "bottom-K store of texts or an items store")
@@ -69,9 +69,13 @@ class LabelSession:
         self.threshold = served.defaults.threshold
         #: What a text pair's score is (the store's default metric); an items store's is its rules' "fields".
         self.metric = served.defaults.metric
+        #: The L2 penalty of the session's scorer: train's chance model's where it reads the same similarities.
+        self._penalty = PENALTY
         if self.texts:
             self.pool: CandidatePairs = text_candidate_pairs(store)
             self._store_scores, self._inputs = self.pool.rule_scores, self.pool.features
+            if corpus is not None and len(self.pool.a):
+                self._inputs, self._penalty = setting_similarities(store, corpus, self.pool), CHANCE_PENALTY
         else:
             self.pool = candidate_population(store, seed)
             self._store_scores = served.items.scores(self.pool.features) if len(self.pool.a) else np.zeros(0)
@@ -150,7 +154,7 @@ class LabelSession:
         each; None before."""
         positions, truth = self._labelled()
         if truth.sum() >= MIN_EACH and (~truth).sum() >= MIN_EACH:
-            return fit_logistic(self._inputs[positions], truth).probability(self._inputs)
+            return fit_logistic(self._inputs[positions], truth, penalty=self._penalty).probability(self._inputs)
         return None
 
     def _certainty(self, chance: np.ndarray | None) -> np.ndarray:
@@ -239,10 +243,11 @@ class LabelSession:
 
 
 def label_with(store: SketchStore, path: str | os.PathLike, oracle: Callable[[str, str], bool | None],
-               budget: int, seed: int = 0) -> list[tuple[str, str, bool | None]]:
-    """A session answered by `oracle(a, b)` for `budget` pairs (or until nothing is left): what a benchmark
-    compares with other ways of choosing labels. Returns the answers."""
-    session = LabelSession(store, path, seed)
+               budget: int, seed: int = 0, corpus: str | None = None) -> list[tuple[str, str, bool | None]]:
+    """A session (given `corpus`, reading its texts' similarities under the other stop-lists too) answered by
+    `oracle(a, b)` for `budget` pairs (or until nothing is left): what a benchmark compares with other ways of
+    choosing labels. Returns the answers."""
+    session = LabelSession(store, path, seed, corpus)
     while len(session.answers) < budget:
         proposal = session.next()
         if proposal is None:

@@ -180,37 +180,70 @@ def _trained_settings(stoplist: str, scores_of: dict[str, np.ndarray], populatio
                             populations[metric], figures) for metric, (scores, figures) in fitted.items()}
 
 
-def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: CandidatePairs, truth: np.ndarray,
-                    fold: np.ndarray, folds: int, weight: np.ndarray) -> tuple[dict[str, dict[str, Setting]],
-                                                                                dict[str, int], np.ndarray]:
-    """The settings of the store's texts sketched with another stop-list (re-sketched from the corpus's records,
-    JSON Lines as `neardup index` reads them): per OTHER_STOPLISTS name, per metric, a threshold trained as on the
-    store's own sketches; each one's stop-list size; and the candidate pairs whose texts the corpus holds (their
-    positions in the pool: the settings' populations). The stop-list decides some kinds of text in opposite
-    directions (docs/quality.md: licence versions need it off or stricter, template pages and copies of a popular
-    story its own), so the answers must tell. One that is the store's own is left out."""
+def resketched(store: SketchStore, corpus: str, ids: set[str]) -> tuple[dict[str, dict[str, bytes]], dict[str, int]]:
+    """Per other stop-list (OTHER_STOPLISTS name; one that is the store's own is left out), the sketches of the ids
+    whose texts the corpus holds (records as `neardup index` reads them), made with the store's configuration under
+    it; and each one's size. The stop-list decides some kinds of text in opposite directions (docs/quality.md:
+    licence versions need it off or stricter, template pages and copies of a popular story its own), so the answers
+    must tell: train weighs these stop-lists' settings, and `neardup label` proposes where their similarities leave
+    the answers' chance undecided."""
     candidates = {"none": frozenset(), "copies counted": frequent_shingles(corpus, store.config)}
     candidates = {name: stoplist for name, stoplist in candidates.items() if stoplist != store.stoplist}
     if not candidates:
-        return {}, {}, np.arange(len(pool.a))
+        return {}, {}
+    texts = read_records(corpus, ids, "text")
+    sketches = {}
+    for name, stoplist in candidates.items():
+        sketcher = Sketcher(dataclasses.replace(store.config, stoplist_digest=stoplist_digest(stoplist)), stoplist)
+        sketches[name] = {doc_id: sketcher.sketch(record["text"], record.get("lang")) for doc_id, record in
+                          texts.items()}
+    return sketches, {name: len(stoplist) for name, stoplist in candidates.items()}
+
+
+def setting_similarities(store: SketchStore, corpus: str, pool: CandidatePairs) -> np.ndarray:
+    """Per candidate pair of the pool, its similarity under each metric with the store's sketches, then under each
+    other stop-list's (resketched; a pair whose texts the corpus lacks keeps the store's there): what train's chance
+    model reads (_expected_f1), so that `neardup label` given the corpus proposes where that model is least sure,
+    as often between the stop-lists as between the metrics."""
+    metrics, k = KIND_METRICS[store.config.kind], store.config.k
+    pooled = sorted(set(pool.a) | set(pool.b))
+    own = _similarities(dict(zip(pooled, store.get_many(pooled))).__getitem__, pool.a, pool.b, k, metrics)
+    columns = [own[metric] for metric in metrics]
+    for sketches in resketched(store, corpus, set(pooled))[0].values():
+        known = np.array([a in sketches and b in sketches for a, b in zip(pool.a, pool.b)], bool)
+        other = _similarities(sketches.__getitem__, [a for a, kept in zip(pool.a, known) if kept],
+                              [b for b, kept in zip(pool.b, known) if kept], k, metrics)
+        for metric in metrics:
+            column = own[metric].copy()
+            column[known] = other[metric]
+            columns.append(column)
+    return np.column_stack(columns)
+
+
+def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: CandidatePairs, truth: np.ndarray,
+                    fold: np.ndarray, folds: int, weight: np.ndarray) -> tuple[dict[str, dict[str, Setting]],
+                                                                                dict[str, int], np.ndarray]:
+    """The settings of the store's texts sketched with another stop-list (resketched): per OTHER_STOPLISTS name,
+    per metric, a threshold trained as on the store's own sketches; each one's stop-list size; and the candidate
+    pairs whose texts the corpus holds (their positions in the pool: the settings' populations)."""
     answered = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
-    texts = read_records(corpus, set(answered) | set(pool.a) | set(pool.b), "text")
+    sketches_of, sizes = resketched(store, corpus, set(answered) | set(pool.a) | set(pool.b))
+    if not sketches_of:
+        return {}, {}, np.arange(len(pool.a))
+    texts = next(iter(sketches_of.values()))
     lacking = [doc_id for doc_id in answered if doc_id not in texts]
     if lacking:
         raise InvalidArgument(f"--corpus lacks the text of {len(lacking)} answered ids (first: {lacking[0]!r}): "
                               "give the corpus the store was indexed from")
     metrics, k = KIND_METRICS[store.config.kind], store.config.k
     known = np.array([i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in texts and b in texts], np.intp)
-    settings, sizes = {}, {}
-    for name, stoplist in candidates.items():
-        sketcher = Sketcher(dataclasses.replace(store.config, stoplist_digest=stoplist_digest(stoplist)), stoplist)
-        sketches = {doc_id: sketcher.sketch(texts[doc_id]["text"], texts[doc_id].get("lang")) for doc_id in texts}
+    settings = {}
+    for name, sketches in sketches_of.items():
         scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k,
                                   metrics)
         populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
                                     metrics)
         settings[name] = _trained_settings(name, scores_of, populations, truth, fold, folds, weight)
-        sizes[name] = len(stoplist)
     return settings, sizes, known
 
 

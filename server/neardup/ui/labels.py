@@ -46,7 +46,7 @@ class StoreLabels:
         started = time.monotonic()
         log.info("labels: sampling the candidate pairs of %s", store.location)
         try:
-            self.session = LabelSession(store, pairs)
+            self.session = LabelSession(store, pairs, corpus=corpus.path if corpus else None)
         except ConfigMismatch as error:  # a simhash store, or one without postings: the view says so
             self.refused = str(error)
             log.warning("labels: %s", error)
