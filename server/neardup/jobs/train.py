@@ -200,16 +200,22 @@ def resketched(store: SketchStore, corpus: str, ids: set[str]) -> tuple[dict[str
     return sketches, {name: len(stoplist) for name, stoplist in candidates.items()}
 
 
+def pool_similarities(store: SketchStore, pool: CandidatePairs) -> dict[str, np.ndarray]:
+    """Per metric, each of the pool's candidate pairs' similarity with the store's sketches."""
+    pooled = sorted(set(pool.a) | set(pool.b))
+    return _similarities(dict(zip(pooled, store.get_many(pooled))).__getitem__, pool.a, pool.b, store.config.k,
+                         KIND_METRICS[store.config.kind])
+
+
 def setting_similarities(store: SketchStore, corpus: str, pool: CandidatePairs) -> np.ndarray:
     """Per candidate pair of the pool, its similarity under each metric with the store's sketches, then under each
     other stop-list's (resketched; a pair whose texts the corpus lacks keeps the store's there): what train's chance
     model reads (_expected_f1), so that `neardup label` given the corpus proposes where that model is least sure,
     as often between the stop-lists as between the metrics."""
     metrics, k = KIND_METRICS[store.config.kind], store.config.k
-    pooled = sorted(set(pool.a) | set(pool.b))
-    own = _similarities(dict(zip(pooled, store.get_many(pooled))).__getitem__, pool.a, pool.b, k, metrics)
+    own = pool_similarities(store, pool)
     columns = [own[metric] for metric in metrics]
-    for sketches in resketched(store, corpus, set(pooled))[0].values():
+    for sketches in resketched(store, corpus, set(pool.a) | set(pool.b))[0].values():
         known = np.array([a in sketches and b in sketches for a, b in zip(pool.a, pool.b)], bool)
         other = _similarities(sketches.__getitem__, [a for a, kept in zip(pool.a, known) if kept],
                               [b for b, kept in zip(pool.b, known) if kept], k, metrics)
@@ -292,8 +298,7 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k, metrics)
     # the population `neardup label` proposes from: the store's candidate pairs, scored under its default metric
     pool = text_candidate_pairs(store)
-    pooled = sorted(set(pool.a) | set(pool.b))
-    populations = _similarities(dict(zip(pooled, store.get_many(pooled))).__getitem__, pool.a, pool.b, k, metrics)
+    populations = pool_similarities(store, pool)
     weight = population_weights(scores_of[current.metric], pool.rule_scores)
     own = _trained_settings("", scores_of, populations, truth, fold, folds, weight)
     before = _f1(scores_of[current.metric] >= current.threshold, truth, weight)
