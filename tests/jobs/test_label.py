@@ -75,6 +75,9 @@ def test_the_console_session_records_answers_undo_and_resumes(records_store):
     answers = stored_answers(records_store)
     assert [answer["duplicate"] for answer in answers] == [True, False, True]
     assert "undone: " in done.stdout and "3 answers saved in" in done.stderr
+    # an items store has no stop-list to weigh: train is not given the corpus
+    assert done.stderr.rstrip().endswith(f"next: neardup train {records_store / 'answers.jsonl'} --store "
+                                         f"{records_store / 'store'}")
     first = RECORDS[[record["id"] for record in RECORDS].index(answers[0]["a"])]
     assert first["fields"]["name"] in done.stdout  # shown field by field from --corpus
     again = label(records_store, "u\nq\n")
@@ -217,6 +220,10 @@ def label_texts(root, answers: str, *args: str):
 def test_the_console_shows_text_pairs_side_by_side_with_shared_passages_and_resumes(texts_store):
     done = label_texts(texts_store, "n\nb\ny\nu\nq\n", "--corpus", str(texts_store / "texts.jsonl"))
     assert done.returncode == 0, done.stderr
+    # quitting says what to run next: train given the corpus, as the session read it
+    assert done.stderr.rstrip().endswith(
+        f"2 answers saved in {texts_store / 'answers.jsonl'}; next: neardup train {texts_store / 'answers.jsonl'} "
+        f"--store {texts_store / 'store'} --corpus {texts_store / 'texts.jsonl'}")
     answers = stored_answers(texts_store)
     assert [answer["duplicate"] for answer in answers] == [True, None] and "undone: " in done.stdout
     first = done.stdout.split("duplicate? ")[0]
@@ -228,6 +235,7 @@ def test_the_console_shows_text_pairs_side_by_side_with_shared_passages_and_resu
         " ".join(shown.replace("«", "").replace("»", "").split()))]
     again = label_texts(texts_store, "n\nq\n")  # resumes; without --corpus: ids only
     assert again.returncode == 0 and "give --corpus" in again.stdout
+    assert again.stderr.rstrip().endswith(f"--store {texts_store / 'store'}")
     answers = stored_answers(texts_store)
     assert len(answers) == 3 and len({(x["a"], x["b"]) for x in answers}) == 3
 

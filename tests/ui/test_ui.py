@@ -743,6 +743,8 @@ def test_the_label_view_answers_through_the_session_and_undo_drops_the_last_line
             if len(written) == 2:
                 _screenshot(page, "label")
         assert scratch.next().reason == "coverage"  # the fourth proposal: both reasons were shown
+        # an items store has no stop-list to weigh: train is not given the corpus
+        assert _call(url + "api/label")[1]["next"] == "neardup train answers.jsonl --store store"
         assert page.text_content("#label-last") == f"last answer: {proposal.a} / {proposal.b}: unsure"
         page.click("#label-undo")
         _wait_label(page, 2)
@@ -891,6 +893,8 @@ def test_a_text_pair_is_shown_side_by_side_with_explains_highlights_and_answered
         assert _lines(answers) == [_line(proposal.a, proposal.b, False)]
         status, view = _call(url + "api/label")
         assert status == 200 and view["proposal"]["fields"] == [] and view["proposal"]["metric"] == "containment"
+        train = f"neardup train {answers} --store {store} --corpus {store.parent / 'corpus.jsonl'}"
+        assert view["next"] == train and page.text_content("#label-file").endswith(f"Next: {train}.")
         assert view["proposal"]["explain"]["a"]["id"] == view["proposal"]["a"]
 
 

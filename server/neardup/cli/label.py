@@ -137,8 +137,11 @@ def _ask(args: argparse.Namespace, session: LabelSession, records: dict[str, dic
                 print("nothing to undo" if undone is None else f"undone: {undone[0]} / {undone[1]}")
                 break
             if key == "q":
-                print(f"{len(session.answers):,} answers saved in {args.pairs}", file=sys.stderr)
-                return EXIT_OK
-    print(f"{len(session.answers):,} answers saved in {args.pairs}; next: neardup train {args.pairs} --store "
-          f"{args.store}", file=sys.stderr)
+                return _saved(args, session)
+    return _saved(args, session)
+
+
+def _saved(args: argparse.Namespace, session: LabelSession) -> int:
+    """The session's last line: where its answers are and what to run on them."""
+    print(f"{len(session.answers):,} answers saved in {args.pairs}; next: {session.next_command}", file=sys.stderr)
     return EXIT_OK

@@ -63,6 +63,10 @@ class LabelSession:
         self.path = Path(path)
         self.fields = store.config.fields
         self.texts = store.config.kind != ITEMS
+        #: What to run once the answers are in: train on them, given the corpus where train reads it (a store of
+        #: texts: the other stop-lists weighed too, as this session proposed).
+        self.next_command = f"neardup train {path} --store {store.location}" + (
+            f" --corpus {corpus}" if corpus is not None and self.texts else "")
         served = ServedStore(store)
         self._explainer = Explainer(served)
         #: The store's default threshold (a trained model's on an items store that holds one).

@@ -97,7 +97,7 @@ class StoreLabels:
 
     def _described(self, session: LabelSession) -> dict:
         return {"store": self.store_location, "pairs": self.pairs,
-                "corpus": None if self.corpus is None else self.corpus.path,
+                "corpus": None if self.corpus is None else self.corpus.path, "next": session.next_command,
                 "counts": session.counts(),
                 "last": _answer(session.answers[-1]) if session.answers else None,
                 "proposal": None if self._proposal is None else self._shown(self._proposal)}

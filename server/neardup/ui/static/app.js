@@ -767,7 +767,7 @@ function renderLabel(view) {
   $("label-counts").textContent =
     `${counts.answered} answered of ${count(counts.pool, "sampled candidate pair")}: ` +
     `${count(counts.duplicates, "duplicate")}, ${count(counts.others, "other")}, ${counts.unsure} unsure`;
-  const next = `Next: neardup train ${view.pairs} --store ${view.store}`;
+  const next = `Next: ${view.next}`;
   $("label-file").textContent = `Each answer is appended to ${view.pairs} at once, and reloading the page goes on ` +
     `where it stopped. ${next}.`;
   $("label-last").textContent = view.last ?
