@@ -240,6 +240,15 @@ def test_the_console_shows_text_pairs_side_by_side_with_shared_passages_and_resu
     assert len(answers) == 3 and len({(x["a"], x["b"]) for x in answers}) == 3
 
 
+def test_a_corpus_without_the_pair_s_texts_is_named_with_the_ids_it_lacks(texts_store, tmp_path):
+    elsewhere = write_jsonl(tmp_path / "elsewhere.jsonl", [{"id": "elsewhere", "text": "A text of another corpus."}])
+    done = label_texts(texts_store, "q\n", "--corpus", str(elsewhere))
+    assert done.returncode == 0, done.stderr
+    ids = done.stdout.splitlines()[1].split(" | ")
+    assert f"(texts not shown: --corpus {elsewhere} holds no text of {ids[0].strip()} nor of {ids[1].strip()})" \
+        in done.stdout
+
+
 def pairs_f1(neardup, store) -> float:
     done = neardup("pairs", "--store", store)
     assert done.returncode == 0, done.stderr

@@ -80,13 +80,17 @@ def _marked(text: str, spans) -> str:
     return "".join(pieces + [text[at:]])
 
 
-def show_texts(proposal, records: dict[str, dict], explained, metric: str, counts: dict) -> str:
+def show_texts(proposal, records: dict[str, dict], explained, metric: str, counts: dict,
+               corpus: str | None) -> str:
     """A text pair side by side, the passages both texts have (Explain's shared spans) marked «so»; ids alone
-    when --corpus does not hold both texts (`explained` None)."""
+    when --corpus (`corpus`) does not hold both texts (`explained` None), saying which it lacks."""
     width = max(20, (shutil.get_terminal_size((100, 20)).columns - 5) // 2)
     lines = [_heading(proposal, metric, counts), f"  {proposal.a:{width}} | {proposal.b}"]
     if explained is None:
-        return "\n".join(lines + ["  (texts not shown: give --corpus, the JSON Lines indexed into the store)"])
+        lacking = [doc_id for doc_id in (proposal.a, proposal.b) if doc_id not in records]
+        why = "give --corpus, the JSON Lines indexed into the store" if corpus is None else (
+            f"--corpus {corpus} holds no text of {' nor of '.join(lacking)}")
+        return "\n".join(lines + [f"  (texts not shown: {why})"])
     explanation = explained.explanation
     sides = [textwrap.wrap(_marked(records[doc_id]["text"], side.shared), width) or [""]
              for doc_id, side in ((proposal.a, explanation.a), (proposal.b, explanation.b))]
@@ -121,7 +125,7 @@ def _ask(args: argparse.Namespace, session: LabelSession, records: dict[str, dic
             break
         if session.texts:
             print(show_texts(proposal, records, session.explain(proposal, records), session.metric,
-                             session.counts()))
+                             session.counts(), args.corpus))
         else:
             print(show(proposal, records, session.counts()))
         while True:
