@@ -435,6 +435,9 @@ def test_versions_of_one_licence_get_advice_to_count_copies_in_the_stop_list(tmp
     assert done.returncode == 1 and "do not separate" in done.stderr  # not under the store's stop-list
     advice = next(line for line in done.stdout.splitlines() if line.startswith("advice: "))
     assert "counts copies of one text each" in advice and "--stop-own-share 0" in advice, advice
+    # the advised stop-list's line shows the setting the advice names
+    setting = re.search(r"\((\w+ >= [\d.]+): expected F1", advice).group(1)
+    assert f"({setting}, the texts sketched" in lines["copies counted"], (advice, lines["copies counted"])
     with open_store(tmp_path / "store", readonly=True) as store:
         assert store.threshold() is None  # --dry-run
     done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "counted"),

@@ -334,14 +334,16 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
         f"{before['f1']:.3f}, cross-validated {cv:.3f})") if not stored else ""
     if corpus:
         report["stoplists"] = {}
-        for name, by_metric in others_of.items():  # each other stop-list's setting of the best expected F1
-            at = max((position[name, metric] for metric in by_metric), key=lambda i: expected[i])
+        chosen = settings[served_best]
+        for name, by_metric in others_of.items():  # each other stop-list's setting the rule serves: the advised one
+            theirs = [position[name, metric] for metric in by_metric]
+            at = served_best if chosen.stoplist == name else \
+                theirs[_chosen([settings[i] for i in theirs], expected[theirs])]
             best = settings[at]
             report["stoplists"][name] = {
                 "metric": best.metric, "threshold": best.threshold, "cv": best.figures, "expected": float(expected[at]),
                 "metrics": {m: other.figures["f1"] for m, other in by_metric.items()},
                 "stoplist_size": sizes[name], "index_option": OTHER_STOPLISTS[name].index_option}
-        chosen = settings[served_best]
         if chosen.stoplist:
             report["advice"] = (
                 f"the answers expect the store's pairs served better {OTHER_STOPLISTS[chosen.stoplist].sketched} "
