@@ -220,6 +220,8 @@ def label_texts(root, answers: str, *args: str):
 def test_the_console_shows_text_pairs_side_by_side_with_shared_passages_and_resumes(texts_store):
     done = label_texts(texts_store, "n\nb\ny\nu\nq\n", "--corpus", str(texts_store / "texts.jsonl"))
     assert done.returncode == 0, done.stderr
+    # off a terminal, one line says what the session's start took to read the corpus
+    assert done.stderr.startswith(f"neardup label: sketching {len(TEXTS)} lines ({len(TEXTS)} sketched) in ")
     # quitting says what to run next: train given the corpus, as the session read it
     assert done.stderr.rstrip().endswith(
         f"2 answers saved in {texts_store / 'answers.jsonl'}; next: neardup train {texts_store / 'answers.jsonl'} "
@@ -235,7 +237,7 @@ def test_the_console_shows_text_pairs_side_by_side_with_shared_passages_and_resu
         " ".join(shown.replace("«", "").replace("»", "").split()))]
     again = label_texts(texts_store, "n\nq\n")  # resumes; without --corpus: ids only
     assert again.returncode == 0 and "give --corpus" in again.stdout
-    assert again.stderr.rstrip().endswith(f"--store {texts_store / 'store'}")
+    assert again.stderr.rstrip().endswith(f"--store {texts_store / 'store'}") and "sketching" not in again.stderr
     answers = stored_answers(texts_store)
     assert len(answers) == 3 and len({(x["a"], x["b"]) for x in answers}) == 3
 

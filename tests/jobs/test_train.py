@@ -498,6 +498,8 @@ def test_answers_that_only_the_stop_listed_text_relates_get_advice_to_reindex_wi
     done = subprocess.run([*NEARDUP, "train", str(pairs), "--store", str(tmp_path / "unlisted"), "--folds", "3",
                            "--corpus", str(corpus)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    # off a terminal, one line says what reading the corpus took (a refusal above was its one line)
+    assert re.fullmatch(r"neardup train: sketching 40 lines \(40 sketched\) in [\d.]+ s\n", done.stderr), done.stderr
     # the other stop-list tried there drops the licence again (20 texts hold it): no advice
     assert "copies counted " in done.stdout and "no stop-list " not in done.stdout and "advice" not in done.stdout
     with serving(tmp_path / "unlisted") as server, NearDupClient(server.target, timeout=10) as client:

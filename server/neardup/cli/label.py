@@ -11,6 +11,7 @@ from neardup_client.cli_framework import EXIT_OK, at_least
 from ..jobs.label import LabelSession
 from ..jobs.records import read_records
 from ..store import STORE_HELP, default_store_path, open_store
+from .options import add_progress_argument, reporting
 
 KEYS = {"y": True, "n": False, "u": None}
 PROMPT = "duplicate? [y]es [n]o [u]nsure [b]ack (undo) [q]uit: "
@@ -38,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--corpus` does")
     parser.add_argument("--count", type=at_least(1), default=120,
                         help="stop once PAIRS holds this many answers (default: 120)")
+    add_progress_argument(parser)
     parser.set_defaults(func=_run)
 
 
@@ -107,7 +109,8 @@ def show_texts(proposal, records: dict[str, dict], explained, metric: str, count
 
 def _run(args: argparse.Namespace) -> int:
     with open_store(args.store, readonly=True) as store:
-        session = LabelSession(store, args.pairs, corpus=args.corpus)
+        with reporting(args, "label"):  # the session's start: --corpus sketched once more on a store of texts
+            session = LabelSession(store, args.pairs, corpus=args.corpus)
         records = {}
         if args.corpus:
             records = read_records(args.corpus, set(session.pool.a) | set(session.pool.b),

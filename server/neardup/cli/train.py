@@ -7,6 +7,7 @@ from neardup_client.cli_framework import EXIT_OK, CommandFailed, at_least
 
 from ..jobs.train import DEFAULT_FOLDS, OTHER_STOPLISTS, train
 from ..store import STORE_HELP, default_store_path
+from .options import add_progress_argument, reporting
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,11 +35,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", dest="write", action="store_false",
                         help="report the cross-validated figures without storing the threshold or model (default: "
                              "store it)")
+    add_progress_argument(parser)
     parser.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    report = train(args.pairs, args.store, args.folds, args.write, args.corpus)
+    # --corpus: its texts sketched once more, which takes a while on a large one; a summary line closes a run
+    # that is not refused, and a refusal is its one line
+    with reporting(args, "train"):
+        return _trained(args, train(args.pairs, args.store, args.folds, args.write, args.corpus))
+
+
+def _trained(args: argparse.Namespace, report: dict) -> int:
+    """train's report printed, a refusal raised."""
     if report.get("texts"):
         return _threshold_report(args, report)
     rules = report["rules"]
