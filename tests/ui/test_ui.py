@@ -896,6 +896,9 @@ def test_a_text_pair_is_shown_side_by_side_with_explains_highlights_and_answered
         train = f"neardup train {answers} --store {store} --corpus {store.parent / 'corpus.jsonl'}"
         assert view["next"] == train and page.text_content("#label-file").endswith(f"Next: {train}.")
         assert view["proposal"]["explain"]["a"]["id"] == view["proposal"]["a"]
+    # the start says that it reads the corpus, which on a large one takes a while
+    assert f"labels: sampling the candidate pairs of {store} and sketching {store.parent / 'corpus.jsonl'} under the " \
+        "other stop-lists" in (tmp_path / "ui.log").read_text()
 
 
 @pytest.mark.parametrize("args, code, says", [

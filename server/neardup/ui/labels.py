@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ..core.errors import ConfigMismatch
+from ..core.vocabulary import BOTTOMK
 from ..jobs.label import LabelSession, Proposal
 from ..runtime.explainer import ExplainOutcome
 from ..store import SketchStore
@@ -44,7 +45,9 @@ class StoreLabels:
         self.session: LabelSession | None = None
         self.refused: str | None = None
         started = time.monotonic()
-        log.info("labels: sampling the candidate pairs of %s", store.location)
+        log.info("labels: sampling the candidate pairs of %s%s", store.location,
+                 f" and sketching {corpus.path} under the other stop-lists"
+                 if corpus is not None and store.config.kind == BOTTOMK else "")
         try:
             self.session = LabelSession(store, pairs, corpus=corpus.path if corpus else None)
         except ConfigMismatch as error:  # a simhash store, or one without postings: the view says so
