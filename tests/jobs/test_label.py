@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -249,6 +250,14 @@ def test_a_corpus_without_the_pair_s_texts_is_named_with_the_ids_it_lacks(texts_
     ids = done.stdout.splitlines()[1].split(" | ")
     assert f"(texts not shown: --corpus {elsewhere} holds no text of {ids[0].strip()} nor of {ids[1].strip()})" \
         in done.stdout
+
+
+def test_the_next_command_is_one_a_shell_runs_whatever_the_paths(texts_store, tmp_path):
+    answers, corpus = tmp_path / "my answers.jsonl", texts_store / "texts.jsonl"
+    with open_store(texts_store / "store", readonly=True) as store:
+        command = LabelSession(store, answers, corpus=str(corpus)).next_command
+    assert shlex.split(command) == ["neardup", "train", str(answers), "--store", str(texts_store / "store"),
+                                    "--corpus", str(corpus)]
 
 
 def pairs_f1(neardup, store) -> float:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 from typing import Callable, NamedTuple
 
@@ -65,8 +66,8 @@ class LabelSession:
         self.texts = store.config.kind != ITEMS
         #: What to run once the answers are in: train on them, given the corpus where train reads it (a store of
         #: texts: the other stop-lists weighed too, as this session proposed).
-        self.next_command = f"neardup train {path} --store {store.location}" + (
-            f" --corpus {corpus}" if corpus is not None and self.texts else "")
+        self.next_command = shlex.join(["neardup", "train", str(path), "--store", store.location]
+                                       + (["--corpus", str(corpus)] if corpus is not None and self.texts else []))
         served = ServedStore(store)
         self._explainer = Explainer(served)
         #: The store's default threshold (a trained model's on an items store that holds one).
