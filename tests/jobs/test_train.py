@@ -6,10 +6,12 @@ serves (source "trained"); answers that cannot decide leave the store unchanged.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import random
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -455,6 +457,32 @@ def test_versions_of_one_licence_get_advice_to_count_copies_in_the_stop_list(tmp
         answer = client.dedup(["v0", "v1", "v0-copy", "v2", "v1-copy"])
     assert answer.keep == ["v0", "v1", "v2"]
     assert sorted((d.id, d.duplicate_of) for d in answer.duplicates) == [("v0-copy", "v0"), ("v1-copy", "v1")]
+
+
+def test_the_advised_index_command_makes_the_store_train_weighed_whatever_the_store_s_configuration(tmp_path):
+    """A store indexed with another shingle unit and sketch size: the advice's `neardup index` keeps them, so the
+    store it makes is the one train weighed (its configuration but the stop-list, that stop-list shingle for
+    shingle), not one of the defaults'."""
+    corpus = write_jsonl(tmp_path / "versions.jsonl", licence_versions())
+    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "store"), "--unit", "word:4",
+                           "-k", "64"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    answers = ([{"a": f"v{n}", "b": f"v{n}-copy", "duplicate": True} for n in range(12)]
+               + [{"a": f"v{n}", "b": f"v{n + 1}", "duplicate": False} for n in range(11)])
+    pairs = write_jsonl(tmp_path / "answers.jsonl", answers)
+    done = subprocess.run([*NEARDUP, "train", str(pairs), "--store", str(tmp_path / "store"), "--folds", "3",
+                           "--corpus", str(corpus), "--dry-run"], capture_output=True, text=True)
+    advice = next(line for line in done.stdout.splitlines() if line.startswith("advice: "))
+    command = re.search(r"`(neardup index CORPUS --store NEW [^`]*)`", advice).group(1)
+    assert command == "neardup index CORPUS --store NEW --unit word:4 -k 64 --stop-own-share 0", advice
+    argv = [str(corpus) if word == "CORPUS" else str(tmp_path / "new") if word == "NEW" else word
+            for word in shlex.split(command)[1:]]
+    done = subprocess.run([*NEARDUP, *argv], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open_store(tmp_path / "store", readonly=True) as store, open_store(tmp_path / "new", readonly=True) as new:
+        assert dataclasses.replace(new.config, stoplist_digest="") == \
+            dataclasses.replace(store.config, stoplist_digest="")
+        assert new.stoplist == frequent_shingles(str(corpus), store.config) and new.stoplist != store.stoplist
 
 
 def test_answers_that_only_the_stop_listed_text_relates_get_advice_to_reindex_without_it(tmp_path):

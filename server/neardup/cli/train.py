@@ -85,7 +85,7 @@ def _threshold_report(args: argparse.Namespace, report: dict) -> int:
         print(f"{OTHER_STOPLISTS[name].label:18s} expected F1 {other['expected']:.3f}  cross-validated F1 "
               f"{figures['f1']:.3f}  precision {figures['precision']:.3f}  recall {figures['recall']:.3f}  "
               f"({other['metric']} >= {other['threshold']:g}, the texts sketched {OTHER_STOPLISTS[name].sketched}: "
-              f"{other['stoplist_size']:,} shingles stop-listed, `neardup index {other['index_option']}`)")
+              f"{other['stoplist_size']:,} shingles stop-listed, `neardup index {other['index_options']}`)")
     if args.corpus and not report.get("stoplists"):
         print(f"{'other stop-lists':18s} the store's stop-list is what every other would be: --corpus changes nothing")
     print(f"{report['pairs']:,} answered pairs: {report['duplicates']:,} duplicates, {report['others']:,} others; "

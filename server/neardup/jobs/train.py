@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 import time
 from typing import Callable, NamedTuple, Sequence
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..core import calibration, kernel
 from ..core.errors import ConfigMismatch, InvalidArgument
-from ..core.sketch_config import stoplist_digest
+from ..core.sketch_config import SketchConfig, stoplist_digest
 from ..core.sketcher import Sketcher
 from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, ItemScorer, PairModel, input_names,
                                  model_inputs, weighted)
@@ -158,6 +159,17 @@ OTHER_STOPLISTS = {
     "copies counted": OtherStoplist("copies counted", "with a stop-list that counts copies of one text each",
                                     "--stop-own-share 0", {"stop_own_share": 0.0}),
 }
+
+
+def index_options(config: SketchConfig, stoplist: str) -> str:
+    """The `neardup index` options that make a new store of `config` with another stop-list (OTHER_STOPLISTS name):
+    the one train weighed, so the one its advice names (a store indexed with another shingle unit, size, language or
+    word length keeps it; the stop-list's cut is index's default, as train's copies-counted one is)."""
+    defaults = SketchConfig()
+    options = [f"{flag} {shlex.quote(str(getattr(config, name)))}" for name, flag in
+               (("unit", "--unit"), ("k", "-k"), ("lang", "--lang"), ("min_word_len", "--min-word-len"))
+               if getattr(config, name) != getattr(defaults, name)]
+    return " ".join(options + [OTHER_STOPLISTS[stoplist].index_option])
 
 
 class Setting(NamedTuple):
@@ -343,14 +355,17 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
             report["stoplists"][name] = {
                 "metric": best.metric, "threshold": best.threshold, "cv": best.figures, "expected": float(expected[at]),
                 "metrics": {m: other.figures["f1"] for m, other in by_metric.items()},
-                "stoplist_size": sizes[name], "index_option": OTHER_STOPLISTS[name].index_option}
+                "stoplist_size": sizes[name], "index_options": index_options(store.config, name)}
         if chosen.stoplist:
+            tied = expected[served_best] <= expected[stored] + EXPECTED_TIE  # the answers' F1 chose it
             report["advice"] = (
-                f"the answers expect the store's pairs served better {OTHER_STOPLISTS[chosen.stoplist].sketched} "
-                f"({chosen.metric} >= {chosen.threshold:g}: expected F1 {expected[served_best]:.3f}, against "
-                f"{expected[stored]:.3f} with the store's; cross-validated F1 {chosen.figures['f1']:.3f}): re-index "
-                f"the corpus into a new store with `neardup index CORPUS --store NEW "
-                f"{OTHER_STOPLISTS[chosen.stoplist].index_option}`, then train NEW on these answers")
+                f"the answers expect the store's pairs served {'as well' if tied else 'better'} "
+                f"{OTHER_STOPLISTS[chosen.stoplist].sketched} ({chosen.metric} >= {chosen.threshold:g}: expected F1 "
+                f"{expected[served_best]:.3f}, against {expected[stored]:.3f} with the store's"
+                + (f", within {EXPECTED_TIE:g}: a tie the answers' F1 decides" if tied else "")
+                + f"; cross-validated F1 {chosen.figures['f1']:.3f}): re-index the corpus into a new store with "
+                f"`neardup index CORPUS --store NEW {index_options(store.config, chosen.stoplist)}`, then train NEW "
+                "on these answers")
             report["advised"] = chosen.stoplist
     if write and not report["refused"]:
         store.set_threshold({"threshold": setting.threshold, "metric": setting.metric,
