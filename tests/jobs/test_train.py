@@ -519,6 +519,11 @@ def test_answers_that_only_the_stop_listed_text_relates_get_advice_to_reindex_wi
     partial = write_jsonl(tmp_path / "partial.jsonl", records[1:])
     done = subprocess.run([*train_with, "--corpus", str(partial)], capture_output=True, text=True)
     assert done.returncode != 0 and "'project-0'" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    # a malformed line of the corpus is passed over, and its warning says which file it is in
+    malformed = tmp_path / "malformed.jsonl"
+    malformed.write_text(corpus.read_text() + "{not json\n")
+    done = subprocess.run([*train_with, "--corpus", str(malformed)], capture_output=True, text=True)
+    assert done.returncode == 1 and f"neardup: --corpus {malformed} line {len(records) + 1}: bad JSON" in done.stderr
     # as advised: a store without the stop-list, trained on the same answers, serves them
     done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "unlisted"), "--no-stoplist"],
                           capture_output=True, text=True)

@@ -349,7 +349,7 @@ def frequent_shingles(corpus: str, config: SketchConfig, min_docs: int = DEFAULT
     stop-list against it: it drops what a family of texts derived from one another shares, which the own-share
     rule keeps as it keeps a popular story)."""
     unlisted = dataclasses.replace(config, stoplist_digest=stoplist_digest(frozenset()))
-    collector = RecordCollector(False, "row" if parquet.is_parquet(corpus) else "line")
+    collector = RecordCollector(False, "row" if parquet.is_parquet(corpus) else "line", f"--corpus {corpus} ")
     with LocalEngine() as engine:
         engine.sketch(corpus, LineSketcher(Sketcher(unlisted), final=False), collector)
         cut = stoplist_cut(len(collector.chosen), min_docs, fraction)

@@ -159,11 +159,13 @@ class RecordCollector:
     the place where the id first came (the write order). A record is found by its partition and the index of its
     payload among the partition's well-formed records (the local engine reads the corpus as one partition)."""
 
-    def __init__(self, strict: bool, noun: str = "line"):
+    def __init__(self, strict: bool, noun: str = "line", source: str = ""):
         self.chosen: dict[str, int] = {}  # id → partition << 32 | payload index, of the id's last record
         self.skipped = 0                  # malformed records
         self.duplicate_ids = 0            # records whose id came again later (the last one is kept)
         self._strict, self._noun = strict, noun  # noun: "line", or "row" of a Parquet file
+        #: Where a malformed record's line is, in its warning ("" for the corpus the command itself names).
+        self._source = source
         self._payloads: list[int] = []    # well-formed records per partition so far
         #: the stemmer languages well-formed records carried as their own lang (SketchStore.languages)
         self.languages: set[str] = set()
@@ -182,7 +184,7 @@ class RecordCollector:
             if self._strict:
                 raise InvalidArgument(f"{self._noun} {number}: {error}; nothing was written (--strict)")
             self.skipped += 1
-            warn(f"neardup: {self._noun} {number}: {error}; skipped")
+            warn(f"neardup: {self._source}{self._noun} {number}: {error}; skipped")
             return
         if lang:
             self.languages.add(lang)
