@@ -507,6 +507,7 @@ def test_answers_that_only_the_stop_listed_text_relates_get_advice_to_reindex_wi
     train_with = [*NEARDUP, "train", str(pairs), "--store", str(tmp_path / "store"), "--folds", "3"]
     done = subprocess.run(train_with, capture_output=True, text=True)
     assert done.returncode == 1 and "do not separate" in done.stderr and "advice" not in done.stdout
+    assert "other stop-lists   not weighed: give --corpus" in done.stdout  # what would tell
     done = subprocess.run([*train_with, "--corpus", str(corpus)], capture_output=True, text=True)
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "do not separate" in done.stderr
     unlisted = next(line for line in done.stdout.splitlines() if line.startswith("no stop-list "))

@@ -88,6 +88,9 @@ def _threshold_report(args: argparse.Namespace, report: dict) -> int:
               f"{other['stoplist_size']:,} shingles stop-listed, `neardup index {other['index_options']}`)")
     if args.corpus and not report.get("stoplists"):
         print(f"{'other stop-lists':18s} the store's stop-list is what every other would be: --corpus changes nothing")
+    elif not args.corpus:
+        print(f"{'other stop-lists':18s} not weighed: give --corpus, the JSON Lines the store was indexed from, "
+              "to weigh its texts without the stop-list and with copies counted too")
     print(f"{report['pairs']:,} answered pairs: {report['duplicates']:,} duplicates, {report['others']:,} others; "
           f"{report['folds']}-fold cross-validation")
     if report.get("advice"):
