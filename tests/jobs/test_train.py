@@ -297,6 +297,35 @@ def test_train_refuses_text_answers_that_cannot_decide_in_one_line_the_store_unc
     assert _threshold_of(texts_store / "store") == before
 
 
+def test_a_pair_answered_again_counts_once_by_its_last_answer_and_a_pair_of_one_id_is_refused(texts_store, tmp_path,
+                                                                                                 neardup):
+    """Answers joined from two sessions: each pair, in either order, trains by its last answer, as if the file held
+    only those; the report says how many earlier answers it left out."""
+    answered = [json.loads(line) for line in (texts_store / "answers.jsonl").read_text().splitlines()]
+    unsure = answered[0]
+    flipped = [{"a": answer["b"], "b": answer["a"], "duplicate": not answer["duplicate"]} for answer in answered[1:]]
+    last = write_jsonl(tmp_path / "last.jsonl", answered[1:])
+    joined = write_jsonl(tmp_path / "joined.jsonl", [unsure, *flipped, *answered[1:], {**unsure, "duplicate": None}])
+    alone, again = (neardup("train", pairs, "--store", texts_store / "store", "--folds", "3", "--dry-run")
+                    for pairs in (last, joined))
+    replaced = len(answered)  # the flipped answers, and the unsure one's first answer
+    note = f"; {replaced} earlier answers of a pair answered again left out (the last counts)"
+    assert note in again.stdout and "left out" not in alone.stdout
+    assert f"{len(answered) - 1} answered pairs: " in alone.stdout
+
+    def figures(run):  # the report but its elapsed time, and the outcome
+        return [line for line in run.stdout.replace(note, "").splitlines() if not line.startswith("chosen:")], \
+            run.returncode, run.stderr
+
+    assert figures(again) == figures(alone)
+    before = _threshold_of(texts_store / "store")
+    one_id = write_jsonl(tmp_path / "one-id.jsonl", [*answered, {"a": "story-0", "b": "story-0", "duplicate": True}])
+    done = neardup("train", one_id, "--store", texts_store / "store", "--folds", "3")
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert f"one-id.jsonl line {len(answered) + 1}: a and b are one id ('story-0')" in done.stderr
+    assert _threshold_of(texts_store / "store") == before
+
+
 def test_answers_that_call_an_amended_text_no_duplicate_train_jaccard_and_dedup_serves_it(tmp_path):
     """A text that is another one whole plus added sentences (a licence "with these amendments") is contained
     whole: under containment no threshold keeps it apart from its original while grouping edited copies. Answers

@@ -62,12 +62,19 @@ def _trained(args: argparse.Namespace, report: dict) -> int:
           f"the rules and a model can disagree ({report['candidates_sampled']:,} candidate pairs sampled); "
           f"{report['scored']:,} of {report['pairs']:,} labelled pairs share a super token; of the others, "
           f"{report['duplicates_never_scored']:,} duplicates are missed by any model and "
-          f"{report['others_never_scored']:,} non-duplicates are never compared (not learned from)")
+          f"{report['others_never_scored']:,} non-duplicates are never compared (not learned from)"
+          f"{_replaced(report)}")
     if report["refused"]:
         raise CommandFailed(report["refused"])
     print(f"chosen: {report['chosen']}; " + ("stored in " + args.store if args.write else "not stored (--dry-run)")
           + f"; {report['elapsed']:.1f} s")
     return EXIT_OK
+
+
+def _replaced(report: dict) -> str:
+    """What the report's pair counts left out of the answers file: the earlier answers of pairs answered again."""
+    replaced = report["replaced"]
+    return f"; {replaced:,} earlier answers of a pair answered again left out (the last counts)" if replaced else ""
 
 
 def _threshold_report(args: argparse.Namespace, report: dict) -> int:
@@ -92,7 +99,7 @@ def _threshold_report(args: argparse.Namespace, report: dict) -> int:
         print(f"{'other stop-lists':18s} not weighed: give --corpus, the JSON Lines the store was indexed from, "
               "to weigh its texts without the stop-list and with copies counted too")
     print(f"{report['pairs']:,} answered pairs: {report['duplicates']:,} duplicates, {report['others']:,} others; "
-          f"{report['folds']}-fold cross-validation")
+          f"{report['folds']}-fold cross-validation{_replaced(report)}")
     if report.get("advice"):
         print(f"advice: {report['advice']}")
     if report["refused"]:

@@ -68,6 +68,8 @@ def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | N
                 if not (isinstance(a, str) and isinstance(b, str) and isinstance(duplicate, (bool, type(None)))):
                     raise InvalidArgument(f"{path} line {number}: a and b are ids (strings), duplicate true, false "
                                           "or null (unsure)")
+                if a == b:
+                    raise InvalidArgument(f"{path} line {number}: a and b are one id ({a!r}): a pair is two articles")
                 if duplicate is not None or unsure:
                     pairs.append((a, b, duplicate))
     except OSError as error:
@@ -75,6 +77,17 @@ def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | N
     except UnicodeDecodeError:
         raise InvalidArgument(f"{path} is not UTF-8") from None
     return pairs
+
+
+def last_answers(pairs: list[tuple[str, str, bool | None]]) -> tuple[list[tuple[str, str, bool]], int]:
+    """One answer per pair, in either order: its last (a file `neardup label` appended to again, or answer files
+    joined), the unsure ones left out; and how many earlier answers the later ones replaced. A pair answered
+    twice would count twice, and its copies in other folds would cross-validate on themselves."""
+    latest: dict[tuple[str, str], tuple[str, str, bool | None]] = {}
+    for a, b, duplicate in pairs:
+        latest[min(a, b), max(a, b)] = (a, b, duplicate)
+    answers = [(a, b, duplicate) for a, b, duplicate in latest.values() if duplicate is not None]
+    return answers, len(pairs) - len(latest)
 
 
 def _f1(predicted: np.ndarray, truth: np.ndarray, weight: np.ndarray) -> dict:
@@ -426,7 +439,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
     (train_threshold; with `corpus`, also whether the answers separate better without its stop-list), else an
     items store's pair model."""
     started = time.monotonic()
-    pairs = read_pairs(pairs_path)
+    pairs, replaced = last_answers(read_pairs(pairs_path, unsure=True))
     with open_store(store_path, readonly=not write) as store:
         config = store.config
         if config.kind == SIMHASH:
@@ -440,7 +453,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
                                   f"{missing[0]!r}): index them first")
         if config.kind != ITEMS:
             report = train_threshold(store, sketches, pairs, pairs_path, folds, write, corpus)
-            return {**report, "elapsed": time.monotonic() - started}
+            return {**report, "replaced": replaced, "elapsed": time.monotonic() - started}
         if corpus:
             raise InvalidArgument(f"store {store_path} holds items with fields, which have no stop-list: --corpus is "
                                   "for a store of texts")
@@ -502,7 +515,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
             + " (label pairs there: `neardup label` proposes them)")
         if write and kind is not None:
             store.set_model(data)
-    report.update(chosen=kind, threshold=None if document is None else document["threshold"],
+    report.update(chosen=kind, threshold=None if document is None else document["threshold"], replaced=replaced,
                   elapsed=time.monotonic() - started, model=document)
     return report
 
