@@ -97,6 +97,16 @@ def test_label_refuses_a_simhash_store(tmp_path, neardup, indexed_store):
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "simhash" in done.stderr
 
 
+def test_label_on_a_store_without_candidate_pairs_says_so_in_one_line_and_writes_nothing(tmp_path, neardup,
+                                                                                         indexed_store):
+    store = indexed_store("label-no-pairs", {"x": "one text about gardens", "y": "another about ships at sea"})
+    answers = tmp_path / "answers.jsonl"
+    done = neardup("label", answers, "--store", store)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+    assert "has no candidate pairs to label: no two of its articles share a sketch value" in done.stderr
+    assert not answers.exists()
+
+
 TEXTS, STORY_OF = look_alike_corpus()
 TEXT_OF = {record["id"]: record["text"] for record in TEXTS}
 

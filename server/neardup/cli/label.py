@@ -6,7 +6,7 @@ import shutil
 import sys
 import textwrap
 
-from neardup_client.cli_framework import EXIT_OK, at_least
+from neardup_client.cli_framework import EXIT_OK, CommandFailed, at_least
 
 from ..jobs.label import LabelSession
 from ..jobs.records import read_records
@@ -111,6 +111,9 @@ def _run(args: argparse.Namespace) -> int:
     with open_store(args.store, readonly=True) as store:
         with reporting(args, "label"):  # the session's start: --corpus sketched once more on a store of texts
             session = LabelSession(store, args.pairs, corpus=args.corpus)
+        if not session.counts()["pool"]:  # nothing to propose, and nothing train could be given
+            raise CommandFailed(f"store {args.store} has no candidate pairs to label: no two of its articles share "
+                                + ("a sketch value" if session.texts else "a super token"))
         records = {}
         if args.corpus:
             records = read_records(args.corpus, set(session.pool.a) | set(session.pool.b),
