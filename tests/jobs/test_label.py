@@ -89,6 +89,14 @@ def test_the_console_session_records_answers_undo_and_resumes(records_store):
     assert len(set(asked)) == 4  # a resumed session never asks an answered pair again
     full = label(records_store, "n\n" * 10, "--count", "6")  # stops at --count answers, end of input is quit
     assert full.returncode == 0 and len(stored_answers(records_store)) == 6
+    # a pair answered again (files joined) counts once, as train counts it: in the counts and for --count
+    first = stored_answers(records_store)[0]
+    with open(records_store / "answers.jsonl", "a") as stream:
+        stream.write(json.dumps({"a": first["b"], "b": first["a"], "duplicate": not first["duplicate"]}) + "\n")
+    joined = label(records_store, "q\n")
+    assert "; 6 answers in " in joined.stderr and "6 answers saved in" in joined.stderr, joined.stderr
+    one_more = label(records_store, "n\n" * 3, "--count", "7")
+    assert one_more.returncode == 0 and len(stored_answers(records_store)) == 8, one_more.stderr
 
 
 def test_label_refuses_a_simhash_store(tmp_path, neardup, indexed_store):

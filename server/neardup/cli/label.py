@@ -118,13 +118,14 @@ def _run(args: argparse.Namespace) -> int:
         if args.corpus:
             records = read_records(args.corpus, set(session.pool.a) | set(session.pool.b),
                                    "text" if session.texts else "fields")
-        print(f"{session.counts()['pool']:,} candidate pairs sampled; {len(session.answers):,} answers in "
-              f"{args.pairs}", file=sys.stderr)
+        counts = session.counts()
+        print(f"{counts['pool']:,} candidate pairs sampled; {counts['answered']:,} answers in {args.pairs}",
+              file=sys.stderr)
         return _ask(args, session, records)
 
 
 def _ask(args: argparse.Namespace, session: LabelSession, records: dict[str, dict]) -> int:
-    while len(session.answers) < args.count:
+    while session.counts()["answered"] < args.count:
         proposal = session.next()
         if proposal is None:
             print("every sampled candidate pair is answered", file=sys.stderr)
@@ -153,5 +154,6 @@ def _ask(args: argparse.Namespace, session: LabelSession, records: dict[str, dic
 
 def _saved(args: argparse.Namespace, session: LabelSession) -> int:
     """The session's last line: where its answers are and what to run on them."""
-    print(f"{len(session.answers):,} answers saved in {args.pairs}; next: {session.next_command}", file=sys.stderr)
+    print(f"{session.counts()['answered']:,} answers saved in {args.pairs}; next: {session.next_command}",
+          file=sys.stderr)
     return EXIT_OK

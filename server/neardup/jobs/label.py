@@ -25,7 +25,7 @@ from ..runtime.served_store import ServedStore
 from ..store import SketchStore
 from .learners import PENALTY, fit_logistic
 from .pair_sample import CandidatePairs, candidate_population, text_candidate_pairs
-from .train import BINS, CHANCE_PENALTY, read_pairs, setting_similarities
+from .train import BINS, CHANCE_PENALTY, last_answers, read_pairs, setting_similarities
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
@@ -242,7 +242,8 @@ class LabelSession:
         return self.answers.pop()
 
     def counts(self) -> dict:
-        labels = [duplicate for _, _, duplicate in self.answers]
+        """The answered pairs (each once, by its last answer, as train counts them) by answer, and the pool's size."""
+        labels = [duplicate for _, _, duplicate in last_answers(self.answers, unsure=True)[0]]
         return {"answered": len(labels), "duplicates": labels.count(True), "others": labels.count(False),
                 "unsure": labels.count(None), "pool": len(self.pool.a)}
 
@@ -253,7 +254,7 @@ def label_with(store: SketchStore, path: str | os.PathLike, oracle: Callable[[st
     `oracle(a, b)` for `budget` pairs (or until nothing is left): what a benchmark compares with other ways of
     choosing labels. Returns the answers."""
     session = LabelSession(store, path, seed, corpus)
-    while len(session.answers) < budget:
+    while session.counts()["answered"] < budget:
         proposal = session.next()
         if proposal is None:
             break

@@ -79,14 +79,15 @@ def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | N
     return pairs
 
 
-def last_answers(pairs: list[tuple[str, str, bool | None]]) -> tuple[list[tuple[str, str, bool]], int]:
-    """One answer per pair, in either order: its last (a file `neardup label` appended to again, or answer files
-    joined), the unsure ones left out; and how many earlier answers the later ones replaced. A pair answered
-    twice would count twice, and its copies in other folds would cross-validate on themselves."""
+def last_answers(pairs: list[tuple[str, str, bool | None]],
+                 unsure: bool = False) -> tuple[list[tuple[str, str, bool | None]], int]:
+    """One answer per pair, in either order: its last (answer files joined, or a session resumed on another's
+    file), the unsure ones left out unless `unsure`; and how many earlier answers the later ones replaced. A pair
+    answered twice would count twice, and its copies in other folds would cross-validate on themselves."""
     latest: dict[tuple[str, str], tuple[str, str, bool | None]] = {}
     for a, b, duplicate in pairs:
         latest[min(a, b), max(a, b)] = (a, b, duplicate)
-    answers = [(a, b, duplicate) for a, b, duplicate in latest.values() if duplicate is not None]
+    answers = [answer for answer in latest.values() if unsure or answer[2] is not None]
     return answers, len(pairs) - len(latest)
 
 
