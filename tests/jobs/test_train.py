@@ -554,6 +554,13 @@ def test_answers_that_only_the_stop_listed_text_relates_get_advice_to_reindex_wi
     malformed.write_text(corpus.read_text() + "{not json\n")
     done = subprocess.run([*train_with, "--corpus", str(malformed)], capture_output=True, text=True)
     assert done.returncode == 1 and f"neardup: --corpus {malformed} line {len(records) + 1}: bad JSON" in done.stderr
+    # ... and so is a line that is not UTF-8, among the texts: the same report, and no traceback
+    undecodable = tmp_path / "undecodable.jsonl"
+    undecodable.write_bytes(b"\xff\xfe not UTF-8\n" + corpus.read_bytes())
+    again = subprocess.run([*train_with, "--corpus", str(undecodable)], capture_output=True, text=True)
+    assert f"neardup: --corpus {undecodable} line 1: invalid UTF-8" in again.stderr, again.stderr
+    assert "Traceback" not in again.stderr and (again.returncode, again.stdout.splitlines()[:-1]) == \
+        (done.returncode, done.stdout.splitlines()[:-1])
     # as advised: a store without the stop-list, trained on the same answers, serves them
     done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "unlisted"), "--no-stoplist"],
                           capture_output=True, text=True)

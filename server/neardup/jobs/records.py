@@ -259,15 +259,15 @@ def final_sketch(payload: bytes, sketcher: Sketcher | None) -> bytes:
 def read_records(path: str, wanted: set[str], content: str) -> dict[str, dict]:
     """The records of the wanted ids in a JSON Lines corpus (--corpus of `neardup label`, of the page's Label pairs
     view and of `neardup train`), those whose `content` is there ("fields": a dict, "text": a string); lines that
-    are not such records are passed over."""
+    are not such records, or not UTF-8, are passed over (the sketching pass over the same file warns of them)."""
     kind = dict if content == "fields" else str
     found = {}
     try:
-        with open(path, encoding="utf-8") as stream:
+        with open(path, "rb") as stream:
             for line in stream:
                 try:
                     record = json.loads(line)
-                except ValueError:
+                except ValueError:  # UnicodeDecodeError too
                     continue
                 if isinstance(record, dict) and record.get("id") in wanted and isinstance(record.get(content), kind):
                     found[record["id"]] = record
