@@ -64,11 +64,14 @@ def test_with_a_redis_backend_each_built_store_is_served_from_its_own_copy(tmp_p
     Cluster) the tool starts; two sides of one store share one copy, a side of its own store gets its own."""
     from contextlib import ExitStack
 
-    from benchmarks.lib import load
     from neardup.store import open_store
+    from server_process import write_jsonl
+    from textgen import article, text
 
     this = ab.this_environment()
-    _, built, _ = load.build_store(tmp_path, this.neardup, "drawn", "store-a")
+    corpus = write_jsonl(tmp_path / "texts.jsonl", [{"id": f"text-{n}", "text": text(article(n))} for n in range(40)])
+    built = tmp_path / "store-a"  # a small corpus: what is checked is the copies, not the store's size
+    subprocess.run([*this.neardup, "index", str(corpus), "--store", str(built)], check=True, capture_output=True)
     other = tmp_path / "store-b"
     subprocess.run([*this.neardup, "migrate", "--no-progress", str(built), str(other)], check=True)
     with ExitStack() as stack:
