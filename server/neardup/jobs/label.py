@@ -149,8 +149,9 @@ class LabelSession:
         return repeats
 
     def _labelled(self) -> tuple[np.ndarray, np.ndarray]:
-        """The pooled positions of the answered pairs (but the unsure ones), and their answers."""
-        labelled = [(self._index(a, b), duplicate) for a, b, duplicate in self.answers if duplicate is not None]
+        """The pooled positions of the answered pairs (but the unsure ones), and their answers (a pair's last, as
+        train counts it)."""
+        labelled = [(self._index(a, b), duplicate) for a, b, duplicate in last_answers(self.answers)[0]]
         labelled = [(i, duplicate) for i, duplicate in labelled if i is not None]
         return (np.array([i for i, _ in labelled], np.intp), np.array([duplicate for _, duplicate in labelled], bool))
 
@@ -189,7 +190,7 @@ class LabelSession:
         chance = self._chance()
         certainty = self._certainty(chance)
         reason = "uncertain"
-        labels = [duplicate for _, _, duplicate in self.answers]
+        labels = [duplicate for _, _, duplicate in last_answers(self.answers)[0]]
         called = None if not self.texts or chance is None \
             or min(labels.count(True), labels.count(False)) < CALLED_EACH else chance >= 0.5
         fresh = open_ & ~self._repeats(open_, called)
