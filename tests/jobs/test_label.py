@@ -193,6 +193,23 @@ def test_a_look_alike_is_proposed_where_the_boundary_calls_it_otherwise_than_its
         assert not session._repeats(open_, ~called_duplicates)[called_template[1:]].any()
 
 
+def test_a_pair_answered_twice_teaches_the_session_its_last_answer(texts_store, tmp_path):
+    """Answer files joined: each pair answered wrongly first, then (in the other order) as the user means it. The
+    session proposes what it proposes given the last answers alone, and counts each pair once."""
+    with open_store(texts_store / "store", readonly=True) as store:
+        answered = label_with(store, tmp_path / "last.jsonl", same_story, budget=24)
+        flipped = [{"a": b, "b": a, "duplicate": not duplicate} for a, b, duplicate in answered]
+        write_jsonl(tmp_path / "joined.jsonl", [*flipped, *({"a": a, "b": b, "duplicate": duplicate}
+                                                            for a, b, duplicate in answered)])
+        last, joined = (LabelSession(store, tmp_path / name) for name in ("last.jsonl", "joined.jsonl"))
+        assert joined.counts() == last.counts() and last.counts()["answered"] == 24
+        for _ in range(COVER):  # uncertain proposals, and a coverage one
+            proposal = last.next()
+            assert joined.next() == proposal
+            for session in (last, joined):
+                session.answer(proposal.a, proposal.b, same_story(proposal.a, proposal.b))
+
+
 def test_lopsided_answers_send_the_proposals_where_the_other_kind_should_be(texts_store, tmp_path):
     """A store whose threshold is far above where this user's duplicates end: every answer near it is "duplicate".
     After LOPSIDED such answers (and no "not a duplicate"), the next pair is the one nearest the middle between 0
