@@ -106,7 +106,7 @@ class LabelSession:
     def _read(self) -> list[tuple[str, str, bool | None]]:
         if not self.path.exists():
             return []
-        return read_pairs(str(self.path), unsure=True)
+        return read_pairs(str(self.path))
 
     def _answered(self) -> np.ndarray:
         done = np.zeros(len(self.pool.a), bool)
@@ -190,9 +190,9 @@ class LabelSession:
         chance = self._chance()
         certainty = self._certainty(chance)
         reason = "uncertain"
-        labels = [duplicate for _, _, duplicate in last_answers(self.answers)[0]]
+        counts = self.counts()
         called = None if not self.texts or chance is None \
-            or min(labels.count(True), labels.count(False)) < CALLED_EACH else chance >= 0.5
+            or min(counts["duplicates"], counts["others"]) < CALLED_EACH else chance >= 0.5
         fresh = open_ & ~self._repeats(open_, called)
         chosen = np.flatnonzero(fresh if fresh.any() else open_)
         if len(self.answers) % COVER == COVER - 1:

@@ -50,9 +50,9 @@ CHANCE_PENALTY = 0.1
 EXPECTED_TIE = 0.01
 
 
-def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | None]]:
-    """(a, b, duplicate) of each line; a null duplicate (`neardup label`'s "unsure") is left out, or kept as None
-    with `unsure`; InvalidArgument names the line that is wrong."""
+def read_pairs(path: str) -> list[tuple[str, str, bool | None]]:
+    """(a, b, duplicate) of each line, a null duplicate (`neardup label`'s "unsure") as None (last_answers says
+    which count); InvalidArgument names the line that is wrong."""
     pairs = []
     try:
         with open(path, encoding="utf-8") as stream:
@@ -70,8 +70,7 @@ def read_pairs(path: str, unsure: bool = False) -> list[tuple[str, str, bool | N
                                           "or null (unsure)")
                 if a == b:
                     raise InvalidArgument(f"{path} line {number}: a and b are one id ({a!r}): a pair is two articles")
-                if duplicate is not None or unsure:
-                    pairs.append((a, b, duplicate))
+                pairs.append((a, b, duplicate))
     except OSError as error:
         raise InvalidArgument(f"cannot read {path}: {error.strerror}") from None
     except UnicodeDecodeError:
@@ -440,7 +439,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
     (train_threshold; with `corpus`, also whether the answers separate better without its stop-list), else an
     items store's pair model."""
     started = time.monotonic()
-    pairs, replaced = last_answers(read_pairs(pairs_path, unsure=True))
+    pairs, replaced = last_answers(read_pairs(pairs_path))
     with open_store(store_path, readonly=not write) as store:
         config = store.config
         if config.kind == SIMHASH:
