@@ -11,11 +11,12 @@ peer), each built as the development family of its kind is:
              copied and mixed with those two languages' other pages as the `template` family's are
              (families.held_out_templates).
 
-    python -m benchmarks.heldout {licences,templates} [--against REV] [--seeds 5 6 7] [--known] [--out DIR]
+    python -m benchmarks.heldout {licences,templates} [--against REV] [--seeds 5 6 7] [--known] [--answers 30 60]
+                                 [--out DIR]
 
-Per seed, what answer_draws measures: neardup at the store's learned default, after 30 and 60 of `neardup label`'s
-proposals answered from the truth (`neardup train --corpus`, re-indexing as it advises), at its best threshold, and
-the best peer at its best threshold. With --against, the first seed's corpus is also indexed and served by this
+Per seed, what answer_draws measures: neardup at the store's learned default, after 30 and 60 (or --answers) of
+`neardup label`'s proposals answered from the truth (`neardup train --corpus`, re-indexing as it advises), at its best
+threshold, and the best peer at its best threshold. With --against, the first seed's corpus is also indexed and served by this
 checkout's and REV's own command lines, one Dedup per result set at each server's defaults (served_quality).
 Writes heldout_KIND[-known].json and .md.
 """
@@ -30,7 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.answer_draws import COLUMNS, HEADER, figures, row, spread
+from benchmarks.answer_draws import answer_checkpoints, answers_option, columns, figures, header, row, spread
+from benchmarks.evaluate_families import ANSWER_CHECKPOINTS
 from benchmarks.evaluate_families import StoreRun, counts_by_scope
 from benchmarks.lib import ab, devcorpus, families, report
 from benchmarks.lib.paths import OUT
@@ -99,10 +101,14 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
     parser.add_argument("--known", action="store_true",
                         help="licences: keep the texts that resemble the development corpus's")
+    parser.add_argument("--answers", type=int, nargs="+", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
+                        help="train on the simulated answers after each COUNT and serve again (default: "
+                             f"{' '.join(map(str, ANSWER_CHECKPOINTS))})")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.known and args.kind != "licences":
         parser.error("--known applies to licences only")
+    checkpoints = answer_checkpoints(parser, args.answers)
     started = time.perf_counter()
     try:
         sides = [ab.this_environment(), ab.install(args.against)] if args.against else []
@@ -111,9 +117,9 @@ def main(argv: list[str] | None = None) -> dict:
         raise SystemExit(f"heldout: {error}")
     draws = []
     for seed, corpus in corpora.items():
-        draws.append({**figures(corpus, seed), "reachable": reachable(corpus)})
+        draws.append({**figures(corpus, seed, checkpoints), "reachable": reachable(corpus)})
         print(f"  seed {seed}: {len(corpus.docs)} documents, " + ", ".join(
-            f"{column} {draws[-1][column]:.3f}" for column in COLUMNS) + f", peer {draws[-1]['peer f1']:.3f}",
+            f"{column} {draws[-1][column]:.3f}" for column in columns(checkpoints)) + f", peer {draws[-1]['peer f1']:.3f}",
             file=sys.stderr)
     similar = {"held-out": likeness(corpora[args.seeds[0]]),
                **{split: likeness(families.build(FAMILY[args.kind], split)) for split in ("test", "tune")}}
@@ -126,8 +132,8 @@ def main(argv: list[str] | None = None) -> dict:
                 servers[side.label] = served(side.neardup, source, first, Path(work) / f"{number}.store")
     command = " ".join(["python -m benchmarks.heldout", args.kind,
                         *(["--against", args.against] * bool(args.against)), "--seeds", *map(str, args.seeds),
-                        *["--known"] * args.known])
-    output = {"command": command, "kind": args.kind, "seeds": args.seeds,
+                        *["--known"] * args.known]) + answers_option(checkpoints)
+    output = {"command": command, "kind": args.kind, "seeds": args.seeds, "answer_checkpoints": checkpoints,
               "documents": {s: len(c.docs) for s, c in corpora.items()},
               "draws": draws, "likeness": similar, "served": servers,
               "sides": {side.label: side.describe() for side in sides},
@@ -146,7 +152,7 @@ def markdown(output: dict) -> str:
              "F1, mean [min–max] over the draws: neardup at the store's learned default (the thresholds learned: "
              "lowest–highest), after a user's answers, at its best threshold (an oracle), and the best peer of each "
              "draw at its best threshold.", "",
-             *report.table(HEADER, [row(draws)]), "",
+             *report.table(header(output["answer_checkpoints"]), [row(draws, output["answer_checkpoints"])]), "",
              "What train chose per draw: " + "; ".join(
                  f"seed {d['seed']}: " + ", ".join(f"{count} answers {setting}" for count, setting in
                                                    d["trained"].items()) for d in draws) + "."]
