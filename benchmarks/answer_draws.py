@@ -66,7 +66,8 @@ def spread(values: list[float]) -> str:
 def header(checkpoints: Sequence[int]) -> list[str]:
     """The report's columns after the family: one row() of draws each."""
     return ["draws", "learned threshold", "default", *(f"after {count} answers" for count in checkpoints),
-            "neardup best threshold", "best peer, best threshold", f"draws at or above the peer after {checkpoints[-1]}"]
+            "neardup best threshold", "best peer, best threshold",
+            f"draws at or above the peer after {checkpoints[-1]}"]
 
 
 def row(draws: list[dict], checkpoints: Sequence[int]) -> list[str]:
@@ -91,6 +92,13 @@ def markdown(results: dict, command: str, seconds: float) -> str:
         *report.table(["family", *header(checkpoints)], rows), ""])
 
 
+def add_answers_argument(parser: argparse.ArgumentParser) -> None:
+    """--answers COUNT...: the checkpoints at which the simulated user trains (answer_checkpoints reads them)."""
+    parser.add_argument("--answers", type=int, nargs="+", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
+                        help="train on the simulated answers after each COUNT and serve again (default: "
+                             f"{' '.join(map(str, ANSWER_CHECKPOINTS))})")
+
+
 def answer_checkpoints(parser: argparse.ArgumentParser, counts: Sequence[int]) -> list[int]:
     """--answers as the checkpoints (ascending, distinct), or the parser's error: a count must be positive."""
     if min(counts) < 1:
@@ -108,9 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", choices=devcorpus.SPLITS, default="tune")
     parser.add_argument("--family", choices=families.FAMILIES, nargs="+", default=list(DEFAULT_FAMILIES))
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
-    parser.add_argument("--answers", type=int, nargs="+", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
-                        help="train on the simulated answers after each COUNT and serve again (default: "
-                             f"{' '.join(map(str, ANSWER_CHECKPOINTS))})")
+    add_answers_argument(parser)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     checkpoints = answer_checkpoints(parser, args.answers)

@@ -15,9 +15,10 @@ peer), each built as the development family of its kind is:
                                  [--out DIR]
 
 Per seed, what answer_draws measures: neardup at the store's learned default, after 30 and 60 (or --answers) of
-`neardup label`'s proposals answered from the truth (`neardup train --corpus`, re-indexing as it advises), at its best
-threshold, and the best peer at its best threshold. With --against, the first seed's corpus is also indexed and served by this
-checkout's and REV's own command lines, one Dedup per result set at each server's defaults (served_quality).
+`neardup label`'s proposals answered from the truth (`neardup train --corpus`, re-indexing as it advises), at its
+best threshold, and the best peer at its best threshold. With --against, the first seed's corpus is also indexed and
+served by this checkout's and REV's own command lines, one Dedup per result set at each server's defaults
+(served_quality).
 Writes heldout_KIND[-known].json and .md.
 """
 from __future__ import annotations
@@ -31,8 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.answer_draws import answer_checkpoints, answers_option, columns, figures, header, row, spread
-from benchmarks.evaluate_families import ANSWER_CHECKPOINTS
+from benchmarks.answer_draws import (add_answers_argument, answer_checkpoints, answers_option, columns, figures,
+                                     header, row, spread)
 from benchmarks.evaluate_families import StoreRun, counts_by_scope
 from benchmarks.lib import ab, devcorpus, families, report
 from benchmarks.lib.paths import OUT
@@ -101,9 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--seeds", type=int, nargs="+", default=list(DEFAULT_SEEDS))
     parser.add_argument("--known", action="store_true",
                         help="licences: keep the texts that resemble the development corpus's")
-    parser.add_argument("--answers", type=int, nargs="+", default=list(ANSWER_CHECKPOINTS), metavar="COUNT",
-                        help="train on the simulated answers after each COUNT and serve again (default: "
-                             f"{' '.join(map(str, ANSWER_CHECKPOINTS))})")
+    add_answers_argument(parser)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.known and args.kind != "licences":
@@ -119,8 +118,8 @@ def main(argv: list[str] | None = None) -> dict:
     for seed, corpus in corpora.items():
         draws.append({**figures(corpus, seed, checkpoints), "reachable": reachable(corpus)})
         print(f"  seed {seed}: {len(corpus.docs)} documents, " + ", ".join(
-            f"{column} {draws[-1][column]:.3f}" for column in columns(checkpoints)) + f", peer {draws[-1]['peer f1']:.3f}",
-            file=sys.stderr)
+            f"{column} {draws[-1][column]:.3f}" for column in columns(checkpoints))
+            + f", peer {draws[-1]['peer f1']:.3f}", file=sys.stderr)
     similar = {"held-out": likeness(corpora[args.seeds[0]]),
                **{split: likeness(families.build(FAMILY[args.kind], split)) for split in ("test", "tune")}}
     servers = {}
