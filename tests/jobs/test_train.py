@@ -405,6 +405,52 @@ def test_the_fitted_threshold_is_near_the_best_one_of_the_store_the_answers_were
     assert np.mean(shortfalls) <= 0.012 and max(shortfalls) <= 0.05
 
 
+def _versions_between_copies(seed: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A store's pairs: 40 copies (0.92-0.98), 30 versions of one text, no copies (0.78-0.88), 10 copies heavily
+    edited (0.70-0.76) and 300 unrelated pairs; and the positions of 60 answered ones: every version, every edited
+    copy, 10 copies and 10 unrelated pairs."""
+    rng = np.random.default_rng(seed)
+    population = np.concatenate([rng.uniform(0.92, 0.98, 40), rng.uniform(0.78, 0.88, 30),
+                                 rng.uniform(0.70, 0.76, 10), rng.uniform(0.05, 0.3, 300)])
+    duplicate = np.concatenate([np.ones(40, bool), np.zeros(30, bool), np.ones(10, bool), np.zeros(300, bool)])
+    answered = np.concatenate([np.arange(10), np.arange(40, 90)])
+    return population, duplicate, answered
+
+
+def test_answered_pairs_of_the_store_count_as_answered_where_the_threshold_is_fitted():
+    """The answers rise with similarity but for the versions between the edited copies and the copies, which a
+    logistic fit of them calls likely duplicates: over the store's pairs at those chances, calling every version
+    too would look best (0.7122, F1 0.740 by the truth). The versions are all answered, so they count as what they
+    are, and the threshold falls between them and the copies, the best cut by the truth (F1 0.889)."""
+    population, duplicate, answered = _versions_between_copies()
+    scores, truth = population[answered], duplicate[answered]
+
+    def f1(cut):
+        called = population >= cut
+        return 2 * (called & duplicate).sum() / (called.sum() + duplicate.sum())
+
+    guessed = train.fit_threshold(scores, truth, population)
+    threshold = train.fit_threshold(scores, truth, population, answered)
+    assert guessed < 0.78 and f1(guessed) < 0.75
+    assert 0.88 < threshold < 0.92
+    assert f1(threshold) == max(f1(cut) for cut in np.linspace(0, 1, 201))
+    # answers outside the store's pairs (-1) count only through the fit
+    assert train.fit_threshold(scores, truth, population, np.full(len(answered), -1)) == guessed
+
+
+def test_a_store_whose_pairs_are_all_answered_expects_each_setting_s_f1_by_the_answers():
+    """Where every one of the store's pairs is answered, nothing is left to guess: each setting's expected F1 over
+    them is its F1 by the answers, whatever the chance model fitted on them says."""
+    population, duplicate, _ = _versions_between_copies()
+    everything = np.arange(len(population))
+    settings = [_setting("", cut, population.tolist(), population, 0.0) for cut in (0.5, 0.74, 0.9)]
+    expected = train._expected_f1(settings, duplicate, everything)
+    truth = [2 * (duplicate & (population >= cut)).sum() / ((population >= cut).sum() + duplicate.sum())
+             for cut in (0.5, 0.74, 0.9)]
+    assert np.allclose(expected, truth)
+    assert int(np.argmax(expected)) == 2 and int(np.argmax(train._expected_f1(settings, duplicate))) != 2
+
+
 def _setting(stoplist: str, threshold: float, answers: list[float], population: np.ndarray, f1: float,
              metric: str = "containment") -> train.Setting:
     return train.Setting(stoplist, metric, threshold, np.array(answers), population, {"f1": f1})

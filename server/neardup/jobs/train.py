@@ -109,16 +109,32 @@ def _best_threshold(probability: np.ndarray, truth: np.ndarray, weight: np.ndarr
     return best[1], best[2]
 
 
-def fit_threshold(scores: np.ndarray, truth: np.ndarray, population: np.ndarray) -> float:
+def answered_chance(chance: np.ndarray, truth: np.ndarray, answered: np.ndarray | None) -> np.ndarray:
+    """Each of the store's pairs' chance of being a duplicate, but the answered ones' (`answered`: each answer's
+    position among those pairs, -1 where it is not one of them), which is their answer: a pair the user answered is
+    no guess. `neardup label` proposes the pairs a fitted chance knows least, near where the cut is decided."""
+    if answered is None:
+        return chance
+    chance, inside = chance.copy(), answered >= 0
+    chance[answered[inside]] = truth[inside]
+    return chance
+
+
+def fit_threshold(scores: np.ndarray, truth: np.ndarray, population: np.ndarray,
+                  answered: np.ndarray | None = None) -> float:
     """The similarity threshold of the best expected F1 over the store's pairs (`population`, their similarities;
     the answers themselves where the store has none), each pair's chance of being a duplicate a logistic fit of the
-    answers on similarity. Answers alone leave the threshold anywhere in the gaps between them, and `neardup label`
-    answers crowd near the threshold; the store's pairs say how many pairs each cut takes or leaves."""
-    chance = learners.fit_logistic(scores[:, None], truth, penalty=PLATT_PENALTY).probability
-    values, counts = np.unique(population if len(population) else scores, return_counts=True)
-    values, counts = values[::-1], counts[::-1]  # descending: cut i calls the pairs down to values[i] duplicates
-    expected = chance(values[:, None]) * counts
-    f1 = 2 * np.cumsum(expected) / (np.cumsum(counts) + expected.sum())  # 2 E[tp] / (called + E[duplicates])
+    answers on similarity, but the answered pairs' (answered_chance). Answers alone leave the threshold anywhere in
+    the gaps between them, and `neardup label` answers crowd near the threshold; the store's pairs say how many
+    pairs each cut takes or leaves."""
+    fitted = learners.fit_logistic(scores[:, None], truth, penalty=PLATT_PENALTY).probability
+    if not len(population):
+        population, answered = scores, None
+    order = np.argsort(-population, kind="stable")  # descending: cut i calls the pairs down to values[i] duplicates
+    chance = answered_chance(fitted(population[:, None]), truth, answered)[order]
+    last = np.append(population[order][1:] != population[order][:-1], True)  # each value's last pair
+    values, expected, called = population[order][last], np.cumsum(chance)[last], np.flatnonzero(last) + 1
+    f1 = 2 * expected / (called + chance.sum())  # 2 E[tp] / (called + E[duplicates])
     i = int(np.argmax(f1))
     below = values[i + 1] if i + 1 < len(values) else 0.0
     return round(float((values[i] + below) / 2), 4)
@@ -137,14 +153,17 @@ def population_weights(scores: np.ndarray, population: np.ndarray) -> np.ndarray
 
 
 def _cross_validated(scores_of: dict[str, np.ndarray], truth: np.ndarray, fold: np.ndarray, folds: int,
-                     populations: dict[str, np.ndarray], weight: np.ndarray) -> dict[str, tuple[np.ndarray, dict]]:
-    """Per metric: the answers' scores and the cross-validated figures of a threshold fitted on the other folds."""
+                     populations: dict[str, np.ndarray], weight: np.ndarray,
+                     answered: np.ndarray) -> dict[str, tuple[np.ndarray, dict]]:
+    """Per metric: the answers' scores and the cross-validated figures of a threshold fitted on the other folds
+    (only their answers known among the store's pairs: answered_chance)."""
     fitted = {}
     for metric, scores in scores_of.items():
         decided = np.zeros(len(truth), bool)
         for k in range(folds):
             held = fold == k
-            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held], populations[metric])
+            decided[held] = scores[held] >= fit_threshold(scores[~held], truth[~held], populations[metric],
+                                                          answered[~held])
         fitted[metric] = (scores, _f1(decided, truth, weight))
     return fitted
 
@@ -198,11 +217,21 @@ class Setting(NamedTuple):
 
 
 def _trained_settings(stoplist: str, scores_of: dict[str, np.ndarray], populations: dict[str, np.ndarray],
-                      truth: np.ndarray, fold: np.ndarray, folds: int, weight: np.ndarray) -> dict[str, Setting]:
-    """Per metric, the setting of the threshold fitted on all the answers, with its cross-validated figures."""
-    fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight)
-    return {metric: Setting(stoplist, metric, fit_threshold(scores, truth, populations[metric]), scores,
+                      truth: np.ndarray, fold: np.ndarray, folds: int, weight: np.ndarray,
+                      answered: np.ndarray) -> dict[str, Setting]:
+    """Per metric, the setting of the threshold fitted on all the answers (`answered`: each one's position among the
+    populations' pairs, -1 where it is not one of them), with its cross-validated figures."""
+    fitted = _cross_validated(scores_of, truth, fold, folds, populations, weight, answered)
+    return {metric: Setting(stoplist, metric, fit_threshold(scores, truth, populations[metric], answered), scores,
                             populations[metric], figures) for metric, (scores, figures) in fitted.items()}
+
+
+def answer_positions(pool: CandidatePairs, pairs: list, rows: np.ndarray) -> np.ndarray:
+    """Each answered pair's position among the pool's pairs at `rows` (either order), -1 where it is not one."""
+    position = {}
+    for row, i in enumerate(rows.tolist()):
+        position[pool.a[i], pool.b[i]] = position[pool.b[i], pool.a[i]] = row
+    return np.array([position.get((a, b), -1) for a, b, _ in pairs], np.intp)
 
 
 def resketched(store: SketchStore, corpus: str, ids: set[str]) -> tuple[dict[str, dict[str, bytes]], dict[str, int]]:
@@ -274,23 +303,26 @@ def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: Candidat
                                   metrics)
         populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
                                     metrics)
-        settings[name] = _trained_settings(name, scores_of, populations, truth, fold, folds, weight)
+        settings[name] = _trained_settings(name, scores_of, populations, truth, fold, folds, weight,
+                                           answer_positions(pool, pairs, known))
     return settings, sizes, known
 
 
-def _expected_f1(settings: list[Setting], truth: np.ndarray) -> np.ndarray:
+def _expected_f1(settings: list[Setting], truth: np.ndarray, answered: np.ndarray | None = None) -> np.ndarray:
     """Per setting, its expected F1 over the store's candidate pairs (their similarities: each setting's
     population; the answers themselves where the store has none), each pair's chance of being a duplicate a
-    logistic fit of the answers on every setting's similarity at once. A setting's figures on the answers see only
+    logistic fit of the answers on every setting's similarity at once, but the answered pairs' (`answered`: each
+    answer's position among the populations' pairs; answered_chance). A setting's figures on the answers see only
     the answered pairs, and `neardup label` proposes them near the store's threshold under its own stop-list and
     metric: another setting that lifts a band of unanswered pairs over its threshold (template pages, once their
     shared text is no longer stop-listed) errs where no answer shows it. The chance model reads every pair under
     every setting, so such a band counts for what the answers say of pairs like it."""
     columns = {(s.stoplist, s.metric): s for s in settings}  # a metric's trained setting and the store's share one
-    answered = np.column_stack([s.answers for s in columns.values()])
+    answered_scores = np.column_stack([s.answers for s in columns.values()])
     rows = len(settings[0].population)
-    population = np.column_stack([s.population for s in columns.values()]) if rows else answered
-    chance = learners.fit_logistic(answered, truth, penalty=CHANCE_PENALTY).probability(population)
+    population = np.column_stack([s.population for s in columns.values()]) if rows else answered_scores
+    chance = learners.fit_logistic(answered_scores, truth, penalty=CHANCE_PENALTY).probability(population)
+    chance = answered_chance(chance, truth, answered if rows else None)
     expected = chance.sum()
     called = np.array([(s.population if rows else s.answers) >= s.threshold for s in settings])
     return 2 * (called @ chance) / np.maximum(called.sum(axis=1) + expected, 1e-12)
@@ -325,7 +357,8 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     pool = text_candidate_pairs(store)
     populations = pool_similarities(store, pool)
     weight = population_weights(scores_of[current.metric], pool.rule_scores)
-    own = _trained_settings("", scores_of, populations, truth, fold, folds, weight)
+    own = _trained_settings("", scores_of, populations, truth, fold, folds, weight,
+                            answer_positions(pool, pairs, np.arange(len(pool.a))))
     before = _f1(scores_of[current.metric] >= current.threshold, truth, weight)
     others_of, sizes, known = other_stoplists(store, corpus, pairs, pool, truth, fold, folds, weight) \
         if corpus else ({}, {}, np.arange(len(pool.a)))
@@ -333,7 +366,7 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     settings = [Setting("", current.metric, current.threshold, scores_of[current.metric],
                         populations[current.metric][known], before), *own.values(),
                 *(setting for by_metric in others_of.values() for setting in by_metric.values())]
-    expected = _expected_f1(settings, truth)
+    expected = _expected_f1(settings, truth, answer_positions(pool, pairs, known))
     position = {(s.stoplist, s.metric): i for i, s in enumerate(settings) if i}  # the trained settings'
     mine = len(own) + 1  # the store's current setting and its trained ones come first
     # a current setting trained itself was fitted on some of these answers: its F1 on them is no yardstick
