@@ -438,6 +438,17 @@ def test_answered_pairs_of_the_store_count_as_answered_where_the_threshold_is_fi
     assert train.fit_threshold(scores, truth, population, np.full(len(answered), -1)) == guessed
 
 
+def test_an_answer_is_found_among_the_store_s_pairs_in_either_order_and_only_there():
+    """An answer's pair is found whichever way round either names it, at its position among the rows kept (the
+    pairs whose texts the corpus holds), and nowhere (-1) when it is not pooled or its row is not kept: an answer
+    counted at another pair's position would teach that pair's chance."""
+    pool = pair_sample.CandidatePairs(["a", "b", "c", "d"], ["b", "c", "d", "e"], np.zeros((4, 1)), np.zeros(4),
+                                      np.ones(4))
+    answers = [("b", "a", True), ("c", "d", False), ("a", "e", False), ("d", "e", True)]
+    assert train.answer_positions(pool, answers, np.arange(4)).tolist() == [0, 2, -1, 3]
+    assert train.answer_positions(pool, answers, np.array([1, 3])).tolist() == [-1, -1, -1, 1]
+
+
 def test_a_store_whose_pairs_are_all_answered_expects_each_setting_s_f1_by_the_answers():
     """Where every one of the store's pairs is answered, nothing is left to guess: each setting's expected F1 over
     them is its F1 by the answers, whatever the chance model fitted on them says."""
