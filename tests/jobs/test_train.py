@@ -271,6 +271,28 @@ def test_text_answers_train_a_threshold_that_dedup_serves_keeping_template_pages
     assert {(d.id, d.duplicate_of) for d in answer.duplicates} == {("copy-0", "story-0"), ("copy-1", "story-1")}
 
 
+def test_train_says_how_many_answers_are_among_the_store_s_candidate_pairs(texts_store, tmp_path, neardup):
+    """`neardup label`'s answers are all candidate pairs of the store, where they count as answered; answers about
+    pairs no search pairs (a story and a template page) count only through the fitted chance, and the report says
+    how many are which."""
+    answered = [json.loads(line) for line in (texts_store / "answers.jsonl").read_text().splitlines()]
+    with open_store(texts_store / "store", readonly=True) as store:
+        pool = pair_sample.text_candidate_pairs(store)
+    pooled = set(zip(pool.a, pool.b)) | set(zip(pool.b, pool.a))
+    assert all((answer["a"], answer["b"]) in pooled for answer in answered)
+    strangers = [{"a": f"story-{story}", "b": f"template-2-{story}", "duplicate": False} for story in range(4)]
+    assert not any((stranger["a"], stranger["b"]) in pooled for stranger in strangers)
+    pairs = write_jsonl(tmp_path / "pairs.jsonl", answered + strangers)
+    store_path = tmp_path / "store"  # set to group the template's pages, so that the answers train a threshold
+    shutil.copytree(texts_store / "store", store_path)
+    assert neardup("configure", "--store", store_path, "--threshold", "0.3").returncode == 0
+    done = neardup("train", pairs, "--store", store_path, "--folds", "3", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert (f"{len(answered) + 4} answered pairs: " in done.stdout
+            and f"; {len(answered)} of them among the store's {len(pool.a):,} candidate pairs, where they count as "
+                "answered" in done.stdout), done.stdout
+
+
 def _threshold_of(store_path):
     with open_store(store_path, readonly=True) as store:
         return store.threshold()

@@ -357,8 +357,8 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     pool = text_candidate_pairs(store)
     populations = pool_similarities(store, pool)
     weight = population_weights(scores_of[current.metric], pool.rule_scores)
-    own = _trained_settings("", scores_of, populations, truth, fold, folds, weight,
-                            answer_positions(pool, pairs, np.arange(len(pool.a))))
+    answered = answer_positions(pool, pairs, np.arange(len(pool.a)))
+    own = _trained_settings("", scores_of, populations, truth, fold, folds, weight, answered)
     before = _f1(scores_of[current.metric] >= current.threshold, truth, weight)
     others_of, sizes, known = other_stoplists(store, corpus, pairs, pool, truth, fold, folds, weight) \
         if corpus else ({}, {}, np.arange(len(pool.a)))
@@ -377,6 +377,7 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     setting, served_best = settings[trained], first + _chosen(settings[first:], expected[first:])
     cv = setting.figures["f1"]
     report = {"texts": True, "pairs": len(pairs), "duplicates": duplicates, "others": others, "folds": folds,
+              "among_candidates": int((answered >= 0).sum()), "candidates": len(pool.a),
               "metric": setting.metric, "threshold": setting.threshold, "cv": setting.figures,
               "expected": float(expected[trained]),
               "metrics": {m: figures.figures["f1"] for m, figures in own.items()},
