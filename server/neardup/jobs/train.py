@@ -130,10 +130,11 @@ def fit_threshold(scores: np.ndarray, truth: np.ndarray, population: np.ndarray,
     fitted = learners.fit_logistic(scores[:, None], truth, penalty=PLATT_PENALTY).probability
     if not len(population):
         population, answered = scores, None
-    order = np.argsort(-population, kind="stable")  # descending: cut i calls the pairs down to values[i] duplicates
-    chance = answered_chance(fitted(population[:, None]), truth, answered)[order]
-    last = np.append(population[order][1:] != population[order][:-1], True)  # each value's last pair
-    values, expected, called = population[order][last], np.cumsum(chance)[last], np.flatnonzero(last) + 1
+    order = np.argsort(-population, kind="stable")
+    chance, values = answered_chance(fitted(population[:, None]), truth, answered)[order], population[order]
+    last = np.append(values[1:] != values[:-1], True)  # each value's last pair: cuts fall between values
+    # descending: cut i calls the pairs down to values[i] duplicates
+    values, expected, called = values[last], np.cumsum(chance)[last], np.flatnonzero(last) + 1
     f1 = 2 * expected / (called + chance.sum())  # 2 E[tp] / (called + E[duplicates])
     i = int(np.argmax(f1))
     below = values[i + 1] if i + 1 < len(values) else 0.0
