@@ -467,8 +467,9 @@ def test_an_answer_is_found_among_the_store_s_pairs_in_either_order_and_only_the
     pool = pair_sample.CandidatePairs(["a", "b", "c", "d"], ["b", "c", "d", "e"], np.zeros((4, 1)), np.zeros(4),
                                       np.ones(4))
     answers = [("b", "a", True), ("c", "d", False), ("a", "e", False), ("d", "e", True)]
-    assert train.answer_positions(pool, answers, np.arange(4)).tolist() == [0, 2, -1, 3]
-    assert train.answer_positions(pool, answers, np.array([1, 3])).tolist() == [-1, -1, -1, 1]
+    positions = train.answer_positions(pool, answers)
+    assert positions.tolist() == [0, 2, -1, 3]
+    assert train.kept_positions(positions, np.array([1, 3]), 4).tolist() == [-1, -1, -1, 1]
 
 
 def test_a_store_whose_pairs_are_all_answered_expects_each_setting_s_f1_by_the_answers():

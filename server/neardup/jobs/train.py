@@ -227,12 +227,20 @@ def _trained_settings(stoplist: str, scores_of: dict[str, np.ndarray], populatio
                             populations[metric], figures) for metric, (scores, figures) in fitted.items()}
 
 
-def answer_positions(pool: CandidatePairs, pairs: list, rows: np.ndarray) -> np.ndarray:
-    """Each answered pair's position among the pool's pairs at `rows` (either order), -1 where it is not one."""
+def answer_positions(pool: CandidatePairs, pairs: list) -> np.ndarray:
+    """Each answered pair's position among the pool's pairs (either order), -1 where it is not one."""
     position = {}
-    for row, i in enumerate(rows.tolist()):
-        position[pool.a[i], pool.b[i]] = position[pool.b[i], pool.a[i]] = row
+    for i, (a, b) in enumerate(zip(pool.a, pool.b)):
+        position[a, b] = position[b, a] = i
     return np.array([position.get((a, b), -1) for a, b, _ in pairs], np.intp)
+
+
+def kept_positions(answered: np.ndarray, rows: np.ndarray, size: int) -> np.ndarray:
+    """Positions among the pool's `size` pairs (answer_positions) as positions among those at `rows`, -1 where the
+    pair is not kept (the pairs whose texts the corpus holds: other_stoplists)."""
+    row_of = np.full(size + 1, -1, np.intp)  # the last one stays -1: where an answer's own position is -1
+    row_of[rows] = np.arange(len(rows))
+    return row_of[answered]
 
 
 def resketched(store: SketchStore, corpus: str, ids: set[str]) -> tuple[dict[str, dict[str, bytes]], dict[str, int]]:
@@ -282,11 +290,12 @@ def setting_similarities(store: SketchStore, corpus: str, pool: CandidatePairs) 
 
 
 def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: CandidatePairs, truth: np.ndarray,
-                    fold: np.ndarray, folds: int, weight: np.ndarray) -> tuple[dict[str, dict[str, Setting]],
-                                                                                dict[str, int], np.ndarray]:
+                    fold: np.ndarray, folds: int, weight: np.ndarray,
+                    positions: np.ndarray) -> tuple[dict[str, dict[str, Setting]], dict[str, int], np.ndarray]:
     """The settings of the store's texts sketched with another stop-list (resketched): per OTHER_STOPLISTS name,
-    per metric, a threshold trained as on the store's own sketches; each one's stop-list size; and the candidate
-    pairs whose texts the corpus holds (their positions in the pool: the settings' populations)."""
+    per metric, a threshold trained as on the store's own sketches (`positions`: each answer's among the pool's
+    pairs, answer_positions); each one's stop-list size; and the candidate pairs whose texts the corpus holds
+    (their positions in the pool: the settings' populations)."""
     answered = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
     sketches_of, sizes = resketched(store, corpus, set(answered) | set(pool.a) | set(pool.b))
     if not sketches_of:
@@ -298,14 +307,14 @@ def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: Candidat
                               "give the corpus the store was indexed from")
     metrics, k = KIND_METRICS[store.config.kind], store.config.k
     known = np.array([i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in texts and b in texts], np.intp)
+    positions = kept_positions(positions, known, len(pool.a))
     settings = {}
     for name, sketches in sketches_of.items():
         scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k,
                                   metrics)
         populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
                                     metrics)
-        settings[name] = _trained_settings(name, scores_of, populations, truth, fold, folds, weight,
-                                           answer_positions(pool, pairs, known))
+        settings[name] = _trained_settings(name, scores_of, populations, truth, fold, folds, weight, positions)
     return settings, sizes, known
 
 
@@ -358,16 +367,16 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
     pool = text_candidate_pairs(store)
     populations = pool_similarities(store, pool)
     weight = population_weights(scores_of[current.metric], pool.rule_scores)
-    answered = answer_positions(pool, pairs, np.arange(len(pool.a)))
+    answered = answer_positions(pool, pairs)
     own = _trained_settings("", scores_of, populations, truth, fold, folds, weight, answered)
     before = _f1(scores_of[current.metric] >= current.threshold, truth, weight)
-    others_of, sizes, known = other_stoplists(store, corpus, pairs, pool, truth, fold, folds, weight) \
+    others_of, sizes, known = other_stoplists(store, corpus, pairs, pool, truth, fold, folds, weight, answered) \
         if corpus else ({}, {}, np.arange(len(pool.a)))
     own = {metric: setting._replace(population=setting.population[known]) for metric, setting in own.items()}
     settings = [Setting("", current.metric, current.threshold, scores_of[current.metric],
                         populations[current.metric][known], before), *own.values(),
                 *(setting for by_metric in others_of.values() for setting in by_metric.values())]
-    expected = _expected_f1(settings, truth, answer_positions(pool, pairs, known))
+    expected = _expected_f1(settings, truth, kept_positions(answered, known, len(pool.a)))
     position = {(s.stoplist, s.metric): i for i, s in enumerate(settings) if i}  # the trained settings'
     mine = len(own) + 1  # the store's current setting and its trained ones come first
     # a current setting trained itself was fitted on some of these answers: its F1 on them is no yardstick
