@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from neardup.core import candidates
 from neardup.core.calibration import (BIN_WIDTH, DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS,
-                                     MIN_LOOK_ALIKES, MIN_NEAR_DUPLICATES, MIN_SAMPLE, equal_valleys,
-                                     learn_field_weights, learn_threshold, sampled_keys)
+                                     MIN_LOOK_ALIKES, MIN_NEAR_DUPLICATES, MIN_SAMPLE, NEAREST_PER_PAIR,
+                                     STRAGGLERS, equal_valleys, learn_field_weights, learn_threshold,
+                                     sampled_keys)
 
 
 def sample(seed: int, *modes: tuple[int, float, float]) -> list[float]:
@@ -114,6 +115,28 @@ def test_a_few_pairs_between_the_valley_and_the_copies_leave_the_cut():
     valley = learn_threshold(nearest)
     assert learn_threshold(nearest, pairs=pairs + weaker[:-1]) == valley
     assert learn_threshold(nearest, pairs=pairs + weaker) > 0.6
+
+
+def test_versions_alike_to_every_degree_put_the_cut_below_the_copies():
+    """A licence's versions: each one's copies are its nearest matches (0.91-1), its sibling versions lie among its
+    candidates at every similarity from 0.45 up to the copies, densest near them, with no sparse bin between. The
+    cut moves on to the bin below the copies' lowest one."""
+    nearest = sample(4, (300, 0.05, 0.2), (300, 0.91, 1.0))
+    versions = sample(5, (600, 0.05, 0.2), (100, 0.45, 0.65), (400, 0.65, 0.91), (600, 0.91, 1.0))
+    assert learn_threshold(nearest) == pytest.approx(0.5625)
+    assert learn_threshold(nearest, pairs=versions) == pytest.approx(0.9 - BIN_WIDTH / 2)
+
+
+def test_nearest_matches_among_the_versions_keep_the_cut_below_them():
+    """The same versions where a few copies were edited: their nearest matches (0.86) lie among the versions. A few
+    are stragglers the move gives up (at most STRAGGLERS of the copies, and NEAREST_PER_PAIR of the versions' pairs
+    they lie among); more, and the cut stays below them."""
+    nearest = sample(4, (300, 0.05, 0.2), (600, 0.91, 1.0))
+    versions = sample(5, (600, 0.05, 0.2), (100, 0.45, 0.65), (400, 0.65, 0.91), (600, 0.91, 1.0))
+    stretch = sum(0.5875 <= value < 0.8875 for value in versions)
+    assert 6 <= NEAREST_PER_PAIR * stretch < 8 and 10 < STRAGGLERS * 600
+    assert learn_threshold(nearest + [0.86] * 6, pairs=versions) == pytest.approx(0.8875)
+    assert learn_threshold(nearest + [0.86] * 10, pairs=versions) < 0.86
 
 
 def test_no_cut_above_pairs_that_thin_out_without_copies_above_them():

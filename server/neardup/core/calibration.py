@@ -2,7 +2,8 @@
 threshold cannot fit short texts rewritten by hand and long formal texts that share whole clauses.
 
 The threshold is the valley between the two modes of a sample's nearest-neighbour similarities, moved above the
-look-alikes its candidates show there (a template's pages, a licence's versions); a field weighs Fellegi and
+look-alikes its candidates show there (a template's pages, a licence's versions), up to the copies where they fill
+the stretch below them; a field weighs Fellegi and
 Sunter's agreement weight log(m / u). Pure and deterministic: the same values give the same answer.
 The rule, step by step: docs/threshold.md ("The rule", "Items: the fields' weights first").
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -40,6 +41,11 @@ NEAR_COPY = 0.5
 #: Rule 6: the sampled documents' candidate pairs between the valley and the cut above them must be at least this
 #: many before the cut moves: a few pairs are no population of look-alikes (an edited copy's weaker pairs are).
 MIN_LOOK_ALIKES = 10
+#: Rule 7 (below the copies): the share of the nearest matches above the valley read as stragglers below the copies'
+#: bunch (its lowest value after them marks the bunch), and the most nearest matches per candidate pair a stretch
+#: of look-alikes holds (a licence's versions are their siblings' candidates, almost never their nearest match).
+STRAGGLERS = 0.02
+NEAREST_PER_PAIR = 0.02
 
 #: Field weights: duplicates' assumed agreement on a field (m), the lowest chance agreement counted (u; a field no
 #: two sampled candidates agree on), the lowest weight (a field every candidate agrees on still counts a little),
@@ -58,6 +64,8 @@ NEAR_BEST = 0.9
 LEARNED, SET, FIXED, PAIR_MODEL, TRAINED = "learned", "set", "fixed", "pair_model", "trained"
 #: The key of an items store's learned field weights ({field name: weight}) in its threshold setting.
 FIELD_WEIGHTS = "field_weights"
+#: The key of where the look-alikes a learned threshold was moved above begin (Learned), where they do.
+LOOK_ALIKES_FROM = "look_alikes_from"
 
 
 def sampled_keys(keys: Iterable[bytes], count: int) -> list[bytes]:
@@ -75,6 +83,15 @@ def _sample_rank(key: bytes) -> bytes:
     return hashlib.blake2b(key, digest_size=8, person=SAMPLE_HASH).digest()
 
 
+class Learned(NamedTuple):
+    """A learned threshold, and where the look-alikes it was moved above begin (rule 6's first cut; the threshold
+    itself where it moved above none): whether those look-alikes are copies is the user's call, so `neardup label`
+    proposes from there."""
+
+    threshold: float
+    look_alikes_from: float
+
+
 def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
                     pairs: Sequence[float] | None = None) -> float | None:
     """The threshold between the two modes of the nearest-neighbour similarities `nearest` (one per sampled
@@ -82,6 +99,13 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
     the valley nearest the chance mode rather than Otsu's, for items; `pairs`: the similarity of every candidate
     pair of the sampled documents, which moves a text store's valley cut above the look-alikes (the rule:
     docs/threshold.md)."""
+    learned = learn(nearest, lowest_valley, pairs)
+    return None if learned is None else learned.threshold
+
+
+def learn(nearest: Sequence[float], lowest_valley: bool = False,
+          pairs: Sequence[float] | None = None) -> Learned | None:
+    """learn_threshold's threshold, with where the look-alikes it moved above begin."""
     values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
     if len(values) < MIN_SAMPLE:
         return None
@@ -92,16 +116,19 @@ def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
         else:
             best = np.flatnonzero(_best_cuts(valley, separation))
         cut = int(best[len(best) // 2])
-        threshold = float(centres[cut])
+        threshold = look_alikes_from = float(centres[cut])
         if pairs is not None and not lowest_valley:  # rule 6, texts only: an items store cuts low on purpose
-            threshold = _above_look_alikes(cut, values, pairs)
+            pairs = np.clip(np.asarray(pairs, np.float64), 0.0, 1.0)
+            look_alikes_from = _above_look_alikes(cut, values, pairs)
+            if look_alikes_from != threshold:
+                threshold = _below_copies(threshold, look_alikes_from, values, pairs)
     else:
-        threshold = _chance_edge(values, smoothed, centres)
+        threshold = look_alikes_from = _chance_edge(values, smoothed, centres)
         if threshold is None:
             return None
     if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
         return None
-    return round(threshold, 4)
+    return Learned(round(threshold, 4), round(look_alikes_from, 4))
 
 
 def equal_valleys(nearest: Sequence[float]) -> np.ndarray:
@@ -127,12 +154,11 @@ def _histogram(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return counts, smoothed, (edges[:-1] + edges[1:]) / 2
 
 
-def _above_look_alikes(valley: int, nearest: np.ndarray, pairs: Sequence[float]) -> float:
+def _above_look_alikes(valley: int, nearest: np.ndarray, pairs: np.ndarray) -> float:
     """Rule 6: the cut of bin `valley` moved up to the sparsest bin of the candidate pairs' similarities between it
     and the copies above, where the pairs between the two are a population of look-alikes (a template's pages,
     a licence's versions: each one's nearest match may be a copy, but its candidates show its siblings)."""
-    values = np.clip(np.asarray(pairs, np.float64), 0.0, 1.0)
-    _, smoothed, centres = _histogram(values)
+    _, smoothed, centres = _histogram(pairs)
     highest_above = np.append(np.maximum.accumulate(smoothed[::-1])[::-1][1:], 0.0)
     candidate = (np.arange(len(centres)) >= valley) & (centres <= HIGHEST) & (smoothed <= DIP * highest_above)
     threshold = float(centres[valley])
@@ -140,10 +166,28 @@ def _above_look_alikes(valley: int, nearest: np.ndarray, pairs: Sequence[float])
         return threshold
     sparsest = np.flatnonzero(candidate & (smoothed == smoothed[candidate].min()))
     cut = float(centres[sparsest[len(sparsest) // 2]])
-    look_alikes = np.count_nonzero((values >= threshold) & (values < cut))
+    look_alikes = np.count_nonzero((pairs >= threshold) & (pairs < cut))
     if look_alikes < MIN_LOOK_ALIKES or np.count_nonzero(nearest >= cut) < MIN_NEAR_DUPLICATES:
         return threshold
     return cut
+
+
+def _below_copies(valley: float, cut: float, nearest: np.ndarray, pairs: np.ndarray) -> float:
+    """Rule 7: where look-alikes fill the stretch from the cut up to the copies with no sparse bin
+    (versions of licences, each alike its siblings to every degree), the cut moves on to the bin below the copies'
+    bunch in the nearest-neighbour similarities, provided that stretch holds a population of pairs and almost none
+    of the sampled articles' nearest matches (copies lost by the move)."""
+    _, _, centres = _histogram(nearest)
+    above = np.sort(nearest[nearest >= valley])
+    lowest = above[int(STRAGGLERS * len(above))]
+    bunch = min(int(lowest / BIN_WIDTH), len(centres) - 1)
+    below = min(float(centres[max(bunch - 1, 0)]), float(centres[centres <= HIGHEST].max()))
+    look_alikes = np.count_nonzero((pairs >= cut) & (pairs < below))
+    lost = np.count_nonzero((nearest >= cut) & (nearest < below))
+    if below <= cut or look_alikes < MIN_LOOK_ALIKES or lost > NEAREST_PER_PAIR * look_alikes \
+            or np.count_nonzero(nearest >= below) < MIN_NEAR_DUPLICATES:
+        return cut
+    return below
 
 
 def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

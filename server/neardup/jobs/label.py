@@ -16,6 +16,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ..core import calibration
 from ..core.errors import ConfigMismatch, InvalidArgument
 from ..core.item_scoring import model_inputs, similarity_columns
 from ..core.vocabulary import ITEMS, SIMHASH
@@ -72,6 +73,10 @@ class LabelSession:
         self._explainer = Explainer(served)
         #: The store's default threshold (a trained model's on an items store that holds one).
         self.threshold = served.defaults.threshold
+        #: Where proposals are nearest before the session fits its scorer, and what an answered pair's neighbourhood
+        #: reaches: the threshold, or where the look-alikes a learned one was moved above begin (whether they are
+        #: copies is what the answers decide).
+        self._cut = (store.threshold() or {}).get(calibration.LOOK_ALIKES_FROM, self.threshold)
         #: What a text pair's score is (the store's default metric); an items store's is its rules' "fields".
         self.metric = served.defaults.metric
         #: The L2 penalty of the session's scorer: train's chance model's where it reads the same similarities.
@@ -134,8 +139,7 @@ class LabelSession:
                 continue
             if duplicate is not None:
                 passes[int(duplicate), family] = False
-            reach = max(min(float(self._store_scores[i]), self.threshold),
-                        FAMILY_SHARE * self.threshold)
+            reach = max(min(float(self._store_scores[i]), self._cut), FAMILY_SHARE * self._cut)
             members = {a, b} | {other for end in (a, b) for other, score in self._neighbours.get(end, ())
                                 if score >= reach}
             in_family[[self._article[member] for member in members], family] = True
@@ -169,7 +173,7 @@ class LabelSession:
         return np.abs(self._store_scores - self._target()) if chance is None else np.abs(chance - 0.5)
 
     def _target(self) -> float:
-        """The similarity proposals are nearest before the session fits its scorer: the store's threshold, unless
+        """The similarity proposals are nearest before the session fits its scorer: the store's (_cut), unless
         the store holds texts and the answers are lopsided (LOPSIDED of one kind, fewer than MIN_EACH of the other:
         the threshold lies far from where this user's duplicates end), then the middle between the highest
         similarity answered "not a duplicate" (0 without one) and the lowest answered "duplicate" (1 without one),
@@ -179,7 +183,7 @@ class LabelSession:
         duplicates, others = scores[truth], scores[~truth]
         if not self.texts or min(len(duplicates), len(others)) >= MIN_EACH \
                 or max(len(duplicates), len(others)) < LOPSIDED:
-            return self.threshold
+            return self._cut
         return (float(others.max(initial=0.0)) + float(duplicates.min(initial=1.0))) / 2
 
     def next(self) -> Proposal | None:

@@ -62,8 +62,10 @@ class Recorded(NamedTuple):
             f"; fields weigh {', '.join(f'{name} {weight:g}' for name, weight in weights.items())}"
         metric = f"{self.setting['metric']}; " if "metric" in self.setting else ""
         if self.setting["source"] == calibration.LEARNED:
+            look_alikes = self.setting.get(calibration.LOOK_ALIKES_FROM)
+            above = "" if look_alikes is None else f"; below the copies, look-alikes from {look_alikes:g}"
             return (f"{self.setting['threshold']:g} ({metric}learned from {self.setting['sampled']:,} sampled documents"
-                    f"{f', {self.seconds:.2f} s' if self.learned else ''}{weighing})")
+                    f"{f', {self.seconds:.2f} s' if self.learned else ''}{weighing}{above})")
         if self.setting["source"] == calibration.TRAINED:
             return f"{self.setting['threshold']:g} ({metric}trained on {self.setting['trained_on']:,} labelled pairs)"
         return f"{self.setting['threshold']:g} ({metric}set by hand{weighing})"
@@ -93,9 +95,11 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
         weights = learn_field_weights(store)
         served = ServedStore(store, pair_model=False, field_weights=weights or {})
         nearest, pairs = SimilarSearch(served).sample_similarities(sample)
-        value = calibration.learn_threshold(nearest, lowest_valley=store.config.kind == ITEMS, pairs=pairs)
-        wanted = None if value is None else {"threshold": value, "source": calibration.LEARNED,
-                                             "sampled": len(nearest)}
+        learned = calibration.learn(nearest, lowest_valley=store.config.kind == ITEMS, pairs=pairs)
+        wanted = None if learned is None else {"threshold": learned.threshold, "source": calibration.LEARNED,
+                                               "sampled": len(nearest)}
+        if learned is not None and learned.look_alikes_from != learned.threshold:
+            wanted[calibration.LOOK_ALIKES_FROM] = learned.look_alikes_from
         if wanted is not None and weights:
             wanted[calibration.FIELD_WEIGHTS] = weights
         if wanted is not None and setting is not None and "metric" in setting:  # the sample was searched under it

@@ -233,7 +233,8 @@ class SketchStore(abc.ABC):
     @abc.abstractmethod
     def threshold(self) -> dict | None:
         """The store's own default threshold, {"threshold": T, "source": "learned" (by `neardup index` from the
-        corpus, with "sampled": documents), "set" (by hand) or "trained" (by `neardup train` on a text store's
+        corpus, with "sampled": documents, and "look_alikes_from" where the look-alikes it was learned above begin,
+        core/calibration.py), "set" (by hand) or "trained" (by `neardup train` on a text store's
         labelled pairs, with "trained_on": pairs and "metric": the metric it was fitted under)}, or None: the fixed default of its sketch kind
         (core/vocabulary.py), as for every store made before it could hold one."""
 
