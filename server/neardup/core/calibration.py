@@ -208,15 +208,16 @@ def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 
 
 def _chance_edge(values: np.ndarray, smoothed: np.ndarray, centres: np.ndarray) -> float | None:
-    """Rule 4: the upper edge of the chance mode, where most of the sample lies above it with no gap. The search
-    starts at the first bin from LOWEST that holds anything: where no sampled document scores low (every one has a
+    """Rule 4: the upper edge of the chance mode, where most of the sample lies above it with no gap: the lower
+    edge of the first bin where its fall ends (that bin holds rewrites as much as chance). The search starts at the
+    first bin from LOWEST that holds anything: where no sampled document scores low (every one has a
     near-duplicate, as in a set of records each entered twice), an empty bin is no chance mode, and the cut falls
     just below the lowest best match."""
     searched = np.logical_or.accumulate((centres >= LOWEST) & (smoothed > 0))
     rising = np.flatnonzero(searched[:-1] & (smoothed[:-1] <= smoothed[1:]))
     if not len(rising):
         return None
-    edge = float(centres[rising[0]])
+    edge = float(centres[rising[0]]) - BIN_WIDTH / 2
     if np.count_nonzero(values >= edge) < REWRITTEN_SHARE * len(values) or values.max() < NEAR_COPY:
         return None
     return edge

@@ -22,10 +22,9 @@ from ..store import SketchStore
 from .pair_sample import sample_candidate_pairs
 
 #: Articles searched to learn a threshold: enough for a mode of near-duplicates that holds 1 % of the corpus to
-#: show (calibration.MIN_NEAR_DUPLICATES), and for the sample's histogram to be the corpus's (on the short
-#: rewrites of the families' test split, 12 samples of 500 drawn by other hash keys learned 0.0625, the whole
-#: store's threshold, 7 times and 0.54 to 0.86 otherwise; 8 samples of 1,000 learned 0.0625 every time); few enough
-#: to be a small fixed cost of `neardup index`.
+#: show (calibration.MIN_NEAR_DUPLICATES), and for the sample's histogram to be the corpus's (on the short rewrites
+#: of the families' test split, samples of 500 drawn by other hash keys often learned far above the whole store's
+#: threshold, samples of 1,000 never: docs/threshold.md); few enough to be a small fixed cost of `neardup index`.
 SAMPLE_DOCUMENTS = 1000
 LEARN, FIXED = "learn", "default"
 #: A number in [0, 1] (set by hand), LEARN or FIXED.
