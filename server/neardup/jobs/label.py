@@ -173,7 +173,7 @@ class LabelSession:
         return np.abs(self._store_scores - self._target()) if chance is None else np.abs(chance - 0.5)
 
     def _target(self) -> float:
-        """The similarity proposals are nearest before the session fits its scorer: the store's (_cut), unless
+        """The similarity proposals are nearest before the session fits its scorer: _cut, unless
         the store holds texts and the answers are lopsided (LOPSIDED of one kind, fewer than MIN_EACH of the other:
         the threshold lies far from where this user's duplicates end), then the middle between the highest
         similarity answered "not a duplicate" (0 without one) and the lowest answered "duplicate" (1 without one),
