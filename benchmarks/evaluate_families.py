@@ -93,13 +93,13 @@ class StoreRun:
     def close(self) -> None:
         self.store.close()
 
-    def reindexed(self, stoplist: str) -> Path:
+    def reindexed(self, stoplist: str, options: dict) -> Path:
         """The corpus indexed again into a new store with another stop-list (jobs.train.OTHER_STOPLISTS), with the
-        options train's advice names, as a user does when train advises it; its path."""
+        options train's advice names (`options`: IndexOptions fields), as a user does when train advises it; its
+        path."""
         path = self.path.with_name(f"{self.path.stem}-{stoplist.replace(' ', '-')}.store")
         shutil.rmtree(path, ignore_errors=True)  # made for an earlier advice: indexed anew, untrained
-        options = {**self.options, **OTHER_STOPLISTS[stoplist].index_options}
-        index_corpus(str(self.corpus), str(path), IndexOptions(**options))
+        index_corpus(str(self.corpus), str(path), IndexOptions(**{**self.options, **options}))
         return path
 
 

@@ -40,8 +40,9 @@ from benchmarks.lib.paths import OUT
 from benchmarks.lib.quality_counts import THRESHOLDS, ResultSet
 from benchmarks.lib.sources import SourceMissing
 from benchmarks.served_quality import served
+from neardup.core.sketch_config import SketchConfig
 from neardup.core.vocabulary import BOTTOMK_METRICS
-from neardup.jobs.train import OTHER_STOPLISTS
+from neardup.jobs.train import OTHER_STOPLISTS, reindex_options
 
 DEFAULT_SEEDS = (5, 6, 7)
 #: kind → its corpus of a seed (licences: and known=True for --known).
@@ -52,9 +53,9 @@ FAMILY = {"licences": "derived", "templates": "template"}
 ALIKE = 0.5
 
 
-#: The stop-lists a store of texts can have, by the name reachable() reports: the store's own (what `neardup index`
-#: learns), and each one `neardup train --corpus` may advise re-indexing with.
-STOPLISTS = {"store's": {}, **{name: other.index_options for name, other in OTHER_STOPLISTS.items()}}
+#: The stop-lists (and sketch sizes) a store of texts can have, by the name reachable() reports: the store's own (what
+#: `neardup index` learns), and each one `neardup train --corpus` may advise re-indexing a default store with.
+STOPLISTS = {"store's": {}, **{name: reindex_options(SketchConfig(), name) for name in OTHER_STOPLISTS}}
 
 
 def reachable(corpus: families.Corpus) -> dict:

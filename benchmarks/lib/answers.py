@@ -25,14 +25,15 @@ from neardup.store import open_store
 
 def answer_and_train(store_path: Path, group_of: Mapping[str, str], answers_path: Path,
                      checkpoints: Sequence[int], at_checkpoint: Callable[[int, dict, Path], None],
-                     corpus: Path | None = None, reindex: Callable[[str], Path] | None = None) -> list[dict]:
+                     corpus: Path | None = None, reindex: Callable[[str, dict], Path] | None = None) -> list[dict]:
     """Answers proposals from `group_of` (id to its truth group) into answers_path, training at each checkpoint
     (ascending answer counts); at_checkpoint(count, report, store) runs after each training (the store closed,
     holding what train left). With `corpus` (the records the store was indexed from), the session and train are
-    given it, and where it advises re-indexing with another stop-list, reindex(name) makes that store (name:
-    jobs.train.OTHER_STOPLISTS; it returns the store's path), which is trained on the same answers and used from
-    then on, until train advises another. Returns train's reports, each with the answers it saw, whether it was
-    refused and the stop-list the store it leaves was re-indexed with ("" for none: the first store)."""
+    given it, and where it advises re-indexing with another stop-list, reindex(name, options) makes that store
+    (name: jobs.train.OTHER_STOPLISTS; options: the advice's IndexOptions fields; it returns the store's path), which
+    is trained on the same answers and used from then on, until train advises another. Returns train's reports, each
+    with the answers it saw, whether it was refused and the stop-list the store it leaves was re-indexed with ("" for
+    none: the first store)."""
     reports, reindexed = [], ""
     for count in checkpoints:
         with open_store(store_path) as store:
@@ -42,7 +43,7 @@ def answer_and_train(store_path: Path, group_of: Mapping[str, str], answers_path
             report = train(str(answers_path), str(store_path), corpus=str(corpus) if corpus else None)
             if report.get("advised") and reindex is not None:
                 reindexed = report["advised"]
-                store_path = reindex(reindexed)
+                store_path = reindex(reindexed, report["advised_options"])
                 report = train(str(answers_path), str(store_path))
         except NearDupError as refused:  # too few of a class: the store is unchanged, as for a user
             report = {"refused": str(refused)}

@@ -245,7 +245,8 @@ def test_the_simulated_user_follows_every_advice_to_reindex_not_only_the_first(t
     report, with the advice set), the user re-indexes each time, trains the new store and labels on there."""
     from benchmarks.lib import answers
     from neardup.jobs.index import IndexOptions, index_corpus
-    from neardup.jobs.train import OTHER_STOPLISTS
+    from neardup.core.sketch_config import SketchConfig
+    from neardup.jobs.train import reindex_options
     from textgen import look_alike_corpus
 
     records, story_of = look_alike_corpus()
@@ -259,12 +260,13 @@ def test_the_simulated_user_follows_every_advice_to_reindex_not_only_the_first(t
         if corpus:
             trained_with_corpus.append(store)
             report["advised"] = next(advice)
+            report["advised_options"] = reindex_options(SketchConfig(), report["advised"]) if report["advised"] else {}
         return report
 
-    def reindex(stoplist: str) -> Path:
+    def reindex(stoplist: str, options: dict) -> Path:
         path = tmp_path / stoplist.replace(" ", "-")
         # at a threshold that groups the template pages, as the first store's: training must move it
-        index_corpus(str(corpus), str(path), IndexOptions(**OTHER_STOPLISTS[stoplist].index_options, threshold=0.4125))
+        index_corpus(str(corpus), str(path), IndexOptions(**options, threshold=0.4125))
         return path
 
     answers_train = answers.train

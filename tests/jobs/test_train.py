@@ -26,6 +26,7 @@ from neardup.jobs.label import label_with
 from neardup.cli.main import main
 from neardup.core.item_scoring import ItemScorer, PairModel, model_inputs, pair_features
 from neardup.core.errors import ConfigMismatch
+from neardup.core.vocabulary import MAX_K
 from neardup.runtime.served_store import ServedStore
 from neardup.store import open_store
 from neardup_client import NearDupClient
@@ -519,6 +520,19 @@ def test_settings_the_store_s_pairs_cannot_tell_apart_are_chosen_by_the_answers(
     assert train._chosen(settings, np.array([0.95, 0.90, 0.90, 0.90])) == 0
 
 
+def test_a_larger_sketch_near_the_best_wins_only_by_more_than_a_tie_on_the_answers():
+    """Twice the sketch costs twice the bytes per article and per comparison: near the best expected F1, it is
+    chosen over the best setting of the store's sketch size only where its F1 on the answers is higher by more than
+    EXPECTED_TIE; where its expected F1 alone is near the best, it is chosen whatever its F1."""
+    population, tie = np.zeros(3), train.EXPECTED_TIE
+    settings = [_setting("", 0.5, [], population, 0.80), _setting("none", 0.5, [], population, 0.90)]
+    for twice_f1, chosen in ((0.90 + tie / 2, 1), (0.90 + tie, 1), (0.90 + 2 * tie, 2)):
+        twice = _setting("none, twice k", 0.5, [], population, twice_f1)
+        assert train._chosen([*settings, twice], np.array([0.80, 0.85, 0.85])) == chosen, twice_f1
+    twice = _setting("copies counted, twice k", 0.5, [], population, 0.5)
+    assert train._chosen([*settings, twice], np.array([0.80, 0.85, 0.85 + 2 * tie])) == 2
+
+
 def test_versions_of_one_licence_get_advice_to_count_copies_in_the_stop_list(tmp_path):
     """Twelve versions of one licence (its text and a clause of their own), each republished once under a header
     of its own with a word changed in every other sentence. The store's stop-list keeps the licence's text: each
@@ -592,6 +606,33 @@ def test_the_advised_index_command_makes_the_store_train_weighed_whatever_the_st
         assert dataclasses.replace(new.config, stoplist_digest="") == \
             dataclasses.replace(store.config, stoplist_digest="")
         assert new.stoplist == frequent_shingles(str(corpus), store.config) and new.stoplist != store.stoplist
+    # each larger sketch's command makes a store of twice the size with its stop-list, holding the very sketches
+    # train weighed, byte for byte
+    ids = {record["id"] for record in licence_versions()}
+    with open_store(tmp_path / "store", readonly=True) as store:
+        weighed = train.resketched(store, str(corpus), ids)[0]
+        commands = {name: f"neardup index CORPUS --store NEW {train.index_options(store.config, name)}"
+                    for name in ("none, twice k", "copies counted, twice k")}
+    # twice 64 is the default size, which `neardup index` needs no option for
+    assert commands == {"none, twice k": "neardup index CORPUS --store NEW --unit word:4 --no-stoplist",
+                        "copies counted, twice k": "neardup index CORPUS --store NEW --unit word:4 --stop-own-share 0"}
+    for name, command in commands.items():
+        path = tmp_path / name.replace(" ", "-").replace(",", "")
+        argv = [str(corpus) if word == "CORPUS" else str(path) if word == "NEW" else word
+                for word in shlex.split(command)[1:]]
+        done = subprocess.run([*NEARDUP, *argv], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        with open_store(path, readonly=True) as twice:
+            assert (twice.config.k, twice.config.unit) == (128, "word:4")
+            assert twice.stoplist == (frozenset() if name.startswith("none") else
+                                      frequent_shingles(str(corpus), twice.config))
+            assert dict(zip(sorted(ids), twice.get_many(sorted(ids)))) == weighed[name]
+    # a store at the largest sketch size is not offered one past it
+    done = subprocess.run([*NEARDUP, "index", str(corpus), "--store", str(tmp_path / "largest"), "-k",
+                           str(MAX_K)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open_store(tmp_path / "largest", readonly=True) as largest:
+        assert set(train.resketched(largest, str(corpus), ids)[0]) == {"copies counted"}  # none is its own
 
 
 def test_answers_that_only_the_stop_listed_text_relates_get_advice_to_reindex_without_it(tmp_path):

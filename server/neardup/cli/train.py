@@ -97,7 +97,8 @@ def _threshold_report(args: argparse.Namespace, report: dict) -> int:
         print(f"{'other stop-lists':18s} the store's stop-list is what every other would be: --corpus changes nothing")
     elif not args.corpus:
         print(f"{'other stop-lists':18s} not weighed: give --corpus, the JSON Lines the store was indexed from, "
-              "to weigh its texts without the stop-list and with copies counted too")
+              "to weigh its texts without the stop-list (also in sketches of twice the size) and with copies counted "
+              "too")
     print(f"{report['pairs']:,} answered pairs: {report['duplicates']:,} duplicates, {report['others']:,} others; "
           f"{report['folds']}-fold cross-validation; {report['among_candidates']:,} of them among the store's "
           f"{report['candidates']:,} candidate pairs, where they count as answered{_replaced(report)}")

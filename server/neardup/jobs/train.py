@@ -20,7 +20,7 @@ from ..core.sketch_config import SketchConfig, stoplist_digest
 from ..core.sketcher import Sketcher
 from ..core.item_scoring import (GBM, LOGISTIC, MODEL_FORMAT, MODEL_VERSION, ItemScorer, PairModel, input_names,
                                  model_inputs, weighted)
-from ..core.vocabulary import ITEMS, KIND_METRICS, SIMHASH
+from ..core.vocabulary import ITEMS, KIND_METRICS, MAX_K, SIMHASH
 from ..runtime.served_store import ServedStore
 from ..store import SketchStore, open_store
 from . import learners
@@ -177,31 +177,53 @@ def _similarities(sketch_of: Callable[[str], bytes], a: Sequence[str], b: Sequen
 
 
 class OtherStoplist(NamedTuple):
-    """A stop-list train weighs against a store's own, given its corpus (other_stoplists)."""
+    """A way to sketch a store's texts that train weighs against the store's own, given its corpus (other_stoplists):
+    another stop-list, and the sketch size."""
 
     label: str          # the line of train's report that shows how the answers separate under it
     sketched: str       # how the texts are sketched under it, in a sentence of the advice
-    index_option: str   # the `neardup index` option that makes a store with it
+    index_option: str   # the `neardup index` option that makes a store with its stop-list
     index_options: dict  # the same, as IndexOptions fields
+    stoplist: str = ""  # the stop-list it sketches with, an OTHER_STOPLISTS name: "" its own
+    k_factor: int = 1   # its sketch size: the store's K times this
 
 
 #: By name: none, and every frequent shingle, copies of one text counted each (what a family of texts derived
 #: from one another shares is dropped too; the store's own rule keeps it, as it keeps a popular story).
-OTHER_STOPLISTS = {
+_STOPLISTS = {
     "none": OtherStoplist("no stop-list", "without the store's stop-list", "--no-stoplist", {"learn": False}),
     "copies counted": OtherStoplist("copies counted", "with a stop-list that counts copies of one text each",
                                     "--stop-own-share 0", {"stop_own_share": 0.0}),
 }
+#: Those stop-lists, and each in sketches of twice the store's size: a long text's versions differ in a few of its
+#: sentences, which a sketch of K values samples too sparsely to tell them from its copies (docs/quality.md; the
+#: advice says what it costs).
+OTHER_STOPLISTS = {**_STOPLISTS, **{
+    f"{name}, twice k": other._replace(label=f"{other.label}, 2k", sketched=f"{other.sketched}, in sketches of twice "
+                                       "the size", stoplist=name, k_factor=2) for name, other in _STOPLISTS.items()}}
+
+
+def sketch_config(config: SketchConfig, stoplist: str) -> SketchConfig:
+    """The configuration `config`'s texts are sketched with under another way (OTHER_STOPLISTS name; its stop-list's
+    digest aside): the store's, at its sketch size. A size past MAX_K is not offered (resketched)."""
+    return dataclasses.replace(config, k=config.k * OTHER_STOPLISTS[stoplist].k_factor)
+
+
+def reindex_options(config: SketchConfig, stoplist: str) -> dict:
+    """The IndexOptions fields that make a new store of `config`'s texts sketched another way (OTHER_STOPLISTS
+    name): the one train weighed, so the one its advice names (a store indexed with another shingle unit, size,
+    language or word length keeps it; the stop-list's cut is index's default, as train's copies-counted one is)."""
+    other = sketch_config(config, stoplist)
+    return {"unit": other.unit, "k": other.k, "lang": other.lang, "min_word_len": other.min_word_len,
+            **OTHER_STOPLISTS[stoplist].index_options}
 
 
 def index_options(config: SketchConfig, stoplist: str) -> str:
-    """The `neardup index` options that make a new store of `config` with another stop-list (OTHER_STOPLISTS name):
-    the one train weighed, so the one its advice names (a store indexed with another shingle unit, size, language or
-    word length keeps it; the stop-list's cut is index's default, as train's copies-counted one is)."""
-    defaults = SketchConfig()
-    options = [f"{flag} {shlex.quote(str(getattr(config, name)))}" for name, flag in
+    """reindex_options as `neardup index` options: those that differ from the defaults, and the stop-list's."""
+    defaults, other = SketchConfig(), sketch_config(config, stoplist)
+    options = [f"{flag} {shlex.quote(str(getattr(other, name)))}" for name, flag in
                (("unit", "--unit"), ("k", "-k"), ("lang", "--lang"), ("min_word_len", "--min-word-len"))
-               if getattr(config, name) != getattr(defaults, name)]
+               if getattr(other, name) != getattr(defaults, name)]
     return " ".join(options + [OTHER_STOPLISTS[stoplist].index_option])
 
 
@@ -243,24 +265,29 @@ def kept_positions(answered: np.ndarray, rows: np.ndarray, size: int) -> np.ndar
     return row_of[answered]
 
 
-def resketched(store: SketchStore, corpus: str, ids: set[str]) -> tuple[dict[str, dict[str, bytes]], dict[str, int]]:
+def resketched(store: SketchStore, corpus: str, ids: set[str], which: Callable[[str], bool] = lambda name: True
+               ) -> tuple[dict[str, dict[str, bytes]], dict[str, int]]:
     """Per other stop-list (OTHER_STOPLISTS name; one that is the store's own is left out), the sketches of the ids
     whose texts the corpus holds (records as `neardup index` reads them), made with the store's configuration under
-    it; and each one's size. The stop-list decides some kinds of text in opposite directions (docs/quality.md:
-    licence versions need it off or stricter, template pages and copies of a popular story its own), so the answers
-    must tell: train weighs these stop-lists' settings, and `neardup label` proposes where their similarities leave
-    the answers' chance undecided."""
-    candidates = {"none": frozenset(), "copies counted": frequent_shingles(corpus, store.config)}
-    candidates = {name: stoplist for name, stoplist in candidates.items() if stoplist != store.stoplist}
+    it (and its sketch size), of those `which` names; and each one's stop-list size. The stop-list decides some kinds
+    of text in opposite directions (docs/quality.md: licence versions need it off or stricter, template pages and
+    copies of a popular story its own), so the answers must tell: train weighs these stop-lists' settings, and
+    `neardup label` proposes where their similarities leave the answers' chance undecided."""
+    stoplists = {"none": frozenset(), "copies counted": frequent_shingles(corpus, store.config)}
+    candidates = {name: (stoplists[other.stoplist or name], sketch_config(store.config, name))
+                  for name, other in OTHER_STOPLISTS.items()
+                  if which(name) and store.config.k * other.k_factor <= MAX_K}
+    candidates = {name: (stoplist, config) for name, (stoplist, config) in candidates.items()
+                  if (stoplist, config.k) != (store.stoplist, store.config.k)}
     if not candidates:
         return {}, {}
     texts = read_records(corpus, ids, "text")
     sketches = {}
-    for name, stoplist in candidates.items():
-        sketcher = Sketcher(dataclasses.replace(store.config, stoplist_digest=stoplist_digest(stoplist)), stoplist)
+    for name, (stoplist, config) in candidates.items():
+        sketcher = Sketcher(dataclasses.replace(config, stoplist_digest=stoplist_digest(stoplist)), stoplist)
         sketches[name] = {doc_id: sketcher.sketch(record["text"], record.get("lang")) for doc_id, record in
                           texts.items()}
-    return sketches, {name: len(stoplist) for name, stoplist in candidates.items()}
+    return sketches, {name: len(stoplist) for name, (stoplist, _) in candidates.items()}
 
 
 def pool_similarities(store: SketchStore, pool: CandidatePairs) -> dict[str, np.ndarray]:
@@ -272,13 +299,13 @@ def pool_similarities(store: SketchStore, pool: CandidatePairs) -> dict[str, np.
 
 def setting_similarities(store: SketchStore, corpus: str, pool: CandidatePairs) -> np.ndarray:
     """Per candidate pair of the pool, its similarity under each metric with the store's sketches, then under each
-    other stop-list's (resketched; a pair whose texts the corpus lacks keeps the store's there): what train's chance
-    model reads (_expected_f1), so that `neardup label` given the corpus proposes where that model is least sure,
-    as often between the stop-lists as between the metrics."""
+    other stop-list's at the store's sketch size (resketched; a pair whose texts the corpus lacks keeps the store's
+    there): what train's chance model reads (_expected_f1, _chance_reads), so that `neardup label` given the corpus
+    proposes where that model is least sure, as often between the stop-lists as between the metrics."""
     metrics, k = KIND_METRICS[store.config.kind], store.config.k
     own = pool_similarities(store, pool)
     columns = [own[metric] for metric in metrics]
-    for sketches in resketched(store, corpus, set(pool.a) | set(pool.b))[0].values():
+    for sketches in resketched(store, corpus, set(pool.a) | set(pool.b), _chance_reads)[0].values():
         known = np.array([a in sketches and b in sketches for a, b in zip(pool.a, pool.b)], bool)
         other = _similarities(sketches.__getitem__, [a for a, kept in zip(pool.a, known) if kept],
                               [b for b, kept in zip(pool.b, known) if kept], k, metrics)
@@ -305,17 +332,27 @@ def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: Candidat
     if lacking:
         raise InvalidArgument(f"--corpus lacks the text of {len(lacking)} answered ids (first: {lacking[0]!r}): "
                               "give the corpus the store was indexed from")
-    metrics, k = KIND_METRICS[store.config.kind], store.config.k
+    metrics = KIND_METRICS[store.config.kind]
     known = np.array([i for i, (a, b) in enumerate(zip(pool.a, pool.b)) if a in texts and b in texts], np.intp)
     positions = kept_positions(positions, known, len(pool.a))
     settings = {}
     for name, sketches in sketches_of.items():
+        k = sketch_config(store.config, name).k
         scores_of = _similarities(sketches.__getitem__, [a for a, _, _ in pairs], [b for _, b, _ in pairs], k,
                                   metrics)
         populations = _similarities(sketches.__getitem__, [pool.a[i] for i in known], [pool.b[i] for i in known], k,
                                     metrics)
         settings[name] = _trained_settings(name, scores_of, populations, truth, fold, folds, weight, positions)
     return settings, sizes, known
+
+
+def _chance_reads(stoplist: str) -> bool:
+    """Whether the chance model (_expected_f1, and `neardup label`'s: setting_similarities) reads the similarities
+    of a way to sketch (OTHER_STOPLISTS name, "" the store's own): those at the store's sketch size. A larger sketch's
+    are theirs with less noise; read too, they would add columns that a few dozen answers cannot weigh, and make
+    `neardup label` sketch every pooled text once more. A larger sketch's settings are weighed by that chance like
+    any other's, and its threshold is trained on its own similarities."""
+    return not stoplist or OTHER_STOPLISTS[stoplist].k_factor == 1
 
 
 def _expected_f1(settings: list[Setting], truth: np.ndarray, answered: np.ndarray | None = None) -> np.ndarray:
@@ -327,7 +364,8 @@ def _expected_f1(settings: list[Setting], truth: np.ndarray, answered: np.ndarra
     metric: another setting that lifts a band of unanswered pairs over its threshold (template pages, once their
     shared text is no longer stop-listed) errs where no answer shows it. The chance model reads every pair under
     every setting, so such a band counts for what the answers say of pairs like it."""
-    columns = {(s.stoplist, s.metric): s for s in settings}  # a metric's trained setting and the store's share one
+    # a metric's trained setting and the store's share one; a larger sketch's are left out (_chance_reads)
+    columns = {(s.stoplist, s.metric): s for s in settings if _chance_reads(s.stoplist)}
     answered_scores = np.column_stack([s.answers for s in columns.values()])
     rows = len(settings[0].population)
     population = np.column_stack([s.population for s in columns.values()]) if rows else answered_scores
@@ -340,9 +378,17 @@ def _expected_f1(settings: list[Setting], truth: np.ndarray, answered: np.ndarra
 
 def _chosen(settings: list[Setting], expected: np.ndarray) -> int:
     """The setting to serve: of those whose expected F1 lies within EXPECTED_TIE of the best, the one of the best
-    F1 on the answers; the earliest (the store's current setting comes first) on a tie."""
+    F1 on the answers; the earliest (the store's current setting comes first) on a tie. A larger sketch costs bytes
+    per article and values per comparison: among those near the best it wins only where its F1 on the answers beats
+    the best at the store's sketch size by more than EXPECTED_TIE."""
     near = np.flatnonzero(expected >= expected.max() - EXPECTED_TIE)
-    return int(max(near, key=lambda i: (settings[i].figures["f1"], -i)))
+    best = int(max(near, key=lambda i: (settings[i].figures["f1"], -i)))
+    sized = [i for i in near if not settings[i].stoplist or OTHER_STOPLISTS[settings[i].stoplist].k_factor == 1]
+    if sized and best not in sized:
+        cheaper = int(max(sized, key=lambda i: (settings[i].figures["f1"], -i)))
+        if settings[best].figures["f1"] <= settings[cheaper].figures["f1"] + EXPECTED_TIE:
+            return cheaper
+    return best
 
 
 def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list, pairs_path: str, folds: int,
@@ -415,15 +461,20 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
                 "stoplist_size": sizes[name], "index_options": index_options(store.config, name)}
         if chosen.stoplist:
             tied = expected[served_best] <= expected[stored] + EXPECTED_TIE  # the answers' F1 chose it
+            factor = OTHER_STOPLISTS[chosen.stoplist].k_factor
             report["advice"] = (
                 f"the answers expect the store's pairs served {'as well' if tied else 'better'} "
                 f"{OTHER_STOPLISTS[chosen.stoplist].sketched} ({chosen.metric} >= {chosen.threshold:g}: expected F1 "
                 f"{expected[served_best]:.3f}, against {expected[stored]:.3f} with the store's"
                 + (f", within {EXPECTED_TIE:g}: a tie the answers' F1 decides" if tied else "")
-                + f"; cross-validated F1 {chosen.figures['f1']:.3f}): re-index the corpus into a new store with "
+                + f"; cross-validated F1 {chosen.figures['f1']:.3f}"
+                + (f"; a text of more than {store.config.k} shingles is stored and compared in "
+                   f"{'twice' if factor == 2 else f'{factor} times'} the values" if factor > 1 else "")
+                + "): re-index the corpus into a new store with "
                 f"`neardup index CORPUS --store NEW {index_options(store.config, chosen.stoplist)}`, then train NEW "
                 "on these answers")
             report["advised"] = chosen.stoplist
+            report["advised_options"] = reindex_options(store.config, chosen.stoplist)
     if write and not report["refused"]:
         store.set_threshold({"threshold": setting.threshold, "metric": setting.metric,
                              "source": calibration.TRAINED, "trained_on": len(pairs)})
