@@ -1,7 +1,7 @@
 """What a Dedup costs over an empty call on the same server, and whether a change made it cost more (A/B).
 
     python -m benchmarks.request_cost [--quick] [--against REV] [--at REV] [--backend lmdb|redis|cluster]
-        [--rounds N] [--out benchmarks/out]
+        [--sketch-size K] [--rounds N] [--out benchmarks/out]
 
 Run it before stopping on any change that touches the request path: `--against` the last release measures this
 checkout (side A: this environment's neardup, checked to be the checkout's) and REV (side B, installed from a
@@ -26,7 +26,8 @@ server's empty health Check in the same round:
 The report gives each figure's median and spread over the rounds per side, the paired difference B - A, the
 goals (issue 37's, reported, never asserted) and every failed call. Without --against it also times the Dedup
 handler in process, stage by stage (lib/request_path.py). Writes request_cost.json and request_cost.md
-(request_cost-popular.* for --result-sets popular, request_cost-redis.* for --backend redis, and so on).
+(request_cost-popular.* for --result-sets popular, request_cost-redis.* for --backend redis, request_cost-k256.* for
+--sketch-size 256, and so on).
 """
 from __future__ import annotations
 
@@ -214,11 +215,13 @@ def run(sides: dict[str, ab.Side], store_from: str, args: argparse.Namespace, sa
         stores, results["index"] = {}, {}
         for name in sides if store_from == "each" else [store_from]:
             say(f"indexing the {args.result_sets} corpus with side {name.upper()}'s neardup")
-            docs, stores[name], results["index"][name] = load.build_store(work, sides[name].neardup,
-                                                                          args.result_sets, f"store-{name}")
+            docs, stores[name], results["index"][name] = load.build_store(
+                work, sides[name].neardup, args.result_sets, f"store-{name}",
+                ("-k", str(args.sketch_size)) if args.sketch_size else ())
         stores = stores if store_from == "each" else dict.fromkeys(sides, stores[store_from])
         id_sets, bodies = load.dedup_bodies(docs, 40 if args.quick else 200, args.result_sets)
         results["result_sets"], results["store_from"], results["backend"] = args.result_sets, store_from, args.backend
+        results["sketch_size"] = args.sketch_size
         results["result_set_size"] = round(sum(map(len, id_sets)) / len(id_sets))
         store = stores["a"]
         chosen = representative(store, bodies)
@@ -262,7 +265,8 @@ def markdown(results: dict) -> str:
              f"`{results['command']}`: {described}. One worker per side, session cache off, {results['result_sets']} "
              f"result sets of {results['result_set_size']} ids "
              f"({results['h2load_body']['request_bytes']} request bytes for h2load), "
-             f"{_stores(results['store_from'], results.get('backend', 'lmdb'))}; "
+             f"{_stores(results['store_from'], results.get('backend', 'lmdb'))}"
+             + (f" with sketches of {results['sketch_size']} values" if results.get("sketch_size") else "") + "; "
              f"{len(results['rounds'])} rounds of {results['seconds_per_run']} s "
              "h2load runs, the order of the sides alternating. Each figure is a ratio to the same server's empty "
              "Check in the same round: median [min–max over the rounds].", ""]
@@ -341,6 +345,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
                         f"corpus plus {load.POPULAR_COPIES} republished copies of one news story, "
                         f"{load.POPULAR_IN_SET} of them in each result set; news: {load.NEWS_SET_SIZE} news articles "
                         "per result set (the shape issue 37 was measured in)")
+    parser.add_argument("--sketch-size", type=int, metavar="K",
+                        help="index the store with `neardup index -k K` (default: neardup's default size), e.g. the "
+                        "larger sketch `neardup train --corpus` may advise")
     parser.add_argument("--rounds", type=int, default=None, help="rounds per side (default 5; --quick 3)")
     parser.add_argument("--seconds", type=int, default=None, help="seconds per h2load run (default 4; --quick 2)")
     parser.add_argument("--calls", type=int, default=None,
@@ -381,7 +388,8 @@ def main(argv: list[str] | None = None) -> dict:
     results["seconds"] = time.perf_counter() - started
     text = markdown(results)
     stem = "-".join(["request_cost", *([args.result_sets] if args.result_sets != "drawn" else []),
-                     *([args.backend] if args.backend != "lmdb" else [])])
+                     *([args.backend] if args.backend != "lmdb" else []),
+                     *([f"k{args.sketch_size}"] if args.sketch_size else [])])
     save(args.out, stem, results, text)
     print(text)
     print(f"wrote {args.out / stem}.json, {stem}.md ({results['seconds']:.0f} s)")

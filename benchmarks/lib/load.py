@@ -90,21 +90,23 @@ def _corpus(kind: str) -> tuple[devcorpus.Doc, ...]:
     return tuple(docs)
 
 
-def build_store(work: Path, command: list[str] = NEARDUP, kind: str = RESULT_SETS[0], name: str = "store"
-                ) -> tuple[list[devcorpus.Doc], Path, dict]:
-    """The corpus of `kind`, indexed by the real CLI (`command`: another build's) into a new store `name`."""
+def build_store(work: Path, command: list[str] = NEARDUP, kind: str = RESULT_SETS[0], name: str = "store",
+                options: tuple[str, ...] = ()) -> tuple[list[devcorpus.Doc], Path, dict]:
+    """The corpus of `kind`, indexed by the real CLI (`command`: another build's; `options`: more of `neardup
+    index`'s) into a new store `name`."""
     docs = corpus(kind)
     source = work / f"{kind}.jsonl"
     if not source.exists():
         devcorpus.write_jsonl(docs, source)
     store = work / name
     started = time.perf_counter()
-    done = subprocess.run([*command, "index", str(source), "--store", str(store)], capture_output=True, text=True)
+    done = subprocess.run([*command, "index", str(source), "--store", str(store), *options], capture_output=True,
+                          text=True)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"neardup index failed:\n{done.stderr}")
     return docs, store, {"documents": len(docs), "seconds": seconds, "docs_per_s": len(docs) / seconds,
-                         "command": "python -m neardup.cli index CORPUS --store STORE"}
+                         "command": " ".join(["python -m neardup.cli index CORPUS --store STORE", *options])}
 
 
 def dedup_bodies(docs: list[devcorpus.Doc], count: int, kind: str = RESULT_SETS[0]

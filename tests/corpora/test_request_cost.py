@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import request_cost
-from benchmarks.lib import ab
+from benchmarks.lib import ab, load
 from benchmarks.lib.paths import ROOT
 
 
@@ -208,3 +208,16 @@ def test_a_c_source_is_matched_to_the_extension_it_is_compiled_into(tmp_path):
     assert ab._built_from(tmp_path, "_search").name.startswith("_search.")
     assert ab._built_from(tmp_path, "_shingle").name.startswith("_shingle.")
     assert ab._built_from(tmp_path, "_stem") is None
+
+
+def test_a_sketch_size_indexes_the_store_both_sides_serve_with_it(tmp_path):
+    """--sketch-size K: the store is indexed with `neardup index -k K` (what a store re-indexed on train's advice
+    of a larger sketch serves)."""
+    from neardup.store import open_store
+
+    args = request_cost.parse_arguments(["--sketch-size", "256"])
+    assert args.sketch_size == 256 and request_cost.parse_arguments([]).sketch_size is None
+    docs, store, built = load.build_store(tmp_path, kind="drawn", options=("-k", str(args.sketch_size)))
+    with open_store(store, readonly=True) as opened:
+        assert opened.config.k == 256 and opened.count() == len(docs)
+    assert built["command"].endswith("--store STORE -k 256")
