@@ -300,12 +300,12 @@ def pool_similarities(store: SketchStore, pool: CandidatePairs) -> dict[str, np.
 def setting_similarities(store: SketchStore, corpus: str, pool: CandidatePairs) -> np.ndarray:
     """Per candidate pair of the pool, its similarity under each metric with the store's sketches, then under each
     other stop-list's at the store's sketch size (resketched; a pair whose texts the corpus lacks keeps the store's
-    there): what train's chance model reads (_expected_f1, _chance_reads), so that `neardup label` given the corpus
+    there): what train's chance model reads (_expected_f1, _at_store_size), so that `neardup label` given the corpus
     proposes where that model is least sure, as often between the stop-lists as between the metrics."""
     metrics, k = KIND_METRICS[store.config.kind], store.config.k
     own = pool_similarities(store, pool)
     columns = [own[metric] for metric in metrics]
-    for sketches in resketched(store, corpus, set(pool.a) | set(pool.b), _chance_reads)[0].values():
+    for sketches in resketched(store, corpus, set(pool.a) | set(pool.b), _at_store_size)[0].values():
         known = np.array([a in sketches and b in sketches for a, b in zip(pool.a, pool.b)], bool)
         other = _similarities(sketches.__getitem__, [a for a, kept in zip(pool.a, known) if kept],
                               [b for b, kept in zip(pool.b, known) if kept], k, metrics)
@@ -346,12 +346,12 @@ def other_stoplists(store: SketchStore, corpus: str, pairs: list, pool: Candidat
     return settings, sizes, known
 
 
-def _chance_reads(stoplist: str) -> bool:
-    """Whether the chance model (_expected_f1, and `neardup label`'s: setting_similarities) reads the similarities
-    of a way to sketch (OTHER_STOPLISTS name, "" the store's own): those at the store's sketch size. A larger sketch's
-    are theirs with less noise; read too, they would add columns that a few dozen answers cannot weigh, and make
-    `neardup label` sketch every pooled text once more. A larger sketch's settings are weighed by that chance like
-    any other's, and its threshold is trained on its own similarities."""
+def _at_store_size(stoplist: str) -> bool:
+    """Whether a way to sketch (OTHER_STOPLISTS name, "" the store's own) keeps the store's sketch size. Only those
+    are what the chance model (_expected_f1, and `neardup label`'s: setting_similarities) reads: a larger sketch's
+    similarities are theirs with less noise; read too, they would add columns that a few dozen answers cannot weigh,
+    and make `neardup label` sketch every pooled text once more. A larger sketch's settings are weighed by that
+    chance like any other's, and its threshold is trained on its own similarities; it costs more (_chosen)."""
     return not stoplist or OTHER_STOPLISTS[stoplist].k_factor == 1
 
 
@@ -364,8 +364,8 @@ def _expected_f1(settings: list[Setting], truth: np.ndarray, answered: np.ndarra
     metric: another setting that lifts a band of unanswered pairs over its threshold (template pages, once their
     shared text is no longer stop-listed) errs where no answer shows it. The chance model reads every pair under
     every setting, so such a band counts for what the answers say of pairs like it."""
-    # a metric's trained setting and the store's share one; a larger sketch's are left out (_chance_reads)
-    columns = {(s.stoplist, s.metric): s for s in settings if _chance_reads(s.stoplist)}
+    # a metric's trained setting and the store's share one; a larger sketch's are left out (_at_store_size)
+    columns = {(s.stoplist, s.metric): s for s in settings if _at_store_size(s.stoplist)}
     answered_scores = np.column_stack([s.answers for s in columns.values()])
     rows = len(settings[0].population)
     population = np.column_stack([s.population for s in columns.values()]) if rows else answered_scores
@@ -382,10 +382,11 @@ def _chosen(settings: list[Setting], expected: np.ndarray) -> int:
     per article and values per comparison: among those near the best it wins only where its F1 on the answers beats
     the best at the store's sketch size by more than EXPECTED_TIE."""
     near = np.flatnonzero(expected >= expected.max() - EXPECTED_TIE)
-    best = int(max(near, key=lambda i: (settings[i].figures["f1"], -i)))
-    sized = [i for i in near if not settings[i].stoplist or OTHER_STOPLISTS[settings[i].stoplist].k_factor == 1]
+    ranked = lambda i: (settings[i].figures["f1"], -i)  # noqa: E731
+    best = int(max(near, key=ranked))
+    sized = [i for i in near if _at_store_size(settings[i].stoplist)]
     if sized and best not in sized:
-        cheaper = int(max(sized, key=lambda i: (settings[i].figures["f1"], -i)))
+        cheaper = int(max(sized, key=ranked))
         if settings[best].figures["f1"] <= settings[cheaper].figures["f1"] + EXPECTED_TIE:
             return cheaper
     return best
