@@ -9,10 +9,14 @@ peer), each built as the development family of its kind is:
   templates  reference pages made from one template that no split reads, in three languages (OpenSSL's provider
              pages; dpkg's file-format and command pages in Portuguese and Swedish, languages no split reads),
              copied and mixed with those two languages' other pages as the `template` family's are
-             (families.held_out_templates).
+             (families.held_out_templates);
+  rewrites   passages of 100-300 words in one of two English translations of the Bible made by hand centuries
+             apart (King James, World English), two in three with the other translation too: a rewrite by people,
+             15-45 % of the wording changed; the passages of one book (of the gospels, of the histories of the kings,
+             which retell one another) are the distinct texts on one topic (families.held_out_rewrites).
 
-    python -m benchmarks.heldout {licences,templates} [--against REV] [--seeds 5 6 7] [--known] [--answers 30 60]
-                                 [--out DIR]
+    python -m benchmarks.heldout {licences,templates,rewrites} [--against REV] [--seeds 5 6 7] [--known]
+                                 [--answers 30 60] [--out DIR]
 
 Per seed, what answer_draws measures: neardup at the store's learned default, after 30 and 60 (or --answers) of
 `neardup label`'s proposals answered from the truth (`neardup train --corpus`, re-indexing as it advises), at its
@@ -46,9 +50,10 @@ from neardup.jobs.train import OTHER_STOPLISTS, reindex_options
 
 DEFAULT_SEEDS = (5, 6, 7)
 #: kind → its corpus of a seed (licences: and known=True for --known).
-KINDS = {"licences": families.held_out_licences, "templates": families.held_out_templates}
+KINDS = {"licences": families.held_out_licences, "templates": families.held_out_templates,
+         "rewrites": families.held_out_rewrites}
 #: kind → the development family built as its corpus is, whose likeness its own is set beside.
-FAMILY = {"licences": "derived", "templates": "template"}
+FAMILY = {"licences": "derived", "templates": "template", "rewrites": "short"}
 #: Distinct texts at least this alike (word 5-gram containment) are what a default threshold must tell from copies.
 ALIKE = 0.5
 
@@ -84,16 +89,32 @@ def reachable(corpus: families.Corpus) -> dict:
 
 
 def likeness(corpus: families.Corpus) -> dict:
-    """How alike the distinct texts of one template or lineage (a site) are: per original with another of its site,
-    its largest word 5-gram containment with one; their median and the share at least ALIKE."""
-    by_site: dict[str, list[set[str]]] = {}
-    for doc in corpus.docs:
-        if doc.family == "original" and doc.site:
-            by_site.setdefault(doc.site, []).append(devcorpus._shingles(doc.text))
-    best = [max(len(mine & other) / max(1, min(len(mine), len(other))) for j, other in enumerate(texts) if j != i)
-            for texts in by_site.values() if len(texts) > 1 for i, mine in enumerate(texts)]
+    """How alike the texts a default threshold must tell apart are. Where distinct texts share a template or lineage
+    (a site): per original with another of its site, its largest word 5-gram containment with one. Where they do
+    not (rewrites): per rewrite, the share of its word 5-grams its original holds. Their median, and the share at
+    least ALIKE."""
+    originals = {doc.group: doc for doc in corpus.docs if doc.family == "original"}
+    if any(doc.site for doc in originals.values()):
+        by_site: dict[str, list[set[str]]] = {}
+        for doc in originals.values():
+            if doc.site:
+                by_site.setdefault(doc.site, []).append(devcorpus._shingles(doc.text))
+        best = [max(len(mine & other) / max(1, min(len(mine), len(other))) for j, other in enumerate(texts) if j != i)
+                for texts in by_site.values() if len(texts) > 1 for i, mine in enumerate(texts)]
+    else:
+        pairs = [(devcorpus._shingles(doc.text), devcorpus._shingles(originals[doc.group].text))
+                 for doc in corpus.docs if doc.family == "rewrite"]
+        best = [len(mine & original) / max(1, len(mine)) for mine, original in pairs]
     return {"texts": len(best), "median": float(np.median(best)) if best else 0.0,
             "alike": sum(value >= ALIKE for value in best) / len(best) if best else 0.0}
+
+
+#: What likeness measures, per development family a kind is built as.
+LIKENESS = {"derived": "How alike the distinct texts of one lineage are (each one's largest word 5-gram containment "
+                       "with another",
+            "template": "How alike the distinct texts of one template are (each one's largest word 5-gram "
+                        "containment with another",
+            "short": "How alike a rewrite is to its original (the share of its word 5-grams the original holds"}
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -167,8 +188,7 @@ def markdown(output: dict) -> str:
                                  for name in STOPLISTS])]
     if "likeness" in output:
         similar, family = output["likeness"], FAMILY[output["kind"]]
-        lines += ["", f"How alike the distinct texts of one {'lineage' if family == 'derived' else 'template'} are "
-                  f"(each one's largest word 5-gram containment with another, seed {output['seeds'][0]}): median "
+        lines += ["", f"{LIKENESS[family]}, seed {output['seeds'][0]}): median "
                   f"{similar['held-out']['median']:.2f}, {similar['held-out']['alike']:.0%} at least {ALIKE} "
                   f"({similar['held-out']['texts']} texts); the development `{family}` family's: test split "
                   f"{similar['test']['median']:.2f} ({similar['test']['alike']:.0%}), tune split "

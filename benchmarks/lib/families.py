@@ -54,7 +54,7 @@ from benchmarks.lib.data import load_json
 from benchmarks.lib.devcorpus import Doc, length_bucket
 from benchmarks.lib.edits import Site
 from benchmarks.lib.family_sets import RESULT_SET_SIZE, draw_set, filled, length_scopes, shuffle_numbered
-from benchmarks.lib.rewrites import rewritten, synonym_table
+from benchmarks.lib.rewrites import changed_share, rewritten, synonym_table
 from benchmarks.lib.sources import Source, SourceMissing, stable_hash, words
 
 FAMILIES = ("popular", "shared", "short", "multilingual", "template", "derived")
@@ -647,6 +647,77 @@ def _derived_corpus(split: str, texts: Sequence[tuple[str, Source]], rng: random
             docs.append(_doc(_licence_copy(text.text, rng, amended=False), text, group, "copy", site=lineage))
         groups_of[group] = "versions" if lineage else "other"
     return _scoped_corpus("derived", split, docs, groups_of, rng)
+
+
+# --- held-out rewrites -------------------------------------------------------------------------------------------
+
+#: Books that retell one another's passages in their own words (the gospels, the histories of the kings): a topic
+#: each, so their look-alike passages meet in one result set as distinct texts.
+RETOLD = {"Matthew": "gospels", "Mark": "gospels", "Luke": "gospels", "John": "gospels",
+          "I Samuel": "kings", "II Samuel": "kings", "I Kings": "kings", "II Kings": "kings",
+          "I Chronicles": "kings", "II Chronicles": "kings"}
+
+
+@functools.lru_cache(maxsize=1)
+def bible_passages() -> tuple[tuple[Source, Source], ...]:
+    """Runs of a chapter's consecutive verses of SHORT_WORDS words in both translations (sources.bible_verses),
+    each as (King James, World English) Sources; a book's passages share its topic (RETOLD's where it has one)."""
+    kjv, web = sources.bible_verses("kjv"), sources.bible_verses("web")
+    passages, run = [], []
+
+    def close() -> None:
+        if run:
+            texts = [" ".join(verses[key] for key in run) for verses in (kjv, web)]
+            if all(SHORT_WORDS[0] <= words(text) <= SHORT_WORDS[1] for text in texts):
+                book, chapter, first = run[0]
+                key = f"{book} {chapter}:{first}-{run[-1][2]}"
+                topic = RETOLD.get(book, book)
+                passages.append(tuple(Source("bible", key, "en", text, topic) for text in texts))
+        run.clear()
+
+    for key in kjv:
+        if key not in web or (run and key[:2] != run[-1][:2]):
+            close()
+        if key in web:
+            run.append(key)
+            if words(" ".join(kjv[verse] for verse in run)) >= SHORT_WORDS[0]:
+                close()
+    close()
+    return tuple(passages)
+
+
+def held_out_rewrites(seed: int | None = None) -> Corpus:
+    """The `short` family built from texts rewritten by hand, which no split reads: SHORT_SOURCES passages, each in
+    one translation and, for two in three, the other one too (a rewrite: the same passage reworded by people
+    centuries apart), split "held-out"; the passages of a book (of books retelling one another: RETOLD) are the
+    negatives on one topic. Scopes: overall and by how much of the wording the rewrite changed (changed_share)."""
+    rng = random.Random(f"held-out-rewrites:{SPLIT_SEEDS['test'] if seed is None else seed}")
+    passages = rng.sample(bible_passages(), SHORT_SOURCES)
+    docs: list[Doc] = []
+    for number, pair in enumerate(passages):
+        original, rewrite = pair if rng.random() < 0.5 else pair[::-1]
+        group = f"held-out-r{number:05d}"
+        docs.append(_doc(original.text, original, group, "original"))
+        if rng.choice([False, True, True]):
+            docs.append(_doc(rewrite.text, original, group, "rewrite", rate=changed_share(original.text,
+                                                                                            rewrite.text)))
+    groups = shuffle_numbered(docs, "held-out", rng)
+    duplicates = [m for m in groups.values() if len(m) > 1]
+    fill = [m[0] for m in groups.values()]
+    topics: dict[str, list[int]] = {}
+    for members in groups.values():
+        topics.setdefault(docs[members[0]].topic, []).append(members[0])
+    negatives = [m for m in topics.values() if len(m) > 1]
+    sets = {"overall": [draw_set(rng, docs, duplicates, fill, negatives, clusters=6) for _ in range(24)]}
+    for low, high in zip(REWRITE_SCOPES, [*REWRITE_SCOPES[1:], None]):
+        scoped = [m for m in duplicates if low <= docs[m[1]].rate and (high is None or docs[m[1]].rate < high)]
+        name = f"rewrite {low:.0%}-{high:.0%}" if high is not None else f"rewrite {low:.0%} or more"
+        sets[name] = [draw_set(rng, docs, scoped, fill, negatives, clusters=6) for _ in range(8)]
+    return Corpus("short", "held-out", docs, sets)
+
+
+#: The held-out rewrites' scopes: how much of the wording a rewrite changed, from each of these shares to the next.
+REWRITE_SCOPES = (0.0, 0.25, 0.35)
 
 
 # --- documents and result sets ---------------------------------------------------------------------------------

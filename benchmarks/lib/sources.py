@@ -12,6 +12,9 @@ Collections (kind of writing, language, where it comes from):
 * `copyright`    — the licence texts of Debian's machine-readable /usr/share/doc/*/copyright files: the BSD, MIT
                    and GNU notices projects amend (a clause added or dropped, an exception), one text per name.
 * `pydoc`        — prose of Python's own documentation (stdlib docstrings, the language reference topics).
+* `bible`        — the verses of two English translations made by hand centuries apart, the King James Version
+                   (1611, revised 1769) and the World English Bible (a modern rewording), as the SWORD modules of
+                   Debian's sword-text-kjv and sword-text-web read by diatheke: the held-out rewrites.
 
 Nothing is downloaded: each loader reads files installed on the machine and says what is missing.
 """
@@ -20,6 +23,7 @@ from __future__ import annotations
 import bz2
 import functools
 import hashlib
+import html
 import importlib.util
 import inspect
 import itertools
@@ -255,6 +259,39 @@ def copyright_licences() -> dict[str, Source]:
         raise SourceMissing("the licence notices are in Debian's machine-readable /usr/share/doc/*/copyright files")
     return {name: Source("copyright", name, "en", min(texts.items(), key=lambda item: (-item[1], item[0]))[0])
             for name, texts in counts.items()}
+
+
+#: The SWORD modules of the two translations (bible_verses) and the range of the books both hold.
+BIBLE_MODULES = {"kjv": "engKJV2006eb", "web": "engWEB2015eb"}
+_BIBLE_RANGE = "Genesis 1:1-Revelation of John 22:21"
+#: A verse's reference as diatheke writes it before the verse ("II Kings 3:16: "); what precedes it on the line is
+#: a heading (a psalm's title), repeated before each verse.
+_VERSE_REFERENCE = re.compile(r"((?:I{1,3} )?[A-Z][A-Za-z]+(?: [A-Za-z]+)*) (\d+):(\d+): ")
+_MARKUP = re.compile(r"<title.*?</title>|<note.*?</note>|<[^>]*>")
+
+
+@functools.lru_cache(maxsize=None)
+def bible_verses(translation: str) -> dict[tuple[str, int, int], str]:
+    """(book, chapter, verse) → the verse's plain text in one translation of BIBLE_MODULES (headings, notes and
+    markup left out)."""
+    module = BIBLE_MODULES[translation]
+    if shutil.which("diatheke") is None:
+        raise SourceMissing("the held-out rewrites are read by diatheke: apt-get install diatheke sword-text-kjv "
+                            "sword-text-web")
+    listed = subprocess.run(["diatheke", "-b", "system", "-k", "modulelist"], capture_output=True, text=True).stdout
+    if module not in listed:
+        raise SourceMissing(f"the held-out rewrites need the SWORD module {module}: apt-get install "
+                            f"sword-text-{translation}")
+    osis = subprocess.run(["diatheke", "-b", module, "-f", "OSIS", "-k", _BIBLE_RANGE], capture_output=True,
+                          text=True, check=True).stdout
+    verses = {}
+    for line in osis.splitlines():
+        found = _VERSE_REFERENCE.search(line)
+        if found:
+            text = " ".join(html.unescape(_MARKUP.sub(" ", line[found.end():])).replace("\u00b6", " ").split())
+            verses[(found.group(1), int(found.group(2)), int(found.group(3)))] = re.sub(r" ([,.;:!?\u2019\u201d)])",
+                                                                                       r"\1", text)
+    return {key: text for key, text in verses.items() if text}
 
 
 # --- Python's documentation --------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ families' labels (distinct pages of one template and versions of one licence apa
 text) and result sets."""
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 
 import pytest
@@ -396,3 +398,37 @@ def test_held_out_templates_are_pages_of_languages_no_split_reads_and_copies_are
     with pytest.raises(SystemExit) as refused:
         heldout.main(["templates", "--known"])
     assert refused.value.code == 2 and "--known applies to licences only" in capsys.readouterr().err
+
+
+def test_held_out_rewrites_pair_each_passage_with_its_other_translation_only():
+    """The passages of `benchmarks/heldout.py rewrites`: diatheke's verses without markup or headings, each passage
+    of SHORT_WORDS words in both translations and unlike the development corpus's texts; a rewrite is grouped with
+    its own passage only and changes a share of its words as a person rewording it would; passages of books that
+    retell one another meet in result sets as distinct texts."""
+    kjv, web = sources.bible_verses("kjv"), sources.bible_verses("web")
+    assert "begotten Son" in kjv[("John", 3, 16)] and "born Son" in web[("John", 3, 16)]
+    assert web[("Psalms", 23, 1)] == "Yahweh is my shepherd; I shall lack nothing."  # its title left out
+    assert not any("<" in text or "Psalm of" in text for text in [*kjv.values(), *web.values()][::50])
+    corpus = families.held_out_rewrites(5)
+    originals = {doc.group: doc for doc in corpus.docs if doc.family == "original"}
+    rewrites = [doc for doc in corpus.docs if doc.family == "rewrite"]
+    assert len(originals) == families.SHORT_SOURCES and len(rewrites) > families.SHORT_SOURCES / 2
+    assert all(families.SHORT_WORDS[0] <= sources.words(doc.text) <= families.SHORT_WORDS[1] for doc in corpus.docs)
+    assert len({doc.text for doc in corpus.docs}) == len(corpus.docs)
+    developed = {source.text for split in devcorpus.SPLITS for source in devcorpus.load_sources(split)}
+    assert not developed & {doc.text for doc in corpus.docs}
+    assert all(0.0 < doc.rate < 0.8 for doc in rewrites)
+    groups = Counter(doc.group for doc in corpus.docs)
+    assert set(groups.values()) == {1, 2} and all(groups[doc.group] == 2 for doc in rewrites)
+    assert np.median([doc.rate for doc in rewrites]) > 0.2
+    for drawn in corpus.result_sets["overall"]:
+        members = [corpus.docs[i] for i in drawn]
+        assert len(drawn) == family_sets.RESULT_SET_SIZE and len({doc.id for doc in members}) == len(drawn)
+        assert any(doc.family == "rewrite" for doc in members)
+    retold = [doc for i in corpus.result_sets["overall"][0] if (doc := corpus.docs[i]).topic in {"gospels", "kings"}]
+    assert len({doc.group for doc in retold}) >= 2
+    for scope in ("rewrite 0%-25%", "rewrite 25%-35%", "rewrite 35% or more"):
+        low = float(scope.split()[1].split("%")[0]) / 100
+        scoped = [corpus.docs[i] for drawn in corpus.result_sets[scope] for i in drawn
+                  if corpus.docs[i].family == "rewrite"]
+        assert scoped and sum(doc.rate >= low for doc in scoped) >= len(scoped) / 2
