@@ -4,16 +4,16 @@ peer), each built as the development family of its kind is:
 
   licences   the SPDX License List's texts (the `spdx` package: pip install spdx) that resemble no licence text of
              either split, their versions grouped by lineage and republished as the `derived` family's are
-             (families.held_out_licences); `--known` keeps those that resemble the development corpus's licences
+             (held_out.licences); `--known` keeps those that resemble the development corpus's licences
              too (other versions and wordings of licences it holds: no text of it, but kinds it was tuned on);
   templates  reference pages made from one template that no split reads, in three languages (OpenSSL's provider
              pages; dpkg's file-format and command pages in Portuguese and Swedish, languages no split reads),
              copied and mixed with those two languages' other pages as the `template` family's are
-             (families.held_out_templates);
+             (held_out.templates);
   rewrites   passages of 100-300 words in one of two English translations of the Bible made by hand centuries
              apart (King James, World English), two in three with the other translation too: a rewrite by people,
              15-45 % of the wording changed; the passages of one book (of the gospels, of the histories of the kings,
-             which retell one another) are the distinct texts on one topic (families.held_out_rewrites).
+             which retell one another) are the distinct texts on one topic (held_out.rewrites).
 
     python -m benchmarks.heldout {licences,templates,rewrites} [--against REV] [--seeds 5 6 7] [--known]
                                  [--answers 30 60] [--out DIR]
@@ -39,7 +39,7 @@ import numpy as np
 from benchmarks.answer_draws import (add_answers_argument, answer_checkpoints, answers_option, columns, figures,
                                      header, row, spread)
 from benchmarks.evaluate_families import StoreRun, counts_by_scope
-from benchmarks.lib import ab, devcorpus, families, report
+from benchmarks.lib import ab, devcorpus, families, held_out, report
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.quality_counts import THRESHOLDS, ResultSet
 from benchmarks.lib.sources import SourceMissing
@@ -50,8 +50,7 @@ from neardup.jobs.train import OTHER_STOPLISTS, reindex_options
 
 DEFAULT_SEEDS = (5, 6, 7)
 #: kind → its corpus of a seed (licences: and known=True for --known).
-KINDS = {"licences": families.held_out_licences, "templates": families.held_out_templates,
-         "rewrites": families.held_out_rewrites}
+KINDS = {"licences": held_out.licences, "templates": held_out.templates, "rewrites": held_out.rewrites}
 #: kind → the development family built as its corpus is, whose likeness its own is set beside.
 FAMILY = {"licences": "derived", "templates": "template", "rewrites": "short"}
 #: Distinct texts at least this alike (word 5-gram containment) are what a default threshold must tell from copies.

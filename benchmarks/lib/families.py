@@ -54,7 +54,7 @@ from benchmarks.lib.data import load_json
 from benchmarks.lib.devcorpus import Doc, length_bucket
 from benchmarks.lib.edits import Site
 from benchmarks.lib.family_sets import RESULT_SET_SIZE, draw_set, filled, length_scopes, shuffle_numbered
-from benchmarks.lib.rewrites import changed_share, rewritten, synonym_table
+from benchmarks.lib.rewrites import rewritten, synonym_table
 from benchmarks.lib.sources import Source, SourceMissing, stable_hash, words
 
 FAMILIES = ("popular", "shared", "short", "multilingual", "template", "derived")
@@ -82,8 +82,6 @@ TEMPLATE_SHARE = 0.2
 SAME_PAGE = 0.95
 #: Pages of section 7 of no template mixed into a template corpus, at most.
 TEMPLATE_OTHERS = 150
-#: The pages of no template beside the held-out templates: the other pages of their languages (no split reads them).
-HELD_OUT_OTHERS = ("pt/man*/*.gz", "sv/man*/*.gz")
 #: Two licence texts are versions of one another only when one adds, drops or replaces a run of this many words (a
 #: clause); texts that differ by less (a holder's name, "or any later version") are one text.
 CLAUSE_WORDS = 12
@@ -98,7 +96,7 @@ _HEADLINES: list[str] = _DATA["headlines"]
 _TEMPLATES: dict[str, dict[str, dict]] = _DATA["templates"]
 #: split → lineage → the licence texts derived from one another: common-licenses files and copyright-file names.
 _LINEAGES: dict[str, dict[str, dict[str, list[str]]]] = _DATA["lineages"]
-_MAN = Path("/usr/share/man")
+MAN_ROOT = Path("/usr/share/man")
 
 
 @dataclasses.dataclass
@@ -215,20 +213,20 @@ def popular(split: str, rng: random.Random) -> Corpus:
     docs: list[Doc] = []
     for story, copies in zip(chosen, POPULAR_COPIES):
         group = f"{split}-popular{copies}"
-        docs.append(_doc(story.text, story, group, "original"))
+        docs.append(family_doc(story.text, story, group, "original"))
         for _ in range(copies):
             site = rng.choice(sites)
             text, rate = _republished(story.text, site, rng)
-            docs.append(_doc(text, story, group, "copy", rate=rate, site=site.name))
+            docs.append(family_doc(text, story, group, "copy", rate=rate, site=site.name))
     for number, other in enumerate(others):
         group = f"{split}-p{number:05d}"
         home = rng.choice(sites) if other.collection == "news" and rng.random() < 0.5 else None
         text = edits.with_boilerplate(other.text, home, rng) if home else other.text
-        docs.append(_doc(text, other, group, "original", site=home.name if home else ""))
+        docs.append(family_doc(text, other, group, "original", site=home.name if home else ""))
         for _ in range(rng.randint(1, 4) if rng.random() < 0.2 else 0):
             site = rng.choice(sites)
             copy, rate = _republished(other.text, site, rng)
-            docs.append(_doc(copy, other, group, "copy", rate=rate, site=site.name))
+            docs.append(family_doc(copy, other, group, "copy", rate=rate, site=site.name))
     groups = shuffle_numbered(docs, split, rng)
     corpus = Corpus("popular", split, docs)
     popular_groups = {copies: f"{split}-popular{copies}" for copies in POPULAR_COPIES}
@@ -310,15 +308,15 @@ def shared(split: str, rng: random.Random) -> Corpus:
     for licence in licences:
         group = f"{split}-lic-{licence.key}"
         for number in range(rng.randint(3, 6)):
-            docs.append(_doc(_licence_copy(licence.text, rng), licence, group,
-                             "original" if number == 0 else "copy", site="disclaimer"))
+            docs.append(family_doc(_licence_copy(licence.text, rng), licence, group,
+                                   "original" if number == 0 else "copy", site="disclaimer"))
         groups_of[group] = "licenses"
     for package, page in _package_pages(split):
         group = f"{split}-man-{page.key}"
-        docs.append(_doc(page.text, page, group, "original", site=f"package {package}"))
+        docs.append(family_doc(page.text, page, group, "original", site=f"package {package}"))
         for _ in range(rng.choice([0, 0, 1, 1, 2])):
             copy, rate = _page_copy(page.text, rng)
-            docs.append(_doc(copy, page, group, "copy", rate=rate, site=f"package {package}"))
+            docs.append(family_doc(copy, page, group, "copy", rate=rate, site=f"package {package}"))
         groups_of[group] = "manpages"
     texts = articles(split)
     rng.shuffle(texts)
@@ -327,12 +325,12 @@ def shared(split: str, rng: random.Random) -> Corpus:
         group = f"{split}-site{number:04d}"
         site = sites[number % len(sites)] if number < 180 else None
         text = edits.with_boilerplate(article.text, site, rng) if site else article.text
-        docs.append(_doc(text, article, group, "original", site=site.name if site else ""))
+        docs.append(family_doc(text, article, group, "original", site=site.name if site else ""))
         for _ in range(rng.choice([0, 0, 1, 2]) if site else 0):
             copy, rate = edits.edited(article.text, "en", rng.choice((0.01, 0.02, 0.05)), rng)
             copy = (edits.with_boilerplate(copy, site, rng) if rng.random() < 0.6
                     else edits.with_headline(copy, "en", rng))
-            docs.append(_doc(copy, article, group, "copy", rate=rate, site=site.name))
+            docs.append(family_doc(copy, article, group, "copy", rate=rate, site=site.name))
         groups_of[group] = "site" if site else "other"
     groups = shuffle_numbered(docs, split, rng)
     fill = [members[0] for members in groups.values()]
@@ -384,10 +382,16 @@ def short(split: str, rng: random.Random) -> Corpus:
     docs: list[Doc] = []
     for number, source in enumerate(texts):
         group = f"{split}-s{number:05d}"
-        docs.append(_doc(source.text, source, group, "original"))
+        docs.append(family_doc(source.text, source, group, "original"))
         for _ in range(rng.choice([0, 1, 1, 2, 3, 4])):
             text, rate = rewritten(source.text, synonyms, rng)
-            docs.append(_doc(text, source, group, "rewrite", rate=rate))
+            docs.append(family_doc(text, source, group, "rewrite", rate=rate))
+    return rewrites_corpus(split, docs, ((0.2, 0.35), (0.35, 0.5)), rng)
+
+
+def rewrites_corpus(split: str, docs: list[Doc], bands: Sequence[tuple[float, float]], rng: random.Random) -> Corpus:
+    """The `short` family's corpus of originals and their rewrites: result sets overall, and per band of how much
+    of the words a rewrite changed (its rate); the texts of one topic are its negatives."""
     groups = shuffle_numbered(docs, split, rng)
     duplicates = [m for m in groups.values() if len(m) > 1]
     fill = [m[0] for m in groups.values()]
@@ -397,7 +401,7 @@ def short(split: str, rng: random.Random) -> Corpus:
             topics.setdefault(docs[members[0]].topic, []).append(members[0])
     negatives = [m for m in topics.values() if len(m) > 1]
     sets = {"overall": [draw_set(rng, docs, duplicates, fill, negatives, clusters=6) for _ in range(24)]}
-    for low, high in ((0.2, 0.35), (0.35, 0.5)):
+    for low, high in bands:
         scoped = [[m[0]] + [i for i in m[1:] if low <= docs[i].rate < high] for m in duplicates]
         sets[f"rewrite {low:.0%}-{high:.0%}"] = [draw_set(rng, docs, [m for m in scoped if len(m) > 1], fill,
                                                           negatives, clusters=6) for _ in range(8)]
@@ -419,12 +423,12 @@ def multilingual(split: str, rng: random.Random) -> Corpus:
     docs: list[Doc] = []
     for number, base in enumerate(bases):
         group = f"{split}-m{number:05d}"
-        docs.append(_doc(base.text, base, group, "original"))
+        docs.append(family_doc(base.text, base, group, "original"))
         for _ in range(rng.choice([0, 1, 1, 2, 3])):
             family = rng.choice(edits.EDIT_FAMILIES)
             site = rng.choice(by_lang[base.lang])
             text, rate = edits.republish(base.text, base.lang, family, site, rng)
-            docs.append(_doc(text, base, group, "copy", rate=rate))
+            docs.append(family_doc(text, base, group, "copy", rate=rate))
     groups = shuffle_numbered(docs, split, rng)
     duplicates = [m for m in groups.values() if len(m) > 1]
     fill = [m[0] for m in groups.values()]
@@ -444,14 +448,14 @@ def _rendered(paths: list[Path]) -> list[str]:
 
 
 def _template_paths(spec: dict) -> list[Path]:
-    return sorted({p.resolve() for pattern in spec["pages"] for p in _MAN.glob(pattern) if p.is_file()})
+    return sorted({p.resolve() for pattern in spec["pages"] for p in MAN_ROOT.glob(pattern) if p.is_file()})
 
 
 def _shares(shingles: set[str], other: set[str], limit: float) -> bool:
     return len(shingles & other) > limit * min(len(shingles), len(other))
 
 
-def _page_sources(paths: list[Path]) -> list[Source]:
+def page_sources(paths: list[Path]) -> list[Source]:
     """The manual pages as texts, each labelled by its directory's language: LANG/manN/PAGE, en for man/manN/PAGE
     (wherever a link led)."""
     langs = ["en" if path.parent.parent.name == "man" else path.parent.parent.name for path in paths]
@@ -471,7 +475,7 @@ def template_pages(split: str) -> tuple[tuple[str, str, Source], ...]:
         if not paths:
             raise SourceMissing(f"the {name} manual pages come with Debian's {spec['package']}: "
                                 f"apt-get install {spec['package']}")
-        family = [page for page in _page_sources(paths) if 80 <= words(page.text) <= 6000]
+        family = [page for page in page_sources(paths) if 80 <= words(page.text) <= 6000]
         family = devcorpus.distinct(family, SAME_PAGE)
         shingles = [devcorpus._shingles(page.text) for page in family]
         pages += [(name, spec["package"], page) for i, page in enumerate(family)
@@ -486,7 +490,7 @@ def _other_pages(split: str) -> tuple[Source, ...]:
     other; taken in the order of a stable hash of their name, as sources.manpages."""
     excluded = {path for spec in [*_TEMPLATES["tune"].values(), *_TEMPLATES["test"].values()]
                 for path in _template_paths(spec)}
-    paths = sorted({p.resolve() for p in (_MAN / "man7").glob("*.gz") if p.is_file()} - excluded,
+    paths = sorted({p.resolve() for p in (MAN_ROOT / "man7").glob("*.gz") if p.is_file()} - excluded,
                    key=lambda path: (stable_hash(path.name), path.name))
     pages = [Source("manpages", f"en/{path.name}", "en", text) for path, text in zip(paths, _rendered(paths))]
     pages = [page for page in devcorpus.distinct([p for p in pages if 80 <= words(p.text) <= 6000], SAME_PAGE)
@@ -496,37 +500,22 @@ def _other_pages(split: str) -> tuple[Source, ...]:
 
 
 def template(split: str, rng: random.Random) -> Corpus:
-    return _template_corpus(split, template_pages(split), _other_pages(split), rng)
+    return template_corpus(split, template_pages(split), _other_pages(split), rng)
 
 
-def held_out_templates(seed: int | None = None) -> Corpus:
-    """The `template` family built from reference pages no split reads (families.json's "held-out" templates:
-    OpenSSL's provider pages, dpkg's file-format and command pages in Portuguese and Swedish), split "held-out";
-    the other pages are those two languages' pages of no template (HELD_OUT_OTHERS)."""
-    pages = template_pages("held-out")
-    templated = {page.key for _, _, page in pages}
-    paths = sorted({p.resolve() for pattern in HELD_OUT_OTHERS for p in _MAN.glob(pattern) if p.is_file()},
-                   key=lambda path: (stable_hash(path.name), str(path)))
-    others = [page for page in _page_sources(paths) if 80 <= words(page.text) <= 6000 and page.key not in templated]
-    others = devcorpus.distinct(devcorpus.distinct(others, SAME_PAGE), against=[page for _, _, page in pages])
-    return _template_corpus("held-out", pages, others[:TEMPLATE_OTHERS],
-                            random.Random(f"held-out-template:{SPLIT_SEEDS['test'] if seed is None else seed}"),
-                            labels_language=False)
-
-
-def _template_corpus(split: str, pages: Sequence[tuple[str, str, Source]], others: Sequence[Source],
-                     rng: random.Random, labels_language: bool = True) -> Corpus:
+def template_corpus(split: str, pages: Sequence[tuple[str, str, Source]], others: Sequence[Source],
+                    rng: random.Random, labels_language: bool = True) -> Corpus:
     """Each template page and 0–2 copies of it (0–1 of another page), its template as its site; result sets per
     package, of its template pages and their copies."""
     docs: list[Doc] = []
     groups_of: dict[str, str] = {}  # a result-set kind per group: the template's package, or other
     for name, package, page in [*pages, *(("", "other", page) for page in others)]:
         group = f"{split}-tpl-{page.key}"
-        docs.append(_doc(page.text, page, group, "original", site=name))
+        docs.append(family_doc(page.text, page, group, "original", site=name))
         for _ in range(rng.choice([0, 0, 1, 1, 2] if name else [0, 0, 0, 1])):
             copy, rate = _page_copy(page.text, rng)
             copy = edits.with_headline(copy, "en", rng) if rng.random() < 0.3 else copy
-            docs.append(_doc(copy, page, group, "copy", rate=rate, site=name))
+            docs.append(family_doc(copy, page, group, "copy", rate=rate, site=name))
         groups_of[group] = package
     corpus = _scoped_corpus("template", split, docs, groups_of, rng)
     corpus.labels_language = labels_language
@@ -625,99 +614,22 @@ def held_out_licence_texts(known: bool = False) -> tuple[tuple[str, Source], ...
                  for number, (_, texts) in enumerate(lineages) for text in texts)
 
 
-def held_out_licences(seed: int | None = None, known: bool = False) -> Corpus:
-    """The `derived` family built from the held-out licences (held_out_licence_texts), split "held-out"."""
-    return _derived_corpus("held-out", held_out_licence_texts(known),
-                           random.Random(f"held-out:{SPLIT_SEEDS['test'] if seed is None else seed}"))
-
-
 def derived(split: str, rng: random.Random) -> Corpus:
-    return _derived_corpus(split, licence_texts(split), rng)
+    return derived_corpus(split, licence_texts(split), rng)
 
 
-def _derived_corpus(split: str, texts: Sequence[tuple[str, Source]], rng: random.Random) -> Corpus:
+def derived_corpus(split: str, texts: Sequence[tuple[str, Source]], rng: random.Random) -> Corpus:
     """Each licence text, 1–3 copies of it where it has a lineage (0–2 where not), its lineage as its site;
     result sets of its versions (texts of a lineage) and their copies."""
     docs: list[Doc] = []
     groups_of: dict[str, str] = {}  # versions (of a lineage) or other
     for lineage, text in texts:
         group = f"{split}-der-{text.collection}-{text.key}"
-        docs.append(_doc(text.text, text, group, "original", site=lineage))
+        docs.append(family_doc(text.text, text, group, "original", site=lineage))
         for _ in range(rng.randint(1, 3) if lineage else rng.choice([0, 0, 1, 2])):
-            docs.append(_doc(_licence_copy(text.text, rng, amended=False), text, group, "copy", site=lineage))
+            docs.append(family_doc(_licence_copy(text.text, rng, amended=False), text, group, "copy", site=lineage))
         groups_of[group] = "versions" if lineage else "other"
     return _scoped_corpus("derived", split, docs, groups_of, rng)
-
-
-# --- held-out rewrites -------------------------------------------------------------------------------------------
-
-#: Books that retell one another's passages in their own words (the gospels, the histories of the kings): a topic
-#: each, so their look-alike passages meet in one result set as distinct texts.
-RETOLD = {"Matthew": "gospels", "Mark": "gospels", "Luke": "gospels", "John": "gospels",
-          "I Samuel": "kings", "II Samuel": "kings", "I Kings": "kings", "II Kings": "kings",
-          "I Chronicles": "kings", "II Chronicles": "kings"}
-
-
-@functools.lru_cache(maxsize=1)
-def bible_passages() -> tuple[tuple[Source, Source], ...]:
-    """Runs of a chapter's consecutive verses of SHORT_WORDS words in both translations (sources.bible_verses),
-    each as (King James, World English) Sources; a book's passages share its topic (RETOLD's where it has one)."""
-    kjv, web = sources.bible_verses("kjv"), sources.bible_verses("web")
-    passages, run = [], []
-
-    def close() -> None:
-        if run:
-            texts = [" ".join(verses[key] for key in run) for verses in (kjv, web)]
-            if all(SHORT_WORDS[0] <= words(text) <= SHORT_WORDS[1] for text in texts):
-                book, chapter, first = run[0]
-                key = f"{book} {chapter}:{first}-{run[-1][2]}"
-                topic = RETOLD.get(book, book)
-                passages.append(tuple(Source("bible", key, "en", text, topic) for text in texts))
-        run.clear()
-
-    for key in kjv:
-        if key not in web or (run and key[:2] != run[-1][:2]):
-            close()
-        if key in web:
-            run.append(key)
-            if words(" ".join(kjv[verse] for verse in run)) >= SHORT_WORDS[0]:
-                close()
-    close()
-    return tuple(passages)
-
-
-def held_out_rewrites(seed: int | None = None) -> Corpus:
-    """The `short` family built from texts rewritten by hand, which no split reads: SHORT_SOURCES passages, each in
-    one translation and, for two in three, the other one too (a rewrite: the same passage reworded by people
-    centuries apart), split "held-out"; the passages of a book (of books retelling one another: RETOLD) are the
-    negatives on one topic. Scopes: overall and by how much of the wording the rewrite changed (changed_share)."""
-    rng = random.Random(f"held-out-rewrites:{SPLIT_SEEDS['test'] if seed is None else seed}")
-    passages = rng.sample(bible_passages(), SHORT_SOURCES)
-    docs: list[Doc] = []
-    for number, pair in enumerate(passages):
-        original, rewrite = pair if rng.random() < 0.5 else pair[::-1]
-        group = f"held-out-r{number:05d}"
-        docs.append(_doc(original.text, original, group, "original"))
-        if rng.choice([False, True, True]):
-            docs.append(_doc(rewrite.text, original, group, "rewrite", rate=changed_share(original.text,
-                                                                                            rewrite.text)))
-    groups = shuffle_numbered(docs, "held-out", rng)
-    duplicates = [m for m in groups.values() if len(m) > 1]
-    fill = [m[0] for m in groups.values()]
-    topics: dict[str, list[int]] = {}
-    for members in groups.values():
-        topics.setdefault(docs[members[0]].topic, []).append(members[0])
-    negatives = [m for m in topics.values() if len(m) > 1]
-    sets = {"overall": [draw_set(rng, docs, duplicates, fill, negatives, clusters=6) for _ in range(24)]}
-    for low, high in zip(REWRITE_SCOPES, [*REWRITE_SCOPES[1:], None]):
-        scoped = [m for m in duplicates if low <= docs[m[1]].rate and (high is None or docs[m[1]].rate < high)]
-        name = f"rewrite {low:.0%}-{high:.0%}" if high is not None else f"rewrite {low:.0%} or more"
-        sets[name] = [draw_set(rng, docs, scoped, fill, negatives, clusters=6) for _ in range(8)]
-    return Corpus("short", "held-out", docs, sets)
-
-
-#: The held-out rewrites' scopes: how much of the wording a rewrite changed, from each of these shares to the next.
-REWRITE_SCOPES = (0.0, 0.25, 0.35)
 
 
 # --- documents and result sets ---------------------------------------------------------------------------------
@@ -736,7 +648,7 @@ def _scoped_corpus(family: str, split: str, docs: list[Doc], groups_of: dict[str
     return Corpus(family, split, docs, sets)
 
 
-def _doc(text: str, source: Source, group: str, kind: str, rate: float = 0.0, site: str = "") -> Doc:
+def family_doc(text: str, source: Source, group: str, kind: str, rate: float = 0.0, site: str = "") -> Doc:
     """A document of the family (its id set by shuffle_numbered); `length` is the bucket of its original."""
     return Doc("", text, source.lang, group, kind, source.collection, length_bucket(source.text), round(rate, 4),
                site, "", source.topic)
