@@ -268,6 +268,8 @@ _BIBLE_RANGE = "Genesis 1:1-Revelation of John 22:21"
 #: a heading (a psalm's title), repeated before each verse.
 _VERSE_REFERENCE = re.compile(r"((?:I{1,3} )?[A-Z][A-Za-z]+(?: [A-Za-z]+)*) (\d+):(\d+): ")
 _MARKUP = re.compile(r"<title.*?</title>|<note.*?</note>|<[^>]*>")
+#: A space the markup left inside a quote or before punctuation ("“ Let there be light ,”").
+_MARKUP_SPACE = re.compile(r"(?<=[\u201c\u2018(]) | (?=[,.;:!?\u2019\u201d)])")
 
 
 @functools.lru_cache(maxsize=None)
@@ -289,8 +291,7 @@ def bible_verses(translation: str) -> dict[tuple[str, int, int], str]:
         found = _VERSE_REFERENCE.search(line)
         if found:
             text = " ".join(html.unescape(_MARKUP.sub(" ", line[found.end():])).replace("\u00b6", " ").split())
-            verses[(found.group(1), int(found.group(2)), int(found.group(3)))] = re.sub(r" ([,.;:!?\u2019\u201d)])",
-                                                                                       r"\1", text)
+            verses[(found.group(1), int(found.group(2)), int(found.group(3)))] = _MARKUP_SPACE.sub("", text)
     return {key: text for key, text in verses.items() if text}
 
 

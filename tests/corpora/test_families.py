@@ -408,6 +408,7 @@ def test_held_out_rewrites_pair_each_passage_with_its_other_translation_only():
     kjv, web = sources.bible_verses("kjv"), sources.bible_verses("web")
     assert "begotten Son" in kjv[("John", 3, 16)] and "born Son" in web[("John", 3, 16)]
     assert web[("Psalms", 23, 1)] == "Yahweh is my shepherd; I shall lack nothing."  # its title left out
+    assert web[("Genesis", 1, 3)] == "God said, \u201cLet there be light,\u201d and there was light."
     assert not any("<" in text or "Psalm of" in text for text in [*kjv.values(), *web.values()][::50])
     corpus = held_out.rewrites(5)
     originals = {doc.group: doc for doc in corpus.docs if doc.family == "original"}
