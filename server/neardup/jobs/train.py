@@ -126,7 +126,7 @@ def fit_threshold(scores: np.ndarray, truth: np.ndarray, population: np.ndarray,
     the answers themselves where the store has none), each pair's chance of being a duplicate a logistic fit of the
     answers on similarity, but the answered pairs' (answered_chance). Answers alone leave the threshold anywhere in
     the gaps between them, and `neardup label` answers crowd near the threshold; the store's pairs say how many
-    pairs each cut takes or leaves."""
+    pairs each cut takes or leaves. The cut lies among the answers: above the lowest, at most the highest."""
     fitted = learners.fit_logistic(scores[:, None], truth, penalty=PLATT_PENALTY).probability
     if not len(population):
         population, answered = scores, None
@@ -136,9 +136,12 @@ def fit_threshold(scores: np.ndarray, truth: np.ndarray, population: np.ndarray,
     # descending: cut i calls the pairs down to values[i] duplicates
     values, expected, called = values[last], np.cumsum(chance)[last], np.flatnonzero(last) + 1
     f1 = 2 * expected / (called + chance.sum())  # 2 E[tp] / (called + E[duplicates])
-    i = int(np.argmax(f1))
-    below = values[i + 1] if i + 1 < len(values) else 0.0
-    return round(float((values[i] + below) / 2), 4)
+    cuts = (values + np.append(values[1:], 0.0)) / 2
+    # a cut below every answer (or above all) calls pairs no answer resembles by the fit's extrapolation alone: a
+    # store re-indexed on train's advice holds chance pairs lower than any answer proposed on the store before
+    among_answers = (cuts > scores.min()) & (cuts <= scores.max())
+    i = int(np.argmax(np.where(among_answers, f1, -1.0))) if among_answers.any() else int(np.argmax(f1))
+    return round(float(cuts[i]), 4)
 
 
 def population_weights(scores: np.ndarray, population: np.ndarray) -> np.ndarray:
