@@ -23,6 +23,7 @@ import numpy as np
 
 from benchmarks.evaluate_families import ANSWER_CHECKPOINTS, best_peer, evaluate_family, scope_rows
 from benchmarks.lib import devcorpus, families, report
+from benchmarks.lib.quality_methods import MINHASH_SCORED
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.sources import SourceMissing
 from neardup.jobs.train import OTHER_STOPLISTS
@@ -88,7 +89,7 @@ def markdown(results: dict, command: str, seconds: float) -> str:
         "F1 per family, mean [min–max] over the draws: neardup at the store's learned default (the thresholds "
         "learned: lowest–highest), after a user's answers (evaluate_families: `neardup label`'s proposals answered "
         "from the truth, `neardup train --corpus`), at its best threshold (an oracle), and the best peer of each draw "
-        "at its best threshold.", "",
+        f"at its best threshold ({MINHASH_SCORED}).", "",
         *report.table(["family", *header(checkpoints)], rows), ""])
 
 

@@ -9,13 +9,14 @@ all come from that scope. Hard negatives are in every set: pages of one site, se
 pairs count as false positives when grouped), and template variants (near-duplicates *as text*: their pairs
 are left out of F1 and the share grouped is reported apart, as separating them needs fields).
 
-Baselines see the same grouping: datasketch MinHash (128 permutations over word 5-grams, its Jaccard
-estimate), exact word 5-gram Jaccard and containment, and 64-bit SimHash (restated in lib/quality_methods.py; PyPI
-`simhash` breaks under numpy 2). neardup's stop-list is learned over the whole split with core/stoplist.py, as
-`neardup index` does. neardup's own SimHash (a store made by `neardup index --sketch simhash`: the default
-configuration's word 3-gram shingles and stop-list, one 64-bit fingerprint, each shingle weighing as a new simhash
-store weighs it, metric hamming) sits beside them at its best threshold, and is also reported per Hamming distance,
-at a simhash store's default (core/defaults.py) and at 3 bits (the most its corpus search finds exactly).
+Baselines see the same grouping: datasketch MinHash (128 permutations over word 5-grams, its Jaccard estimate scored
+over 8 hash seeds: quality_methods.MINHASH_SEEDS), exact word 5-gram Jaccard and containment, and 64-bit SimHash
+(restated in lib/quality_methods.py; PyPI `simhash` breaks under numpy 2). neardup's stop-list is learned over the
+whole split with core/stoplist.py, as `neardup index` does. neardup's own SimHash (a store made by `neardup index
+--sketch simhash`: the default configuration's word 3-gram shingles and stop-list, one 64-bit fingerprint, each
+shingle weighing as a new simhash store weighs it, metric hamming) sits beside them at its best threshold, and is
+also reported per Hamming distance, at a simhash store's default (core/defaults.py) and at 3 bits (the most its
+corpus search finds exactly).
 
     python -m benchmarks.evaluate [--split test|tune] [--quick] [--explore]
 writes benchmarks/out/quality-SPLIT.md (also printed), quality-SPLIT.json and quality-SPLIT_pr.png.

@@ -5,9 +5,9 @@ temporary LMDB store (with the --index-arg options), and each result set of ~100
 it: the store opened, neardup.runtime.deduplicator.Deduplicator.dedup_ids with the store's own defaults
 (ServedStore.defaults, so a threshold the store learned applies by itself), or --threshold. neardup is also run
 at every threshold of quality_counts.THRESHOLDS (same store, same call) for its best threshold per family (an
-oracle). The baselines of
-evaluate.py (lib/quality_methods.py: MinHash 128 word 5-gram, exact word 5-gram Jaccard and containment, SimHash
-char 4-gram) group each set with the same greedy rule at each family's own best threshold (a per-family oracle).
+oracle). The baselines of evaluate.py (lib/quality_methods.py: MinHash 128 word 5-gram over 8 hash seeds, exact
+word 5-gram Jaccard and containment, SimHash char 4-gram) group each set with the same greedy rule at each family's
+own best threshold (a per-family oracle).
 Pairwise precision, recall and F1 are micro-averaged over the sets: per family, per scope within a family (popular:
 copies per story; shared: licences, manual pages, sites; short: rewrite rate; multilingual: language; template:
 the pages' package; derived: licence versions; length of the original), and over all families (each baseline at
@@ -35,7 +35,7 @@ from benchmarks.lib import devcorpus, families, report
 from benchmarks.lib.answers import answer_and_train
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_grouping, greedy_groups
-from benchmarks.lib.quality_methods import Method, exact_method, minhash_method, simhash_method
+from benchmarks.lib.quality_methods import MINHASH_SCORED, Method, exact_method, minhash_method, simhash_method
 from benchmarks.lib.sources import SourceMissing
 from neardup.core import kernel, vocabulary
 from neardup.runtime.deduplicator import Deduplicator
@@ -220,9 +220,9 @@ def markdown(results: dict, command: str, note: str) -> str:
              "neardup as served: the store made by `index_corpus`, result sets grouped by `Deduplicator.dedup_ids` "
              "at the store's defaults (threshold in the last column); *best threshold*: the same store and call at "
              "the family's best threshold (an oracle); peers (MinHash, exact 5-gram Jaccard and containment, "
-             "SimHash) at each family's own best threshold. F1 (precision / recall); *site grouped*: share of "
-             "pairs of distinct texts that share a site, package, disclaimer, template or licence lineage put in "
-             "one group.", ""]
+             f"SimHash) at each family's own best threshold ({MINHASH_SCORED}). F1 (precision / recall); *site "
+             "grouped*: share of pairs of distinct texts that share a site, package, disclaimer, template or licence "
+             "lineage put in one group.", ""]
     checkpoints = results["answer_checkpoints"]
     header = ["family", "neardup default", "neardup best threshold", "best peer, best threshold", "margin",
               *(f"after {count} answers" for count in checkpoints), "site grouped", "stop-list", "served threshold"]

@@ -42,6 +42,7 @@ from benchmarks.evaluate_families import StoreRun, counts_by_scope
 from benchmarks.lib import ab, devcorpus, families, held_out, report
 from benchmarks.lib.paths import OUT
 from benchmarks.lib.quality_counts import THRESHOLDS, ResultSet
+from benchmarks.lib.quality_methods import MINHASH_SCORED
 from benchmarks.lib.sources import SourceMissing
 from benchmarks.served_quality import served
 from neardup.core.sketch_config import SketchConfig
@@ -171,7 +172,7 @@ def markdown(output: dict) -> str:
              f"{min(output['documents'].values())}–{max(output['documents'].values())} documents a draw).", "",
              "F1, mean [min–max] over the draws: neardup at the store's learned default (the thresholds learned: "
              "lowest–highest), after a user's answers, at its best threshold (an oracle), and the best peer of each "
-             "draw at its best threshold.", "",
+             f"draw at its best threshold ({MINHASH_SCORED}).", "",
              *report.table(header(output["answer_checkpoints"]), [row(draws, output["answer_checkpoints"])]), "",
              "What train chose per draw: " + "; ".join(
                  f"seed {d['seed']}: " + ", ".join(f"{count} answers {setting}" for count, setting in

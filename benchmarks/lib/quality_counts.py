@@ -26,7 +26,10 @@ IGNORED_KINDS = ("template",)
 
 def greedy_groups(similarity: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
     """reference.dedup's greedy rule at every threshold at once: in rank order, each result joins the first kept
-    result it reaches the threshold with, else it is kept. Returns the group (a kept position) per threshold."""
+    result it reaches the threshold with, else it is kept. Returns the group (a kept position) per threshold; for a
+    stack of similarity matrices (a random method's draws, Method), one such array per draw."""
+    if similarity.ndim == 3:
+        return np.stack([greedy_groups(draw, thresholds) for draw in similarity])
     n = similarity.shape[0]
     groups = np.empty((len(thresholds), n), dtype=np.int64)
     kept = np.zeros((len(thresholds), n), dtype=bool)
@@ -98,7 +101,12 @@ def add_result_set(counts: Counts, result_set: ResultSet, similarity: np.ndarray
 
 def add_grouping(counts: Counts, result_set: ResultSet, groups: np.ndarray) -> None:
     """Adds the pair counts of a result set grouped once per threshold (groups[threshold, position]: the
-    position standing for its group)."""
+    position standing for its group); a stack of groupings (a random method's draws) adds each draw's, so the F1
+    read from the counts is the method's expected F1 at each threshold."""
+    if groups.ndim == 3:
+        for draw in groups:
+            add_grouping(counts, result_set, draw)
+        return
     upper = np.triu_indices(len(result_set.indexes), 1)
     predicted = groups[:, upper[0]] == groups[:, upper[1]]
     truth, scored = result_set.duplicate, result_set.scored

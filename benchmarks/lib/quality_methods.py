@@ -2,8 +2,8 @@
 neardup's bottom-K sketch under a configuration (NeardupConfig: the default, and the ones it was chosen among) with
 the stop-list learned over the whole corpus as `neardup index` learns it, neardup's own SimHash (a store made by
 `neardup index --sketch simhash`), and the baselines: datasketch MinHash (128 permutations over word 5-grams, its
-Jaccard estimate), exact word 5-gram Jaccard and containment, and 64-bit SimHash of character 4-grams (restated here:
-PyPI `simhash` breaks under numpy 2)."""
+Jaccard estimate under each of MINHASH_SEEDS, scored as its expected F1), exact word 5-gram Jaccard and
+containment, and 64-bit SimHash of character 4-grams (restated here: PyPI `simhash` breaks under numpy 2)."""
 from __future__ import annotations
 
 import hashlib
@@ -28,6 +28,13 @@ except ImportError:
 
 
 _WORD = re.compile(r"[^\W_]+")
+#: The MinHash peer's hash seeds. One seed's F1 is one draw of a random method, and every draw of a family holds
+#: the same distinct texts, so its luck on them does not average out: datasketch's default seed (1) is the best of
+#: these on three of the four development licence and template sets. The peer is scored over all of them at one
+#: threshold.
+MINHASH_SEEDS = tuple(range(1, 9))
+#: What the reports say of it.
+MINHASH_SCORED = f"MinHash's F1 is its expected F1 over {len(MINHASH_SEEDS)} hash seeds, at one threshold"
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,9 @@ EXPLORED = [
 
 
 class Method:
-    """A named pairwise similarity, with the threshold it is read at by default (None: only its best)."""
+    """A named pairwise similarity, with the threshold it is read at by default (None: only its best). A random
+    method's pair_matrix is a stack of matrices, one per draw of its randomness, scored over all of them
+    (quality_counts.add_grouping)."""
 
     def __init__(self, name: str, pair_matrix: Callable[[list[int]], np.ndarray],
                  default_threshold: float | None = None):
@@ -175,20 +184,25 @@ def exact_method(docs: list[Doc], metric: str) -> Method:
     return Method(f"exact word 5-gram {metric}", lambda indexes: pairwise([shingles(i) for i in indexes], score))
 
 
-def minhash_method(docs: list[Doc]) -> Method:
+def minhash_method(docs: list[Doc], seeds: tuple[int, ...] = MINHASH_SEEDS) -> Method:
+    """datasketch MinHash under each hash seed: a stack of Jaccard estimates, one per seed."""
     from datasketch import MinHash
 
-    def signature(doc: Doc) -> np.ndarray:
-        minhash = MinHash(num_perm=128, seed=1)
-        minhash.update_batch([s.encode("utf-8") for s in word_ngrams(doc.text)])
-        return minhash.hashvalues
+    def signatures(doc: Doc) -> np.ndarray:
+        shingles = [s.encode("utf-8") for s in word_ngrams(doc.text)]
+        rows = []
+        for seed in seeds:
+            minhash = MinHash(num_perm=128, seed=seed)
+            minhash.update_batch(shingles)
+            rows.append(minhash.hashvalues)
+        return np.stack(rows)
 
-    signatures = _cached(docs, signature)
+    signatures_of = _cached(docs, signatures)
 
     def pair_matrix(indexes: list[int]) -> np.ndarray:
-        values = np.stack([signatures(i) for i in indexes])
+        values = np.stack([signatures_of(i) for i in indexes], axis=1)  # seed, document, permutation
         # MinHash.jaccard: the share of equal hash values
-        return (values[:, None, :] == values[None, :, :]).mean(axis=2)
+        return (values[:, :, None, :] == values[:, None, :, :]).mean(axis=3)
 
     return Method("MinHash 128 word 5-gram", pair_matrix)
 

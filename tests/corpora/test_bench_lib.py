@@ -14,7 +14,9 @@ from benchmarks.lib.devcorpus import Doc
 from benchmarks.lib.fuzz import check_corpus_line, check_result_set_line, check_sketcher
 from benchmarks.lib.harness_report import floor_of
 from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_grouping, greedy_groups
-from benchmarks.lib.quality_methods import Method, exact_method, pairwise, simhash, word_ngrams
+from benchmarks.hash_luck import remix
+from benchmarks.lib.quality_methods import (MINHASH_SEEDS, Method, exact_method, minhash_method, pairwise,
+                                            simhash, word_ngrams)
 from benchmarks.lib.quality_report import margins
 from server_process import free_port, sketch_store, write_jsonl
 from benchmarks.lib.soak import load_lines, server_line
@@ -150,6 +152,43 @@ def test_the_baselines_shingles_and_scores():
     assert exact_method(docs, vocabulary.CONTAINMENT).pair_matrix([0, 1])[0, 1] == 1.0
     assert exact_method(docs, vocabulary.JACCARD).pair_matrix([0, 1])[0, 1] == 0.5
     assert simhash("The same text.") == simhash("the same, text") != simhash("another text entirely")
+
+
+def test_the_minhash_peer_is_every_hash_seeds_estimate_and_scores_their_expected_f1():
+    import datasketch  # the test extra's
+
+    words = [f"w{i}" for i in range(60)]
+    docs = [Doc("a", " ".join(words), "en", "g1", "original"),
+            Doc("b", " ".join(words[:40] + [f"x{i}" for i in range(20)]), "en", "g1", "edit"),
+            Doc("c", " ".join(words[20:] + [f"y{i}" for i in range(20)]), "en", "g2", "original")]
+    stack = minhash_method(docs).pair_matrix([0, 1, 2])
+    assert stack.shape == (len(MINHASH_SEEDS), 3, 3)
+    for layer, seed in zip(stack, MINHASH_SEEDS):
+        signatures = []
+        for document in docs:
+            minhash = datasketch.MinHash(num_perm=128, seed=seed)
+            minhash.update_batch([s.encode() for s in word_ngrams(document.text)])
+            signatures.append(minhash)
+        assert layer[0, 1] == signatures[0].jaccard(signatures[1])
+        assert layer[1, 2] == signatures[1].jaccard(signatures[2])
+    assert len({round(float(layer[0, 2]), 6) for layer in stack}) > 1  # the seeds estimate differently
+    # a stack of groupings adds each draw's pairs: one draw groups b with a (right), the other c with a (wrong)
+    labelled = ResultSet.label(docs, [0, 1, 2])
+    stacked, apart = Counts.empty(1), Counts.empty(1)
+    add_grouping(stacked, labelled, np.array([[[0, 0, 2]], [[0, 1, 0]]]))
+    assert stacked.tp.tolist() == [1] and stacked.fp.tolist() == [1] and stacked.fn.tolist() == [1]
+    similarity = np.array([[[0, 0.9, 0.1], [0.9, 0, 0.2], [0.1, 0.2, 0]],
+                           [[0, 0.1, 0.9], [0.1, 0, 0.2], [0.9, 0.2, 0]]])
+    assert greedy_groups(similarity, np.array([0.5])).tolist() == [[[0, 0, 2]], [[0, 1, 0]]]
+
+
+def test_hash_luck_remixes_each_value_to_one_other_and_keeps_the_shingles_apart():
+    values = list(range(0, 1 << 32, 99_991))
+    for salt in (1, 2):
+        remixed = [remix(value, salt) for value in values]
+        assert len(set(remixed)) == len(values) and all(0 <= value < 1 << 32 for value in remixed)
+        assert remixed != values and sorted(remixed) != sorted(values)
+    assert [remix(value, 1) for value in values[:50]] != [remix(value, 2) for value in values[:50]]
 
 
 def test_margins_are_neardup_at_its_default_minus_the_best_baseline():
