@@ -14,7 +14,8 @@ from benchmarks.lib.devcorpus import Doc
 from benchmarks.lib.fuzz import check_corpus_line, check_result_set_line, check_sketcher
 from benchmarks.lib.harness_report import floor_of
 from benchmarks.lib.quality_counts import THRESHOLDS, Counts, ResultSet, add_grouping, greedy_groups
-from benchmarks.hash_luck import remix
+from benchmarks import hash_luck
+from benchmarks.lib.families import Corpus
 from benchmarks.lib.quality_methods import (MINHASH_SEEDS, Method, exact_method, minhash_method, pairwise,
                                             simhash, word_ngrams)
 from benchmarks.lib.quality_report import margins
@@ -174,7 +175,7 @@ def test_the_minhash_peer_is_every_hash_seeds_estimate_and_scores_their_expected
     assert len({round(float(layer[0, 2]), 6) for layer in stack}) > 1  # the seeds estimate differently
     # a stack of groupings adds each draw's pairs: one draw groups b with a (right), the other c with a (wrong)
     labelled = ResultSet.label(docs, [0, 1, 2])
-    stacked, apart = Counts.empty(1), Counts.empty(1)
+    stacked = Counts.empty(1)
     add_grouping(stacked, labelled, np.array([[[0, 0, 2]], [[0, 1, 0]]]))
     assert stacked.tp.tolist() == [1] and stacked.fp.tolist() == [1] and stacked.fn.tolist() == [1]
     similarity = np.array([[[0, 0.9, 0.1], [0.9, 0, 0.2], [0.1, 0.2, 0]],
@@ -185,10 +186,23 @@ def test_the_minhash_peer_is_every_hash_seeds_estimate_and_scores_their_expected
 def test_hash_luck_remixes_each_value_to_one_other_and_keeps_the_shingles_apart():
     values = list(range(0, 1 << 32, 99_991))
     for salt in (1, 2):
-        remixed = [remix(value, salt) for value in values]
+        remixed = [hash_luck.remix(value, salt) for value in values]
         assert len(set(remixed)) == len(values) and all(0 <= value < 1 << 32 for value in remixed)
         assert remixed != values and sorted(remixed) != sorted(values)
-    assert [remix(value, 1) for value in values[:50]] != [remix(value, 2) for value in values[:50]]
+    assert [hash_luck.remix(value, 1) for value in values[:50]] != [hash_luck.remix(value, 2) for value in values[:50]]
+
+
+def test_hash_luck_scores_each_seed_and_each_hash_on_a_corpus():
+    story = " ".join(f"word{i} about the harbour" for i in range(80))
+    other = " ".join(f"term{i} about the mountain" for i in range(80))
+    docs = [Doc("a", story, "en", "g1", "original"), Doc("b", story + " reprinted today", "en", "g1", "edit"),
+            Doc("c", other, "en", "g2", "original")]
+    result = hash_luck.measure(Corpus("x", "test", docs, {"overall": [[0, 1, 2]]}), seeds=3)
+    assert len(result["minhash"]["seeds"]) == 3 and result["minhash"]["expected"] == 1.0
+    assert all(f1 == 1.0 for f1 in result["minhash"]["seeds"])  # the copy grouped, the other text apart
+    assert len(result["neardup"]) == 2 * len(vocabulary.BOTTOMK_METRICS)
+    for figures in result["neardup"].values():
+        assert figures["crc32"] == 1.0 and figures["remixed"] == [1.0] * len(hash_luck.SALTS)
 
 
 def test_margins_are_neardup_at_its_default_minus_the_best_baseline():
