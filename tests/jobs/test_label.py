@@ -115,6 +115,26 @@ def test_label_on_a_store_without_candidate_pairs_says_so_in_one_line_and_writes
     assert not answers.exists()
 
 
+def test_answers_naming_articles_the_store_does_not_hold_are_refused_by_label_and_train_alike(tmp_path, neardup,
+                                                                                             indexed_store):
+    """An answers file of another store (or of articles not indexed yet): `neardup label` says so in one line
+    before sampling, as `neardup train` would after the session, and leaves the file as it was."""
+    store = indexed_store("label-other-answers", {"x": "one text about gardens", "y": "one text about gardens too"})
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text('{"a": "x", "b": "y", "duplicate": true}\n{"a": "x", "b": "elsewhere", "duplicate": false}\n'
+                       '{"a": "gone", "b": "y", "duplicate": null}\n')
+    before = answers.read_bytes()
+    said = {}
+    for command in ("label", "train"):
+        done = neardup(command, answers, "--store", store)
+        assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
+        said[command] = done.stderr
+    assert said["label"] == said["train"], said
+    assert f"1 ids of {answers} are not stored in {store} (first: 'elsewhere'): answers given on another store" \
+        in said["label"]
+    assert answers.read_bytes() == before
+
+
 TEXTS, STORY_OF = look_alike_corpus()
 TEXT_OF = {record["id"]: record["text"] for record in TEXTS}
 

@@ -906,10 +906,12 @@ def test_a_text_pair_is_shown_side_by_side_with_explains_highlights_and_answered
     (["--store", "STORE", "--labels", "nowhere/answers.jsonl"], 1, "cannot write --labels"),
     (["--store", "STORE", "--labels", "answers.jsonl", "--corpus", "nowhere.jsonl"], 1, "cannot read --corpus"),
     (["--store", "STORE", "--labels", "bad.jsonl"], 1, "bad.jsonl line 1"),
+    (["--store", "STORE", "--labels", "elsewhere.jsonl"], 1, "elsewhere.jsonl are not stored in"),
 ])
 def test_what_keeps_the_label_view_from_starting_is_a_one_line_error(records_server, records_store, tmp_path,
                                                                      args, code, says):
     (tmp_path / "bad.jsonl").write_text("not json\n")
+    (tmp_path / "elsewhere.jsonl").write_text('{"a": "another-store-1", "b": "another-store-2", "duplicate": true}\n')
     args = [arg.replace("STORE", str(records_store / "store")) for arg in args]
     done = subprocess.run([*NEARDUP, "ui", "--target", records_server.target, "--port", str(free_port()), *args],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)

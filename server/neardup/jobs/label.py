@@ -26,7 +26,7 @@ from ..runtime.served_store import ServedStore
 from ..store import SketchStore
 from .learners import PENALTY, fit_logistic
 from .pair_sample import CandidatePairs, candidate_population, text_candidate_pairs
-from .train import BINS, CHANCE_PENALTY, last_answers, read_pairs, setting_similarities
+from .train import BINS, CHANCE_PENALTY, answered_sketches, last_answers, read_pairs, setting_similarities
 
 #: Duplicates and others, each, among the answered candidates before the session fits its own scorer.
 MIN_EACH = 3
@@ -63,6 +63,8 @@ class LabelSession:
                                  "bottom-K store of texts or an items store")
         store.require_postings()
         self.path = Path(path)
+        answered = self._read()
+        answered_sketches(store, last_answers(answered)[0], str(self.path))  # what train would refuse, refused first
         self.fields = store.config.fields
         self.texts = store.config.kind != ITEMS
         #: What to run once the answers are in: train on them, given the corpus where train reads it (a store of
@@ -97,7 +99,7 @@ class LabelSession:
                                 self._article.setdefault(b, len(self._article))]
                                for a, b in zip(self.pool.a, self.pool.b)], np.intp).reshape(-1, 2)
         self._neighbours = self._linked()
-        self.answers: list[tuple[str, str, bool | None]] = self._read()
+        self.answers: list[tuple[str, str, bool | None]] = answered
         self._bins = np.digitize(self.pool.rule_scores, np.linspace(0.0, 1.0, BINS + 1)[1:-1])
 
     def _linked(self) -> dict[str, list[tuple[str, float]]]:

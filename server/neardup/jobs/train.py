@@ -90,6 +90,19 @@ def last_answers(pairs: list[tuple[str, str, bool | None]],
     return answers, len(pairs) - len(latest)
 
 
+def answered_sketches(store: SketchStore, pairs: list[tuple[str, str, bool | None]], pairs_path: str
+                      ) -> dict[str, bytes]:
+    """The stored sketch of every article the answers name; InvalidArgument naming the first the store does not
+    hold (answers given on another store, or articles not indexed yet), so none is trained on or answered into."""
+    ids = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
+    sketches = dict(zip(ids, store.get_many(ids)))
+    missing = [doc_id for doc_id, sketch in sketches.items() if sketch is None]
+    if missing:
+        raise InvalidArgument(f"{len(missing)} ids of {pairs_path} are not stored in {store.location} (first: "
+                              f"{missing[0]!r}): answers given on another store, or articles to index first")
+    return sketches
+
+
 def _f1(predicted: np.ndarray, truth: np.ndarray, weight: np.ndarray) -> dict:
     """Weighted F1, precision and recall of decisions against labels."""
     tp = float(weight[predicted & truth].sum())
@@ -544,12 +557,7 @@ def train(pairs_path: str, store_path: str, folds: int = DEFAULT_FOLDS, write: b
         if config.kind == SIMHASH:
             raise ConfigMismatch(f"store {store_path} holds simhash fingerprints; train is for a bottom-K store of "
                                  "texts (its threshold) or an items store (a pair model)")
-        ids = sorted({a for a, _, _ in pairs} | {b for _, b, _ in pairs})
-        sketches = dict(zip(ids, store.get_many(ids)))
-        missing = [doc_id for doc_id, sketch in sketches.items() if sketch is None]
-        if missing:
-            raise InvalidArgument(f"{len(missing)} ids of {pairs_path} are not stored in {store_path} (first: "
-                                  f"{missing[0]!r}): index them first")
+        sketches = answered_sketches(store, pairs, pairs_path)
         if config.kind != ITEMS:
             report = train_threshold(store, sketches, pairs, pairs_path, folds, write, corpus)
             return {**report, "replaced": replaced, "elapsed": time.monotonic() - started}
