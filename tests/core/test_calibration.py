@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from neardup.core import candidates
 from neardup.core.calibration import (BIN_WIDTH, DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS,
                                      MIN_LOOK_ALIKES, MIN_NEAR_DUPLICATES, MIN_SAMPLE, NEAREST_PER_PAIR,
-                                     STRAGGLERS, equal_valleys, learn_field_weights, learn_threshold,
-                                     sampled_keys)
+                                     STRAGGLERS, UNLISTED_STRAGGLERS, equal_valleys, learn, learn_below_the_copies,
+                                     learn_field_weights, learn_threshold, sampled_keys)
 
 
 def sample(seed: int, *modes: tuple[int, float, float]) -> list[float]:
@@ -138,6 +138,35 @@ def test_nearest_matches_among_the_versions_keep_the_cut_below_them():
     assert 6 <= NEAREST_PER_PAIR * stretch < 8 and 10 < STRAGGLERS * 600
     assert learn_threshold(nearest + [0.86] * 6, pairs=versions) == pytest.approx(0.8875)
     assert learn_threshold(nearest + [0.86] * 10, pairs=versions) < 0.86
+
+
+def test_only_versions_up_to_copies_at_the_top_call_for_rule_8():
+    """Rule 8's condition: rule 7 moved the cut, and to the highest bin under HIGHEST (copies bunched at 0.9 or
+    more, versions alike to every degree below them). A template's pages (rule 6 alone), versions whose copies bunch
+    lower (rule 7 below the top) and a plain valley do not call for it."""
+    chance = (300, 0.05, 0.2)
+    versions = sample(5, (600, 0.05, 0.2), (100, 0.45, 0.65), (400, 0.65, 0.91), (600, 0.91, 1.0))
+    assert learn(sample(4, chance, (300, 0.91, 1.0)), pairs=versions).up_to_the_copies
+    lower = sample(5, (600, 0.05, 0.2), (100, 0.45, 0.65), (400, 0.65, 0.86), (600, 0.86, 1.0))
+    moved = learn(sample(4, chance, (300, 0.86, 1.0)), pairs=lower)
+    assert moved.look_alikes_from < moved.threshold < HIGHEST - BIN_WIDTH and not moved.up_to_the_copies
+    siblings = sample(5, (600, 0.05, 0.2), (200, 0.45, 0.7), (5, 0.7, 0.8), (600, 0.85, 1.0))
+    nearest = sample(4, chance, (300, 0.85, 1.0))
+    assert not learn(nearest, pairs=siblings).up_to_the_copies and not learn(nearest).up_to_the_copies
+
+
+def test_below_the_copies_sets_aside_a_share_of_stragglers_and_needs_a_valley():
+    """Rule 8's cut (a store without its stop-list, under mutual): the bin below the copies' bunch of the nearest
+    matches above the valley, where up to UNLISTED_STRAGGLERS of them may lie lower (edited copies); more, and the
+    cut falls below them. The valley's cut is where the look-alikes begin. No valley (or too small a sample): none."""
+    copies = sample(4, (300, 0.05, 0.2), (600, 0.86, 1.0))
+    few = [0.61] * int(UNLISTED_STRAGGLERS * 600 * 0.9)
+    learned = learn_below_the_copies(copies + few)
+    assert learned.threshold == pytest.approx(0.8375) and learned.look_alikes_from < 0.6
+    assert learn_below_the_copies(copies + [0.61] * int(UNLISTED_STRAGGLERS * 600 * 1.2)).threshold == \
+        pytest.approx(0.5875)
+    assert learn_below_the_copies(sample(9, (120, 0, 0), (500, 0.06, 0.8))) is None
+    assert learn_below_the_copies(copies[:MIN_SAMPLE - 1]) is None
 
 
 def test_no_cut_above_pairs_that_thin_out_without_copies_above_them():

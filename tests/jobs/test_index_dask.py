@@ -198,6 +198,25 @@ def test_into_a_redis_store_as_the_local_path_writes_an_lmdb_one(tmp_path, clust
     assert_index_matches_sketches(redis_url)
 
 
+@pytest.mark.redis
+def test_rule_8_writes_the_store_again_from_the_workers_pass_1(tmp_path, cluster, neardup, redis_url):
+    """Licence versions up to their copies (rule 8 of docs/threshold.md): the workers write the Redis store, the
+    threshold is learned, and they write it again without the stop-list from the pass 1 they still hold: the same
+    articles, sketches and threshold as the local path's store."""
+    from benchmarks.lib import families
+
+    scheduler, _ = cluster
+    corpus_path = write_jsonl(tmp_path / "licences.jsonl", list(families.build("derived", "test").records()))
+    assert index(neardup, corpus_path, tmp_path / "local").returncode == EXIT_OK
+    done = index(neardup, corpus_path, redis_url, scheduler=scheduler)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "the workers wrote the store" in done.stdout and "so stored without the stop-list" in done.stdout
+    local, redis = contents(tmp_path / "local"), contents(redis_url)
+    assert local[1] == redis[1] == frozenset() and redis[:3] == local[:3] and redis[4] == local[4]
+    with open_store(tmp_path / "local", readonly=True) as one, open_store(redis_url, readonly=True) as other:
+        assert one.threshold() == other.threshold() and one.threshold()["metric"] == "mutual"
+
+
 def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, cluster, neardup):
     """Line numbers count across partitions; --strict stops at the first bad line and writes nothing."""
     scheduler, _ = cluster

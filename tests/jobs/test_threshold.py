@@ -267,3 +267,27 @@ def test_the_same_articles_learn_the_same_threshold_however_they_are_stored(tmp_
     matches = nearest_matches(tmp_path / "original")
     assert len(matches) == 500 and sum(bool(found) for _, found in matches) > 250
     assert nearest_matches(store_location) == nearest_matches(tmp_path / "reversed") == matches
+
+
+def test_look_alikes_up_to_the_copies_write_the_store_again_without_its_stop_list_on_every_backend(
+        tmp_path, neardup, store_location):
+    """Rule 8 (docs/threshold.md): a licence's versions fill every bin up to their copies under the store's
+    stop-list, so `neardup index` drops the store it wrote and writes the same articles again without the stop-list,
+    served under mutual at the bin below the copies; on each backend the same store, and `configure --threshold
+    learn` learns the same again."""
+    from benchmarks.lib import families
+
+    corpus = families.build("derived", "test")
+    records = write_jsonl(tmp_path / "licences.jsonl", list(corpus.records()))
+    done = neardup("index", records, "--store", tmp_path / "reference")
+    assert done.returncode == 0, done.stderr
+    reference = stored_threshold(tmp_path / "reference")
+    assert reference["metric"] == "mutual" and reference[calibration.BELOW_THE_COPIES], reference
+    assert "stop-listed shingles: 0 (learned " in done.stdout and "so stored without the stop-list" in done.stdout
+    done = neardup("index", records, "--store", store_location)
+    assert done.returncode == 0, done.stderr
+    with open_store(store_location, readonly=True) as store:
+        assert (store.count(), store.stoplist, store.threshold()) == (len(corpus.docs), frozenset(), reference)
+    done = neardup("configure", "--store", store_location, "--threshold", "learn")
+    assert done.returncode == 0, done.stderr
+    assert stored_threshold(store_location) == reference

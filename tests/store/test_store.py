@@ -18,7 +18,7 @@ import pytest
 from neardup.core.sketch_config import SketchConfig, stoplist_digest
 from neardup.core.encoding import encode_sketch
 from neardup.core.errors import ConfigMismatch, InvalidArgument, StoreUnavailable
-from neardup.store import MAX_ID_BYTES, create_store, open_store
+from neardup.store import MAX_ID_BYTES, create_store, open_store, store_exists
 from neardup.store.lmdb import CHANGE_LOG_IDS, LmdbStore
 from server_process import sketch_store
 from sketches import random_sketch
@@ -362,3 +362,23 @@ def test_items_come_in_id_byte_order_and_the_digest_says_whether_stores_are_equa
     full = store.digest()
     store.delete_many(list(items))
     assert list(store.items()) == [] and store.digest() != full
+
+
+def test_a_dropped_store_leaves_nothing_and_a_new_one_is_made_in_its_place(store_location):
+    """drop() removes a store and all it holds (`neardup index` drops a store it has just written, to write it
+    again without its stop-list: rule 8 of docs/threshold.md); a store made there after holds only its own."""
+    config = SketchConfig(stoplist_digest=stoplist_digest([7, 9]))
+    written = {f"doc-{number}": random_sketch(random.Random(number), K) for number in range(50)}
+    with create_store(store_location, config, [7, 9]) as store:
+        store.put_many(list(written.items()))
+        store.set_threshold({"threshold": 0.7, "source": "set"})
+    open_store(store_location).drop()
+    assert not store_exists(store_location)
+    if isinstance(store_location, Path):
+        assert not store_location.exists()
+    with pytest.raises(StoreUnavailable):
+        open_store(store_location)
+    with create_store(store_location, SketchConfig(), []) as store:
+        store.put_many([("doc-new", written["doc-1"])])
+        assert (store.count(), store.stoplist, store.threshold()) == (1, frozenset(), None)
+        assert store.get_many(["doc-1", "doc-new"]) == [None, written["doc-1"]]

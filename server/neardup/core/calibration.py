@@ -46,6 +46,10 @@ MIN_LOOK_ALIKES = 10
 #: of look-alikes holds (a licence's versions are their siblings' candidates, almost never their nearest match).
 STRAGGLERS = 0.02
 NEAREST_PER_PAIR = 0.02
+#: Rule 8 (look-alikes up to the copies): the share of the nearest matches set aside below the copies' bunch in a
+#: store sketched without its stop-list, where an edited copy's nearest match spreads lower than with it (chosen on
+#: the development corpus's tune split).
+UNLISTED_STRAGGLERS = 0.05
 
 #: Field weights: duplicates' assumed agreement on a field (m), the lowest chance agreement counted (u; a field no
 #: two sampled candidates agree on), the lowest weight (a field every candidate agrees on still counts a little),
@@ -66,6 +70,9 @@ LEARNED, SET, FIXED, PAIR_MODEL, TRAINED = "learned", "set", "fixed", "pair_mode
 FIELD_WEIGHTS = "field_weights"
 #: The key of where the look-alikes a learned threshold was moved above begin (Learned), where they do.
 LOOK_ALIKES_FROM = "look_alikes_from"
+#: The key (true) of a threshold learned by rule 8 (learn_below_the_copies), in a store sketched without its
+#: stop-list and served under mutual: learning again takes the same step.
+BELOW_THE_COPIES = "below_the_copies"
 
 
 def sampled_keys(keys: Iterable[bytes], count: int) -> list[bytes]:
@@ -90,6 +97,12 @@ class Learned(NamedTuple):
 
     threshold: float
     look_alikes_from: float
+
+    @property
+    def up_to_the_copies(self) -> bool:
+        """Rule 8's condition: rule 7 moved the cut to the highest bin under HIGHEST, so look-alikes fill every bin
+        up to copies that bunch at HIGHEST or above, and no cut of this metric lies between the two."""
+        return self.look_alikes_from < self.threshold == _top_cut()
 
 
 def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
@@ -129,6 +142,26 @@ def learn(nearest: Sequence[float], lowest_valley: bool = False,
     if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
         return None
     return Learned(round(threshold, 4), round(look_alikes_from, 4))
+
+
+def learn_below_the_copies(nearest: Sequence[float]) -> Learned | None:
+    """Rule 8's threshold, for a store sketched without its stop-list and served under mutual where rule 7 cut at
+    the top (Learned.up_to_the_copies): the bin below the copies' bunch of the nearest-neighbour similarities above
+    the valley (rule 3's cut, which the result records as where the look-alikes begin), UNLISTED_STRAGGLERS of them
+    set aside; None where the sample shows no valley. Rule 6 does not come first: there the look-alikes' pairs leave
+    no sparse bin, and the valley's cut falls in the middle of them."""
+    values = np.clip(np.asarray(nearest, np.float64), 0.0, 1.0)
+    if len(values) < MIN_SAMPLE:
+        return None
+    centres, _, valley, separation = _valleys(values)
+    if not valley.any():
+        return None
+    best = np.flatnonzero(_best_cuts(valley, separation))
+    cut = float(centres[best[len(best) // 2]])
+    threshold = _bin_below_the_bunch(values, cut, UNLISTED_STRAGGLERS)
+    if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
+        return None
+    return Learned(round(threshold, 4), round(min(cut, threshold), 4))
 
 
 def equal_valleys(nearest: Sequence[float]) -> np.ndarray:
@@ -177,17 +210,27 @@ def _below_copies(valley: float, cut: float, nearest: np.ndarray, pairs: np.ndar
     (versions of licences, each alike its siblings to every degree), the cut moves on to the bin below the copies'
     bunch in the nearest-neighbour similarities, provided that stretch holds a population of pairs and almost none
     of the sampled articles' nearest matches (copies lost by the move)."""
-    _, _, centres = _histogram(nearest)
-    above = np.sort(nearest[nearest >= valley])
-    lowest = above[int(STRAGGLERS * len(above))]
-    bunch = min(int(lowest / BIN_WIDTH), len(centres) - 1)
-    below = min(float(centres[max(bunch - 1, 0)]), float(centres[centres <= HIGHEST].max()))
+    below = _bin_below_the_bunch(nearest, valley, STRAGGLERS)
     look_alikes = np.count_nonzero((pairs >= cut) & (pairs < below))
     lost = np.count_nonzero((nearest >= cut) & (nearest < below))
     if below <= cut or look_alikes < MIN_LOOK_ALIKES or lost > NEAREST_PER_PAIR * look_alikes \
             or np.count_nonzero(nearest >= below) < MIN_NEAR_DUPLICATES:
         return cut
     return below
+
+
+def _bin_below_the_bunch(nearest: np.ndarray, valley: float, stragglers: float) -> float:
+    """The centre of the bin below the copies' bunch: the bin of the lowest nearest match at or above `valley` once
+    the lowest `stragglers` share of them are set aside; at most _top_cut()."""
+    _, _, centres = _histogram(nearest)
+    above = np.sort(nearest[nearest >= valley])
+    bunch = min(int(above[int(stragglers * len(above))] / BIN_WIDTH), len(centres) - 1)
+    return min(float(centres[max(bunch - 1, 0)]), _top_cut())
+
+
+def _top_cut() -> float:
+    """The highest cut rules 7 and 8 take: the centre of the highest bin under HIGHEST."""
+    return round((int(HIGHEST / BIN_WIDTH + 1e-9) - 0.5) * BIN_WIDTH, 4)
 
 
 def _valleys(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

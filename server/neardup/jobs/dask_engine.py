@@ -251,9 +251,9 @@ class DaskEngine:
             partition, index = located(where)
             if partition not in held:
                 sketches = self._result(finals[partition])
-                # a partition's pass 1 is held until its sketches are here: a worker lost before then takes results
-                # that Dask can make again only from the tasks still held
-                finals[partition] = self._pass1[partition] = None
+                # pass 1 stays held until the engine closes: rule 8 may write the store again from it
+                # (jobs/index.py), and a worker lost meanwhile takes results Dask makes again from the held tasks
+                finals[partition] = None
                 mine = kept[partition]
                 held[partition] = dict(zip(range(len(sketches)) if mine is None else mine.tolist(), sketches))
             unwritten = held[partition]
@@ -273,7 +273,6 @@ class DaskEngine:
                    for pass1, mine in zip(self._pass1, kept)]
         for future in as_completed(written, loop=client.loop):
             yield self._result(future)
-        self._pass1 = []
         self._wrote = True
 
     def describe(self) -> str:

@@ -172,6 +172,7 @@ class IndexSummary:
     stoplist_learned: bool = False
     stoplisted_occurrences: int = 0  # (document, shingle) pairs the learned stop-list removed
     popular_kept: int = 0       # shingles in as many documents as boilerplate, kept as copies of few texts
+    stoplist_dropped: int = 0   # the learned stop-list's size where rule 8 wrote the store again without it
     sketch_bytes: int = 0
     postings: bool = True       # the store keeps postings (corpus search)
     engine: str = "local"       # where pass 1 ran (Engine.describe)
@@ -197,6 +198,9 @@ class IndexSummary:
         stoplist = (f"{self.stoplist_size:,} (learned; removed {self.stoplisted_occurrences:,} occurrences; kept "
                     f"{self.popular_kept:,} as frequent as boilerplate but held by copies of few texts)"
                     if self.stoplist_learned else f"{self.stoplist_size:,} (the store's)")
+        if self.stoplist_dropped:
+            stoplist = (f"0 (learned {self.stoplist_dropped:,}, then left out: under it the look-alikes reach the "
+                        "copies, and the store was written again without it)")
         config = self.config
         learning = self.threshold.seconds if self.threshold and self.threshold.learned else 0.0
         return "\n".join([
@@ -320,26 +324,58 @@ def index_corpus(corpus: str, store_path: str, options: IndexOptions = IndexOpti
             summary.stoplisted_occurrences = int(stop.counts.sum())
             sketcher = Sketcher(config, stoplist)
         summary.learned = time.monotonic() - started
-        on_workers = engine.writes_from_workers and store_backend(store_path).parallel_writers
-        batches = _batches(engine.sketches(collector.chosen, kept, sketcher), len(collector.chosen),
-                           options.batch_size, summary)
-        if existing is None:
-            store = create_store(store_path, config, stoplist, indexed=postings,
-                                 articles=None if on_workers else batches, postings_done=_postings_progress())
-        else:
-            store = open_store(store_path)
-        with store:
-            if on_workers and not store.clustered():  # a clustered store's new articles get clusters per batch
-                with progress("writing", total=len(collector.chosen)) as bar:
-                    for documents, sketch_bytes in engine.write(store.location, kept, sketcher, options.batch_size):
-                        summary.count(documents, sketch_bytes, bar)
-            elif existing is not None:
-                _write_batches(store, batches)
-            store.add_languages(collector.languages)
-            summary.threshold = store_threshold.record(store, options.threshold, created=existing is None)
+        write = _Write(store_path, existing is None, postings, engine, collector, kept, options, summary)
+        write(config, stoplist, sketcher)
+        if learn and store_threshold.up_to_the_copies(summary.threshold.setting):
+            # rule 8 (docs/threshold.md): the look-alikes reach the copies under the stop-list, so the store is
+            # written again from pass 1's hashes without it, and learns its cut under mutual
+            open_store(store_path).drop()
+            summary.stoplist_dropped, summary.stoplist_size = len(stoplist), 0
+            summary.documents = summary.sketch_bytes = 0
+            unlisted = dataclasses.replace(config, stoplist_digest=stoplist_digest(frozenset()))
+            summary.config = unlisted
+            write(unlisted, frozenset(), Sketcher(unlisted, frozenset()), below_the_copies=True)
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started
     return summary
+
+
+@dataclasses.dataclass
+class _Write:
+    """Pass 2 of index_corpus into the store at store_path (created by it when `create`), then its threshold: once,
+    or twice where rule 8 writes a new store again without its stop-list."""
+
+    store_path: str
+    create: bool
+    postings: bool
+    engine: Engine
+    collector: RecordCollector
+    kept: list
+    options: IndexOptions
+    summary: IndexSummary
+
+    def __call__(self, config: SketchConfig, stoplist: frozenset[int], sketcher: Sketcher | None,
+                 below_the_copies: bool = False) -> None:
+        chosen, options, summary = self.collector.chosen, self.options, self.summary
+        on_workers = self.engine.writes_from_workers and store_backend(self.store_path).parallel_writers
+        batches = _batches(self.engine.sketches(chosen, self.kept, sketcher), len(chosen), options.batch_size,
+                           summary)
+        if self.create:
+            store = create_store(self.store_path, config, stoplist, indexed=self.postings,
+                                 articles=None if on_workers else batches, postings_done=_postings_progress())
+        else:
+            store = open_store(self.store_path)
+        with store:
+            if on_workers and not store.clustered():  # a clustered store's new articles get clusters per batch
+                with progress("writing", total=len(chosen)) as bar:
+                    for documents, sketch_bytes in self.engine.write(store.location, self.kept, sketcher,
+                                                                     options.batch_size):
+                        summary.count(documents, sketch_bytes, bar)
+            elif not self.create:
+                _write_batches(store, batches)
+            store.add_languages(self.collector.languages)
+            summary.threshold = store_threshold.record(store, options.threshold, created=self.create,
+                                                       below_the_copies=below_the_copies)
 
 
 def frequent_shingles(corpus: str, config: SketchConfig, min_docs: int = DEFAULT_MIN_DOCS,

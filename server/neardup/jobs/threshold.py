@@ -15,7 +15,7 @@ from ..core.errors import ConfigMismatch
 from ..core.fields import weighted_by_hand
 from ..core.item_scoring import similarity_columns
 from ..core.sketch_config import SketchConfig
-from ..core.vocabulary import BOTTOMK, ITEMS
+from ..core.vocabulary import BOTTOMK, ITEMS, MUTUAL
 from ..runtime.served_store import ServedStore
 from ..runtime.similar_search import SimilarSearch
 from ..store import SketchStore
@@ -63,6 +63,8 @@ class Recorded(NamedTuple):
         if self.setting["source"] == calibration.LEARNED:
             look_alikes = self.setting.get(calibration.LOOK_ALIKES_FROM)
             above = "" if look_alikes is None else f"; below the copies, look-alikes from {look_alikes:g}"
+            if self.setting.get(calibration.BELOW_THE_COPIES):
+                above += " up to them, so stored without the stop-list"
             return (f"{self.setting['threshold']:g} ({metric}learned from {self.setting['sampled']:,} sampled documents"
                     f"{f', {self.seconds:.2f} s' if self.learned else ''}{weighing}{above})")
         if self.setting["source"] == calibration.TRAINED:
@@ -81,27 +83,41 @@ def learn_field_weights(store: SketchStore) -> dict[str, float] | None:
     return None if weights is None else dict(zip((spec.name for spec in fields), weights))
 
 
-def record(store: SketchStore, choice: Choice | None, created: bool, sample: int = SAMPLE_DOCUMENTS) -> Recorded:
+def up_to_the_copies(setting: dict | None) -> bool:
+    """Whether a store's learned threshold is rule 7's cut at the top (calibration.Learned.up_to_the_copies):
+    `neardup index` then writes the store again without its stop-list, by rule 8 (jobs/index.py)."""
+    return (setting is not None and setting.get("source") == calibration.LEARNED
+            and calibration.Learned(setting["threshold"],
+                                    setting.get(calibration.LOOK_ALIKES_FROM, setting["threshold"])).up_to_the_copies)
+
+
+def record(store: SketchStore, choice: Choice | None, created: bool, sample: int = SAMPLE_DOCUMENTS,
+           below_the_copies: bool = False) -> Recorded:
     """Applies --threshold to a store just written: None learns for a store `created` now (when it can: a bottom-K
     store with postings) and keeps an existing store's; LEARN learns, FIXED removes the store's own, a number sets
-    it; learning searches `sample` articles. Returns what the store now holds."""
+    it; learning searches `sample` articles. `below_the_copies` (or a setting learned so) learns by rule 8, under
+    mutual. Returns what the store now holds."""
     started = time.monotonic()
     setting = store.threshold()
     if choice is None and created and learnable(store.config, store.indexed):
         choice = LEARN
     if choice == LEARN:
         check_learnable(choice, store.config, store.indexed)
+        below_the_copies = below_the_copies or bool((setting or {}).get(calibration.BELOW_THE_COPIES))
         weights = learn_field_weights(store)
         served = ServedStore(store, pair_model=False, field_weights=weights or {})
-        nearest, pairs = SimilarSearch(served).sample_similarities(sample)
-        learned = calibration.learn(nearest, lowest_valley=store.config.kind == ITEMS, pairs=pairs)
+        nearest, pairs = SimilarSearch(served).sample_similarities(sample, MUTUAL if below_the_copies else None)
+        learned = calibration.learn_below_the_copies(nearest) if below_the_copies else \
+            calibration.learn(nearest, lowest_valley=store.config.kind == ITEMS, pairs=pairs)
         wanted = None if learned is None else {"threshold": learned.threshold, "source": calibration.LEARNED,
                                                "sampled": len(nearest)}
         if learned is not None and learned.look_alikes_from != learned.threshold:
             wanted[calibration.LOOK_ALIKES_FROM] = learned.look_alikes_from
         if wanted is not None and weights:
             wanted[calibration.FIELD_WEIGHTS] = weights
-        if wanted is not None and setting is not None and "metric" in setting:  # the sample was searched under it
+        if wanted is not None and below_the_copies:
+            wanted.update({"metric": MUTUAL, calibration.BELOW_THE_COPIES: True})
+        elif wanted is not None and setting is not None and "metric" in setting:  # the sample was searched under it
             wanted["metric"] = setting["metric"]
     elif choice == FIXED:
         wanted = None

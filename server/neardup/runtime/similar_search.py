@@ -104,13 +104,13 @@ class SimilarSearch:
             for docno, doc_id, sketch in snapshot.scan(start, stop):
                 yield doc_id, self._search(snapshot, sketch, params, above=docno, read_articles=articles)
 
-    def sample_similarities(self, count: int) -> tuple[list[float], list[float]]:
-        """What calibration.learn_threshold learns from, under the default metric: the similarity of each of
-        `count` stored articles, drawn by their ids (calibration.sampled_keys), to its best match in the store (0
-        when none reaches calibration.SEARCH_FLOOR), and that of every candidate of theirs that reaches it. A
-        bounded sample: `count` searches, whatever the store's size."""
+    def sample_similarities(self, count: int, metric: str | None = None) -> tuple[list[float], list[float]]:
+        """What calibration.learn_threshold learns from, under `metric` (default: the store's): the similarity of
+        each of `count` stored articles, drawn by their ids (calibration.sampled_keys), to its best match in the
+        store (0 when none reaches calibration.SEARCH_FLOOR), and that of every candidate of theirs that reaches it.
+        A bounded sample: `count` searches, whatever the store's size."""
         params = SimilarParams(top_k=calibration.CANDIDATES, threshold=calibration.SEARCH_FLOOR,
-                               metric=self.served.defaults.metric)
+                               metric=metric or self.served.defaults.metric)
         sampled = [matches for _, matches in self.sampled_matches(count, params, calibration.CANDIDATES)]
         return ([matches[0].similarity if matches else 0.0 for matches in sampled],
                 [match.similarity for matches in sampled for match in matches])

@@ -222,6 +222,12 @@ class SketchStore(abc.ABC):
         description. Returns the generation (caches drop answers that read these ids)."""
 
     @abc.abstractmethod
+    def drop(self) -> None:
+        """Removes the store and everything it holds, and closes it: `neardup index` drops a store it has just made
+        to write it again another way (jobs/index.py). Its metadata goes first, so a store dropped halfway no
+        longer opens."""
+
+    @abc.abstractmethod
     def model(self) -> bytes | None:
         """The trained pair model an items store keeps (`neardup train`: JSON, core/items.PairModel), or None."""
 

@@ -435,6 +435,14 @@ class LmdbStore(SketchStore):
         if self._commits is not None:
             self._commits.close()
 
+    def drop(self) -> None:
+        self.close()
+        try:
+            os.remove(Path(self._path) / "data.mdb")
+            shutil.rmtree(self._path)
+        except OSError as error:
+            raise StoreUnavailable(f"cannot remove store {self._path}: {error.strerror}") from None
+
 
 class LmdbSnapshot(BucketSnapshot):
     """One read transaction: every read comes from the state committed when it began, whatever commits meanwhile

@@ -25,7 +25,8 @@ from ..core.sketch_config import SketchConfig, stoplist_digest
 from . import buckets
 from .base import SketchStore, decode_languages, encode_id, encode_languages
 from .buckets import BucketSnapshot, LargeBuckets
-from .redis_connection import TIMEOUT, WRITE_TIMEOUT, Keys, Reads, ThreadConnections, connect, reads, redis_errors
+from .redis_connection import (TIMEOUT, WRITE_TIMEOUT, Keys, Numbering, Reads, ThreadConnections, connect,
+                               delete_key_space, reads, redis_errors)
 
 #: Losses of the race to other writers after which a writer takes the turn, and how long it may hold it (one attempt
 #: of a large batch takes milliseconds; a writer killed while holding it holds the others back that long).
@@ -81,26 +82,6 @@ def _log_entry(ids: list[str]) -> tuple[str, str]:
     """A batch's change log entry: the ids it wrote or deleted, or "all" where they are over LOG_ENTRY_IDS."""
     logged = sorted(set(ids))
     return ("ids", json.dumps(logged, ensure_ascii=False)) if len(logged) <= LOG_ENTRY_IDS else ("all", "1")
-
-
-class Numbering(NamedTuple):
-    """The article numbers a key space gives: every one in a store of its own; in a store of `shards` key spaces
-    (store/redis_cluster.py), those of remainder `shard`, so the shards' numbers never meet and a number names
-    its shard."""
-    shard: int = 0
-    shards: int = 1
-
-    def of(self, first: int, stop: int) -> range:
-        """The numbers of the key space's counts first ≤ n < stop (its next_docno)."""
-        return range(first * self.shards + self.shard, stop * self.shards + self.shard, self.shards)
-
-    def limit(self, counted: int) -> int:
-        """One more than the largest number given once `counted` were."""
-        return (counted - 1) * self.shards + self.shard + 1 if counted else 0
-
-    def within(self, start: int, stop: int) -> range:
-        """The key space's numbers in start ≤ n < stop."""
-        return range(start + (self.shard - start) % self.shards, stop, self.shards)
 
 
 def _described(stored: bytes | None, clustering: dict | None, count: int) -> tuple[int, str]:
@@ -581,6 +562,11 @@ class RedisStore(SketchStore):
     def close(self) -> None:
         self._connections.close()
         self._client.close()
+
+    @redis_errors
+    def drop(self) -> None:
+        delete_key_space(self._client, self._keys)
+        self.close()
 
 
 class SnapshotRead(NamedTuple):

@@ -380,6 +380,13 @@ class RedisClusterStore(SketchStore):
         self._meta.close()
         self._nodes.close()
 
+    def drop(self) -> None:
+        try:
+            for space in (self._meta, *self._shards):  # the store's metadata first: it no longer opens
+                space.drop()
+        finally:
+            self._nodes.close()
+
 
 class ClusterSnapshot(Snapshot):
     """Every shard's snapshot (store/redis.py RedisSnapshot), each at its own generation: each read of a shard is
@@ -449,7 +456,7 @@ class ClusterSnapshot(Snapshot):
     @_rerouted(read=True)
     def articles(self, docnos: Sequence[int]) -> list[tuple[str, bytes]]:
         """The ids of the numbers, then their sketches, each an exchange with every primary holding some."""
-        by_shard: dict[int, list[int]] = {}  # a shard's numbers are those of its remainder (redis.Numbering)
+        by_shard: dict[int, list[int]] = {}  # a shard's numbers are those of its remainder (redis_connection.Numbering)
         for position, docno in enumerate(docnos):
             by_shard.setdefault(docno % len(self._shards), []).append(position)
         keys = self._by_shard(docnos, by_shard, RedisSnapshot.ids_read)

@@ -37,9 +37,29 @@ def redis_errors(method):
     return reported
 
 
+class Numbering(NamedTuple):
+    """The article numbers a key space gives: every one in a store of its own; in a store of `shards` key spaces
+    (store/redis_cluster.py), those of remainder `shard`, so the shards' numbers never meet and a number names
+    its shard."""
+    shard: int = 0
+    shards: int = 1
+
+    def of(self, first: int, stop: int) -> range:
+        """The numbers of the key space's counts first ≤ n < stop (its next_docno)."""
+        return range(first * self.shards + self.shard, stop * self.shards + self.shard, self.shards)
+
+    def limit(self, counted: int) -> int:
+        """One more than the largest number given once `counted` were."""
+        return (counted - 1) * self.shards + self.shard + 1 if counted else 0
+
+    def within(self, start: int, stop: int) -> range:
+        """The key space's numbers in start ≤ n < stop."""
+        return range(start + (self.shard - start) % self.shards, stop, self.shards)
+
+
 class Keys:
     def __init__(self, prefix: str):
-        tag = "{" + prefix + "}:"
+        self.tag = tag = "{" + prefix + "}:"
         self.meta, self.generation, self.log = tag + "meta", tag + "generation", tag + "log"
         self.sketches, self.docnos, self.ids = tag + "sketches", tag + "docnos", tag + "ids"
         self.clusters = tag + "clusters"
@@ -50,6 +70,20 @@ class Keys:
     def buckets(self, keys: Iterable[bytes]) -> list[bytes]:
         """The Redis keys of these postings buckets (store/buckets.py's keys)."""
         return [self._bucket + key for key in keys]
+
+
+def delete_key_space(client: redis.Redis, keys: Keys) -> None:
+    """Deletes every key of a key space (all share its hash tag, matched literally), its metadata first."""
+    client.delete(keys.meta)
+    pattern = "".join("\\" + char if char in "*?[]\\" else char for char in keys.tag) + "*"
+    found = []
+    for key in client.scan_iter(match=pattern, count=1000):
+        found.append(key)
+        if len(found) == 1000:
+            client.delete(*found)
+            found = []
+    if found:
+        client.delete(*found)
 
 
 def connect(url: str) -> tuple[redis.Redis, Keys, str]:
