@@ -315,6 +315,11 @@ def test_a_licence_store_learns_a_threshold_below_the_copies_and_labels_from_its
     index_corpus(str(records), str(tmp_path / "set"), IndexOptions(threshold=0.8875))
     with open_store(tmp_path / "set", readonly=True) as store:
         assert len(store.stoplist) == summary.stoplist_dropped and store.threshold()["threshold"] == 0.8875
+    # a stop-list asked for (as `neardup train` advises one: --stop-own-share 0) is kept, and learned under
+    asked = index_corpus(str(records), str(tmp_path / "asked"), IndexOptions(stop_own_share=0.0))
+    with open_store(tmp_path / "asked", readonly=True) as store:
+        assert len(store.stoplist) == asked.stoplist_size > summary.stoplist_dropped and "metric" not in \
+            store.threshold()
 
 
 def test_a_templates_store_learns_a_threshold_above_its_distinct_pages_and_below_their_copies(tmp_path):

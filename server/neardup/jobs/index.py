@@ -252,6 +252,11 @@ class IndexOptions:
     schema: dict | None = None
     threshold: store_threshold.Choice | None = None
 
+    def default_stoplist(self) -> bool:
+        """Whether the stop-list is learned by the default rule: none of its --stop-* options asks otherwise."""
+        return (self.stop_min_docs, self.stop_fraction, self.stop_own_share) == (DEFAULT_MIN_DOCS, DEFAULT_FRACTION,
+                                                                                  DEFAULT_OWN_SHARE)
+
     def __post_init__(self) -> None:
         if self.workers < 1 or self.batch_size < 1:
             raise InvalidArgument("--workers and --batch-size must be at least 1")
@@ -326,9 +331,10 @@ def index_corpus(corpus: str, store_path: str, options: IndexOptions = IndexOpti
         summary.learned = time.monotonic() - started
         write = _Write(store_path, existing is None, postings, engine, collector, kept, options, summary)
         write(config, stoplist, sketcher)
-        if learn and store_threshold.up_to_the_copies(summary.threshold.setting):
+        if learn and options.default_stoplist() and store_threshold.up_to_the_copies(summary.threshold.setting):
             # rule 8 (docs/threshold.md): the look-alikes reach the copies under the stop-list, so the store is
-            # written again from pass 1's hashes without it, and learns its cut under mutual
+            # written again from pass 1's hashes without it, and learns its cut under mutual (a stop-list asked
+            # for by its --stop-* options, as `neardup train` advises one, is kept)
             open_store(store_path).drop()
             summary.stoplist_dropped, summary.stoplist_size = len(stoplist), 0
             summary.documents = summary.sketch_bytes = 0
