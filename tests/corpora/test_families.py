@@ -222,6 +222,10 @@ def test_the_simulated_user_s_answers_keep_licence_versions_apart_and_their_copi
     assert not report["refused"], report
     versions_after, copies_after = _grouped_shares(served[0], corpus.docs)
     assert versions_before < 0.05 and versions_after < 0.05, (versions_before, versions_after)
+    from neardup.core.calibration import BELOW_THE_COPIES
+    from neardup.store import open_store
+    with open_store(served[0], readonly=True) as store:  # trained where rule 8 wrote it: learning again takes its step
+        assert store.threshold()["source"] == "trained" and store.threshold()[BELOW_THE_COPIES], store.threshold()
     assert copies_after >= 0.7, (versions_before, versions_after, copies_before, copies_after)
 
 

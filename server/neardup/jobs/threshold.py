@@ -123,9 +123,9 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
         wanted = None
     elif choice is None:
         wanted = setting
-    else:  # set by hand: the store's learned field weights and trained metric stay
-        kept = {} if setting is None else {key: value for key, value in setting.items()
-                                           if key in (calibration.FIELD_WEIGHTS, "metric")}
+    else:  # set by hand: the store's learned field weights, trained metric and how it was written stay
+        kept = {} if setting is None else {key: value for key, value in setting.items() if key in
+                                           (calibration.FIELD_WEIGHTS, "metric", calibration.BELOW_THE_COPIES)}
         wanted = {"threshold": float(choice), "source": calibration.SET, **kept}
     if wanted != setting:  # a write bumps the generation (caches drop their answers): only for a change
         store.set_threshold(wanted)

@@ -493,8 +493,10 @@ def train_threshold(store: SketchStore, sketches: dict[str, bytes], pairs: list,
             report["advised"] = chosen.stoplist
             report["advised_options"] = reindex_options(store.config, chosen.stoplist)
     if write and not report["refused"]:
+        written = {calibration.BELOW_THE_COPIES: True} if (store.threshold() or {}).get(
+            calibration.BELOW_THE_COPIES) else {}  # how the store was written: learning again takes rule 8's step
         store.set_threshold({"threshold": setting.threshold, "metric": setting.metric,
-                             "source": calibration.TRAINED, "trained_on": len(pairs)})
+                             "source": calibration.TRAINED, "trained_on": len(pairs), **written})
     return report
 
 
