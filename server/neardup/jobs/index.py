@@ -339,8 +339,9 @@ def index_corpus(corpus: str, store_path: str, options: IndexOptions = IndexOpti
             summary.stoplist_dropped, summary.stoplist_size = len(stoplist), 0
             summary.documents = summary.sketch_bytes = 0
             unlisted = dataclasses.replace(config, stoplist_digest=stoplist_digest(frozenset()))
-            summary.config = unlisted
+            summary.config, first = unlisted, summary.threshold.seconds
             write(unlisted, frozenset(), Sketcher(unlisted, frozenset()), below_the_copies=True)
+            summary.threshold = summary.threshold._replace(seconds=first + summary.threshold.seconds)  # both learned
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started
     return summary
