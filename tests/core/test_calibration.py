@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from neardup.core import candidates
-from neardup.core.calibration import (BIN_WIDTH, DUPLICATE_AGREEMENT, HIGHEST, LOWEST, MIN_FIELD_PAIRS,
-                                     MIN_LOOK_ALIKES, MIN_NEAR_DUPLICATES, MIN_SAMPLE, NEAREST_PER_PAIR,
-                                     STRAGGLERS, UNLISTED_STRAGGLERS, equal_valleys, learn, learn_below_the_copies,
-                                     learn_field_weights, learn_threshold, sampled_keys)
+from neardup.core.calibration import (BIN_WIDTH, DUPLICATE_AGREEMENT, HIGHEST, LOOK_ALIKES_REACH, LOWEST,
+                                     MIN_FIELD_PAIRS, MIN_LOOK_ALIKES, MIN_NEAR_DUPLICATES, MIN_SAMPLE,
+                                     NEAREST_PER_PAIR, STRAGGLERS, UNLISTED_STRAGGLERS, equal_valleys, learn,
+                                     learn_below_the_copies, learn_field_weights, learn_threshold, sampled_keys)
 
 
 def sample(seed: int, *modes: tuple[int, float, float]) -> list[float]:
@@ -140,19 +140,33 @@ def test_nearest_matches_among_the_versions_keep_the_cut_below_them():
     assert learn_threshold(nearest + [0.86] * 10, pairs=versions) < 0.86
 
 
-def test_only_versions_up_to_copies_at_the_top_call_for_rule_8():
-    """Rule 8's condition: rule 7 moved the cut, and to the highest bin under HIGHEST (copies bunched at 0.9 or
-    more, versions alike to every degree below them). A template's pages (rule 6 alone), versions whose copies bunch
-    lower (rule 7 below the top) and a plain valley do not call for it."""
+def test_rule_8_is_tried_where_rules_6_and_7_move_the_cut_near_the_top():
+    """Rule 8's condition: rules 6 and 7 moved the cut above look-alikes, past LOOK_ALIKES_REACH (versions alike to
+    every degree up to copies bunched at 0.91, or at 0.86; pages up to 0.7 below copies from 0.85). A template's
+    pages below copies from 0.8, and a valley near the top with no look-alikes, do not call for it."""
     chance = (300, 0.05, 0.2)
     versions = sample(5, (600, 0.05, 0.2), (100, 0.45, 0.65), (400, 0.65, 0.91), (600, 0.91, 1.0))
     assert learn(sample(4, chance, (300, 0.91, 1.0)), pairs=versions).up_to_the_copies
     lower = sample(5, (600, 0.05, 0.2), (100, 0.45, 0.65), (400, 0.65, 0.86), (600, 0.86, 1.0))
     moved = learn(sample(4, chance, (300, 0.86, 1.0)), pairs=lower)
-    assert moved.look_alikes_from < moved.threshold < HIGHEST - BIN_WIDTH and not moved.up_to_the_copies
+    assert moved.valley < moved.look_alikes_from < moved.threshold < HIGHEST - BIN_WIDTH and moved.up_to_the_copies
     siblings = sample(5, (600, 0.05, 0.2), (200, 0.45, 0.7), (5, 0.7, 0.8), (600, 0.85, 1.0))
-    nearest = sample(4, chance, (300, 0.85, 1.0))
-    assert not learn(nearest, pairs=siblings).up_to_the_copies and not learn(nearest).up_to_the_copies
+    pages = learn(sample(4, chance, (300, 0.85, 1.0)), pairs=siblings)
+    assert pages.valley < pages.look_alikes_from == pages.threshold > LOOK_ALIKES_REACH and pages.up_to_the_copies
+    template = sample(5, (600, 0.05, 0.2), (200, 0.45, 0.65), (5, 0.65, 0.75), (600, 0.8, 1.0))
+    below = learn(sample(4, chance, (300, 0.8, 1.0)), pairs=template)
+    assert below.valley < below.threshold <= LOOK_ALIKES_REACH and not below.up_to_the_copies
+    high = sample(4, (300, 0.55, 0.7), (300, 0.95, 1.0))
+    valley = learn(high, pairs=sample(5, (600, 0.55, 0.7), (600, 0.95, 1.0)))
+    assert valley.threshold > LOOK_ALIKES_REACH and valley.valley == valley.threshold and not valley.up_to_the_copies
+
+
+def test_rule_8_keeps_its_store_only_where_its_own_cut_lies_near_the_top():
+    """Without the stop-list, copies bunched at 0.91 put rule 8's cut near the top; a template's pages, whose
+    nearest matches are often a sibling page (0.5-0.7), put it low, and `neardup index` writes the store as it was."""
+    chance = (300, 0.05, 0.2)
+    assert learn_below_the_copies(sample(4, chance, (300, 0.91, 1.0))).near_the_top
+    assert not learn_below_the_copies(sample(4, chance, (60, 0.5, 0.7), (300, 0.85, 1.0))).near_the_top
 
 
 def test_below_the_copies_sets_aside_a_share_of_stragglers_and_needs_a_valley():

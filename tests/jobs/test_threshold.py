@@ -292,3 +292,26 @@ def test_look_alikes_up_to_the_copies_write_the_store_again_without_its_stop_lis
         done = neardup("configure", "--store", store_location, "--threshold", threshold)
         assert done.returncode == 0, done.stderr
     assert stored_threshold(store_location) == reference
+
+
+def test_rule_8_writes_the_store_as_it_was_first_where_its_own_cut_falls_short_of_the_copies(tmp_path, monkeypatch):
+    """A template's pages (the test split's draw: rule 6 moves its cut above them, short of LOOK_ALIKES_REACH; the
+    line lowered below that cut here, so that rule 8 is tried on them). Without the stop-list its copies' bunch, read
+    from the nearest matches, begins at sibling pages far below the line, so `neardup index` writes the store a third
+    time as it was first: the same stop-list, threshold and sketches as a store that never tried rule 8."""
+    from benchmarks.lib import families
+    from neardup.jobs.index import IndexOptions, index_corpus
+
+    records = write_jsonl(tmp_path / "pages.jsonl", list(families.build("template", "test").records()))
+    first = index_corpus(str(records), str(tmp_path / "first"), IndexOptions())
+    found = first.threshold.found
+    assert found.valley < found.threshold <= calibration.LOOK_ALIKES_REACH and not found.up_to_the_copies
+    monkeypatch.setattr(calibration, "LOOK_ALIKES_REACH", found.threshold - calibration.BIN_WIDTH)
+    assert found.up_to_the_copies
+    tried = index_corpus(str(records), str(tmp_path / "tried"), IndexOptions())
+    assert (tried.stoplist_size, tried.stoplist_dropped, tried.documents) == (first.stoplist_size, 0, first.documents)
+    with open_store(tmp_path / "first", readonly=True) as reference, \
+            open_store(tmp_path / "tried", readonly=True) as store:
+        assert (store.stoplist, store.threshold()) == (reference.stoplist, reference.threshold())
+        assert not store.threshold().get(calibration.BELOW_THE_COPIES)
+        assert dict(store.items()) == dict(reference.items())

@@ -46,9 +46,12 @@ MIN_LOOK_ALIKES = 10
 #: of look-alikes holds (a licence's versions are their siblings' candidates, almost never their nearest match).
 STRAGGLERS = 0.02
 NEAREST_PER_PAIR = 0.02
-#: Rule 8 (look-alikes up to the copies): the share of the nearest matches set aside below the copies' bunch in a
-#: store sketched without its stop-list, where an edited copy's nearest match spreads lower than with it (chosen on
-#: the development corpus's tune split).
+#: Rule 8 (look-alikes up to the copies): a cut above LOOK_ALIKES_REACH lies near the top, where copies bunch (rules 6
+#: and 7 moved a licence's versions to 0.8375 or higher on the development corpus's tune split, every other family's
+#: look-alikes to 0.7875 or lower; rule 8's own cut, without the stop-list, fell to 0.64 or lower for a template's
+#: pages); and the share of the nearest matches set aside below the copies' bunch in a store sketched without its
+#: stop-list, where an edited copy's nearest match spreads lower than with it (chosen on the same split).
+LOOK_ALIKES_REACH = 0.8
 UNLISTED_STRAGGLERS = 0.05
 
 #: Field weights: duplicates' assumed agreement on a field (m), the lowest chance agreement counted (u; a field no
@@ -97,12 +100,19 @@ class Learned(NamedTuple):
 
     threshold: float
     look_alikes_from: float
+    valley: float  # where the cut stood before rules 6 and 7 moved it (rule 3's valley, or rule 4's edge)
+
+    @property
+    def near_the_top(self) -> bool:
+        """Whether the cut lies above LOOK_ALIKES_REACH, just below copies bunched near the top: rule 8's store is
+        kept only where its own cut does."""
+        return self.threshold > LOOK_ALIKES_REACH
 
     @property
     def up_to_the_copies(self) -> bool:
-        """Rule 8's condition: rule 7 moved the cut to the highest bin under HIGHEST, so look-alikes fill every bin
-        up to copies that bunch at HIGHEST or above, and no cut of this metric lies between the two."""
-        return self.look_alikes_from < self.threshold == _top_cut()
+        """Rule 8's condition: rules 6 and 7 moved the cut above look-alikes, and near the top: they fill the bins
+        up to the copies, and no cut of this metric lies between the two."""
+        return self.valley < self.threshold and self.near_the_top
 
 
 def learn_threshold(nearest: Sequence[float], lowest_valley: bool = False,
@@ -129,19 +139,19 @@ def learn(nearest: Sequence[float], lowest_valley: bool = False,
         else:
             best = np.flatnonzero(_best_cuts(valley, separation))
         cut = int(best[len(best) // 2])
-        threshold = look_alikes_from = float(centres[cut])
+        threshold = look_alikes_from = valley_cut = float(centres[cut])
         if pairs is not None and not lowest_valley:  # rule 6, texts only: an items store cuts low on purpose
             pairs = np.clip(np.asarray(pairs, np.float64), 0.0, 1.0)
             look_alikes_from = _above_look_alikes(cut, values, pairs)
             if look_alikes_from != threshold:
                 threshold = _below_copies(threshold, look_alikes_from, values, pairs)
     else:
-        threshold = look_alikes_from = _chance_edge(values, smoothed, centres)
+        threshold = look_alikes_from = valley_cut = _chance_edge(values, smoothed, centres)
         if threshold is None:
             return None
     if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
         return None
-    return Learned(round(threshold, 4), round(look_alikes_from, 4))
+    return Learned(round(threshold, 4), round(look_alikes_from, 4), round(valley_cut, 4))
 
 
 def learn_below_the_copies(nearest: Sequence[float]) -> Learned | None:
@@ -161,7 +171,7 @@ def learn_below_the_copies(nearest: Sequence[float]) -> Learned | None:
     threshold = _bin_below_the_bunch(values, cut, UNLISTED_STRAGGLERS)
     if np.count_nonzero(values >= threshold) < MIN_NEAR_DUPLICATES:
         return None
-    return Learned(round(threshold, 4), round(min(cut, threshold), 4))
+    return Learned(round(threshold, 4), round(min(cut, threshold), 4), round(cut, 4))
 
 
 def equal_valleys(nearest: Sequence[float]) -> np.ndarray:

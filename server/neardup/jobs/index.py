@@ -331,17 +331,21 @@ def index_corpus(corpus: str, store_path: str, options: IndexOptions = IndexOpti
         summary.learned = time.monotonic() - started
         write = _Write(store_path, existing is None, postings, engine, collector, kept, options, summary)
         write(config, stoplist, sketcher)
-        if learn and options.default_stoplist() and store_threshold.up_to_the_copies(summary.threshold.setting):
+        found = summary.threshold.found
+        if learn and options.default_stoplist() and found is not None and found.up_to_the_copies:
             # rule 8 (docs/threshold.md): the look-alikes reach the copies under the stop-list, so the store is
             # written again from pass 1's hashes without it, and learns its cut under mutual (a stop-list asked
             # for by its --stop-* options, as `neardup train` advises one, is kept)
-            open_store(store_path).drop()
-            summary.stoplist_dropped, summary.stoplist_size = len(stoplist), 0
-            summary.documents = summary.sketch_bytes = 0
+            seconds = summary.threshold.seconds
             unlisted = dataclasses.replace(config, stoplist_digest=stoplist_digest(frozenset()))
-            summary.config, first = unlisted, summary.threshold.seconds
-            write(unlisted, frozenset(), Sketcher(unlisted, frozenset()), below_the_copies=True)
-            summary.threshold = summary.threshold._replace(seconds=first + summary.threshold.seconds)  # both learned
+            write.again(unlisted, frozenset(), Sketcher(unlisted, frozenset()), len(stoplist), below_the_copies=True)
+            found = summary.threshold.found
+            if found is None or not found.near_the_top:
+                # without the stop-list the copies do not bunch near the top (a template's shared text lifts its
+                # pages towards them): the store is written as it was first
+                seconds += summary.threshold.seconds
+                write.again(config, stoplist, sketcher, 0)
+            summary.threshold = summary.threshold._replace(seconds=seconds + summary.threshold.seconds)  # each one
         summary.engine = engine.describe()
     summary.elapsed = time.monotonic() - started
     return summary
@@ -349,8 +353,9 @@ def index_corpus(corpus: str, store_path: str, options: IndexOptions = IndexOpti
 
 @dataclasses.dataclass
 class _Write:
-    """Pass 2 of index_corpus into the store at store_path (created by it when `create`), then its threshold: once,
-    or twice where rule 8 writes a new store again without its stop-list."""
+    """Pass 2 of index_corpus into the store at store_path (created by it when `create`), then its threshold: once;
+    twice where rule 8 writes a new store again without its stop-list; three times where rule 8's own cut then
+    falls short of the copies and the store is written as it was first."""
 
     store_path: str
     create: bool
@@ -383,6 +388,16 @@ class _Write:
             store.add_languages(self.collector.languages)
             summary.threshold = store_threshold.record(store, options.threshold, created=self.create,
                                                        below_the_copies=below_the_copies)
+
+    def again(self, config: SketchConfig, stoplist: frozenset[int], sketcher: Sketcher | None, dropped: int,
+              below_the_copies: bool = False) -> None:
+        """Rule 8: the store just written dropped and written again with `stoplist` (`dropped`: the size of the
+        learned stop-list left out; `below_the_copies`: the cut learned by rule 8)."""
+        open_store(self.store_path).drop()
+        summary = self.summary
+        summary.documents = summary.sketch_bytes = 0
+        summary.config, summary.stoplist_size, summary.stoplist_dropped = config, len(stoplist), dropped
+        self(config, stoplist, sketcher, below_the_copies)
 
 
 def frequent_shingles(corpus: str, config: SketchConfig, min_docs: int = DEFAULT_MIN_DOCS,

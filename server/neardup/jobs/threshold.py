@@ -51,6 +51,7 @@ class Recorded(NamedTuple):
     fixed: float           # the sketch kind's fixed default, served when setting is None
     learned: bool          # a sample was searched this time
     seconds: float         # spent learning
+    found: calibration.Learned | None = None  # what learning found this time (which rules moved the cut)
 
     def format(self) -> str:
         if self.setting is None:
@@ -83,14 +84,6 @@ def learn_field_weights(store: SketchStore) -> dict[str, float] | None:
     return None if weights is None else dict(zip((spec.name for spec in fields), weights))
 
 
-def up_to_the_copies(setting: dict | None) -> bool:
-    """Whether a store's learned threshold is rule 7's cut at the top (calibration.Learned.up_to_the_copies):
-    `neardup index` then writes the store again without its stop-list, by rule 8 (jobs/index.py)."""
-    return (setting is not None and setting.get("source") == calibration.LEARNED
-            and calibration.Learned(setting["threshold"],
-                                    setting.get(calibration.LOOK_ALIKES_FROM, setting["threshold"])).up_to_the_copies)
-
-
 def record(store: SketchStore, choice: Choice | None, created: bool, sample: int = SAMPLE_DOCUMENTS,
            below_the_copies: bool = False) -> Recorded:
     """Applies --threshold to a store just written: None learns for a store `created` now (when it can: a bottom-K
@@ -98,7 +91,7 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
     it; learning searches `sample` articles. `below_the_copies` (or a setting learned so) learns by rule 8, under
     mutual. Returns what the store now holds."""
     started = time.monotonic()
-    setting = store.threshold()
+    setting, learned = store.threshold(), None
     if choice is None and created and learnable(store.config, store.indexed):
         choice = LEARN
     if choice == LEARN:
@@ -130,6 +123,6 @@ def record(store: SketchStore, choice: Choice | None, created: bool, sample: int
     if wanted != setting:  # a write bumps the generation (caches drop their answers): only for a change
         store.set_threshold(wanted)
     return Recorded(wanted, vocabulary.for_kind(store.config.kind).threshold, choice == LEARN,
-                    time.monotonic() - started)
+                    time.monotonic() - started, learned)
 
 
