@@ -217,6 +217,31 @@ def test_rule_8_writes_the_store_again_from_the_workers_pass_1(tmp_path, cluster
         assert one.threshold() == other.threshold() and one.threshold()["metric"] == "mutual"
 
 
+@pytest.mark.redis
+def test_rule_8_tried_and_given_up_writes_the_store_a_third_time_from_the_workers(tmp_path, cluster, redis_url,
+                                                                                    monkeypatch):
+    """A template's pages, with rule 8's line lowered below their cut so that it is tried (as
+    tests/jobs/test_threshold.py tries it on LMDB): its own cut falls short of the copies, and the workers write the
+    Redis store a third time from the pass 1 they hold, with the stop-list: the local path's store, bit for bit."""
+    from benchmarks.lib import families
+    from neardup.core import calibration
+    from neardup.jobs.dask_engine import DaskEngine
+    from neardup.jobs.index import IndexOptions, index_corpus
+
+    scheduler, _ = cluster
+    corpus_path = write_jsonl(tmp_path / "pages.jsonl", list(families.build("template", "test").records()))
+    found = index_corpus(str(corpus_path), str(tmp_path / "local"), IndexOptions()).threshold.found
+    monkeypatch.setattr(calibration, "LOOK_ALIKES_REACH", found.threshold - calibration.BIN_WIDTH)
+    assert found.up_to_the_copies
+    summary = index_corpus(str(corpus_path), redis_url, IndexOptions(),
+                           engine=DaskEngine(scheduler, int(PARTITION)))
+    assert summary.stoplist_dropped == 0 and summary.stoplist_size > 0
+    local, redis = contents(tmp_path / "local"), contents(redis_url)
+    assert redis[1] == local[1] and redis[:3] == local[:3] and redis[4] == local[4]
+    with open_store(tmp_path / "local", readonly=True) as one, open_store(redis_url, readonly=True) as other:
+        assert one.threshold() == other.threshold() and "metric" not in other.threshold()
+
+
 def test_malformed_lines_are_reported_as_the_local_path_reports_them(tmp_path, cluster, neardup):
     """Line numbers count across partitions; --strict stops at the first bad line and writes nothing."""
     scheduler, _ = cluster
