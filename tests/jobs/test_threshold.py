@@ -310,6 +310,9 @@ def test_rule_8_writes_the_store_as_it_was_first_where_its_own_cut_falls_short_o
     assert found.up_to_the_copies
     tried = index_corpus(str(records), str(tmp_path / "tried"), IndexOptions())
     assert (tried.stoplist_size, tried.stoplist_dropped, tried.documents) == (first.stoplist_size, 0, first.documents)
+    assert (first.writes, tried.writes) == (1, 3)
+    assert "written again without it and then with it once more" in tried.format()
+    assert "written again" not in first.format()
     with open_store(tmp_path / "first", readonly=True) as reference, \
             open_store(tmp_path / "tried", readonly=True) as store:
         assert (store.stoplist, store.threshold()) == (reference.stoplist, reference.threshold())

@@ -173,6 +173,7 @@ class IndexSummary:
     stoplisted_occurrences: int = 0  # (document, shingle) pairs the learned stop-list removed
     popular_kept: int = 0       # shingles in as many documents as boilerplate, kept as copies of few texts
     stoplist_dropped: int = 0   # the learned stop-list's size where rule 8 wrote the store again without it
+    writes: int = 0             # pass 2 runs: 2 where rule 8 wrote the store again, 3 where it then gave it up
     sketch_bytes: int = 0
     postings: bool = True       # the store keeps postings (corpus search)
     engine: str = "local"       # where pass 1 ran (Engine.describe)
@@ -201,6 +202,9 @@ class IndexSummary:
         if self.stoplist_dropped:
             stoplist = (f"0 (learned {self.stoplist_dropped:,}, then left out: under it the look-alikes reach the "
                         "copies, and the store was written again without it)")
+        elif self.writes > 2:
+            stoplist += ("; the store was written again without it and then with it once more: without it the cut "
+                         "below the copies fell short of them")
         config = self.config
         learning = self.threshold.seconds if self.threshold and self.threshold.learned else 0.0
         return "\n".join([
@@ -369,6 +373,7 @@ class _Write:
     def __call__(self, config: SketchConfig, stoplist: frozenset[int], sketcher: Sketcher | None,
                  below_the_copies: bool = False) -> None:
         chosen, options, summary = self.collector.chosen, self.options, self.summary
+        summary.writes += 1
         on_workers = self.engine.writes_from_workers and store_backend(self.store_path).parallel_writers
         batches = _batches(self.engine.sketches(chosen, self.kept, sketcher), len(chosen), options.batch_size,
                            summary)
