@@ -16,7 +16,6 @@ Writes look_alikes.json and .md.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import itertools
 import tempfile
 import time
@@ -24,16 +23,18 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.evaluate_families import StoreRun, counts_by_scope
+from benchmarks.evaluate_families import evaluate_family
 from benchmarks.lib import devcorpus, families
 from benchmarks.lib.devcorpus import Doc
 from benchmarks.lib.paths import OUT
-from benchmarks.lib.quality_counts import THRESHOLDS, ResultSet
+from benchmarks.lib.quality_counts import THRESHOLDS
 from benchmarks.lib.report import save, table
 from neardup.core import calibration, kernel
 from neardup.jobs.threshold import SAMPLE_DOCUMENTS
 from neardup.runtime.params import SimilarParams
+from neardup.runtime.served_store import ServedStore
 from neardup.runtime.similar_search import SimilarSearch
+from neardup.store import open_store
 
 DEFAULT_SEEDS = (5, 6, 7, 8, 9, 10)
 #: How near the best threshold's F1 the default must be (issue 38, deliver 3).
@@ -55,34 +56,29 @@ def in_band(similarities: list[tuple[float, str]], low: float, high: float) -> d
 
 
 def draw(name: str, split: str, seed: int | None, work: Path) -> dict:
-    """One draw's cuts, F1 at each and what its band holds."""
+    """One draw's cuts, F1 at each (evaluate_family's store and curves) and what its band holds."""
     corpus = families.build(name, split, seed)
     docs = corpus.docs
-    drawn = corpus.result_sets["overall"]
-    sets = {"overall": [ResultSet.label(docs, indexes) for indexes in drawn]}
-    run = StoreRun(corpus, work, {})
-    try:
-        defaults = run.deduplicator.served.defaults
-        sweep = [dataclasses.replace(defaults, threshold=float(t)) for t in THRESHOLDS]
-        served = counts_by_scope(sets, lambda indexes: run.groups(indexes, [defaults]), 1)["overall"].f1()[0]
-        curve = counts_by_scope(sets, lambda indexes: run.groups(indexes, sweep), len(THRESHOLDS))["overall"].f1()
-        best = int(np.argmax(curve))
+    counts = evaluate_family(corpus, work, {}, None, checkpoints=())["counts"]
+    served, curve = counts["neardup default"]["overall"].f1()[0], counts["neardup sweep"]["overall"].f1()
+    best = int(np.argmax(curve))
+    position = {doc.id: i for i, doc in enumerate(docs)}
+    with open_store(work / f"{corpus.family}-{corpus.split}.store", readonly=True) as store:
+        search = SimilarSearch(ServedStore(store))
+        defaults = search.served.defaults
         low, high = sorted((defaults.threshold, float(THRESHOLDS[best])))
-        position = {doc.id: i for i, doc in enumerate(docs)}
         params = SimilarParams(top_k=calibration.CANDIDATES, threshold=calibration.SEARCH_FLOOR,
                                metric=defaults.metric)
         # each candidate pair once, though both of its articles may be sampled
         sampled = {frozenset((doc_id, match.id)): (match.similarity, pair_kind(docs[position[doc_id]],
                                                                                docs[position[match.id]]))
-                   for doc_id, matches in SimilarSearch(run.deduplicator.served).sampled_matches(
-                       SAMPLE_DOCUMENTS, params, calibration.CANDIDATES) for match in matches}
-        pairs = sorted({pair for indexes in drawn for pair in itertools.combinations(sorted(indexes), 2)})
-        sketches = dict(zip(run.ids, run.store.get_many(run.ids)))
-        k = run.store.config.k
-        in_sets = [(kernel.similarity(sketches[docs[i].id], sketches[docs[j].id], k, defaults.metric),
+                   for doc_id, matches in search.sampled_matches(SAMPLE_DOCUMENTS, params, calibration.CANDIDATES)
+                   for match in matches}
+        pairs = sorted({pair for indexes in corpus.result_sets["overall"]
+                        for pair in itertools.combinations(sorted(indexes), 2)})
+        sketches = dict(zip(position, store.get_many(list(position))))
+        in_sets = [(kernel.similarity(sketches[docs[i].id], sketches[docs[j].id], store.config.k, defaults.metric),
                     pair_kind(docs[i], docs[j])) for i, j in pairs]
-    finally:
-        run.close()
     return {"seed": seed, "metric": defaults.metric, "threshold": defaults.threshold, "f1": float(served),
             "best": {"threshold": float(THRESHOLDS[best]), "f1": float(curve[best])},
             "sample": in_band(list(sampled.values()), low, high), "result sets": in_band(in_sets, low, high)}
