@@ -152,6 +152,35 @@ def test_a_larger_sketch_near_the_best_wins_only_by_more_than_a_tie_on_the_answe
     assert train._chosen([*settings, twice], np.array([0.80, 0.85, 0.85 + 2 * tie])) == 2
 
 
+def test_a_larger_sketch_near_the_best_gives_way_to_its_own_stop_list_not_to_another():
+    """A store indexed with the stop-list that counts copies (so train resketches no copies-counted texts at the
+    store's size): its settings, no stop-list's, and copies counted in twice the sketch, all near the best expected
+    F1, the larger sketch's the best. It is weighed against its own stop-list at the store's size, the store's
+    settings: where it beats them by more than EXPECTED_TIE on the answers it is chosen, even though no stop-list's
+    F1 on the answers is within a tie of it; where it does not, the store's own setting serves, not no stop-list's.
+    Any larger sketch is weighed against its stop-list at the store's size and the store's own setting, not a
+    third stop-list."""
+    population, tie = np.zeros(3), train.EXPECTED_TIE
+    expected = np.array([0.760, 0.763, 0.760, 0.769])
+    for own_f1, chosen in ((0.73, 3), (0.79, 0)):
+        settings = [_setting("", 0.90, [], population, own_f1), _setting("", 0.91, [], population, own_f1 - 0.03),
+                    _setting("none", 0.89, [], population, 0.791),
+                    _setting("copies counted, twice k", 0.92, [], population, 0.791 + tie / 2)]
+        assert train._chosen(settings, expected) == chosen, own_f1
+    # where the store has a stop-list of its own, copies counted at its size is the larger sketch's yardstick
+    for counted_f1, chosen in ((0.70, 3), (0.79, 1)):
+        settings = [_setting("", 0.90, [], population, 0.80),
+                    _setting("copies counted", 0.89, [], population, counted_f1),
+                    _setting("none", 0.89, [], population, 0.79),
+                    _setting("copies counted, twice k", 0.92, [], population, 0.795)]
+        assert train._chosen(settings, np.array([0.70, 0.769, 0.765, 0.769])) == chosen, counted_f1
+    # no stop-list in twice the sketch, near no stop-list at the store's size: the store's own setting, of a better
+    # F1 on the answers, is its yardstick too, and serves where the larger sketch does not beat it clearly
+    settings = [_setting("", 0.90, [], population, 0.80), _setting("none", 0.89, [], population, 0.75),
+                _setting("none, twice k", 0.92, [], population, 0.805)]
+    assert train._chosen(settings, np.array([0.765, 0.765, 0.769])) == 0
+
+
 
 
 def test_the_fitted_threshold_lies_among_the_answers():

@@ -371,6 +371,16 @@ def _at_store_size(stoplist: str) -> bool:
     return not stoplist or OTHER_STOPLISTS[stoplist].k_factor == 1
 
 
+def _same_stoplist(stoplist: str, settings: list[Setting]) -> str:
+    """The way (OTHER_STOPLISTS name, "" the store's own) that sketches with `stoplist`'s stop-list at the store's
+    sketch size: a larger sketch's base where the settings hold it, else the store's own (resketched leaves out the
+    base whose stop-list and size are the store's)."""
+    if _at_store_size(stoplist):
+        return stoplist
+    base = OTHER_STOPLISTS[stoplist].stoplist
+    return base if any(setting.stoplist == base for setting in settings) else ""
+
+
 def _expected_f1(settings: list[Setting], truth: np.ndarray, answered: np.ndarray | None = None) -> np.ndarray:
     """Per setting, its expected F1 over the store's candidate pairs (their similarities: each setting's
     population; the answers themselves where the store has none), each pair's chance of being a duplicate a
@@ -396,11 +406,14 @@ def _chosen(settings: list[Setting], expected: np.ndarray) -> int:
     """The setting to serve: of those whose expected F1 lies within EXPECTED_TIE of the best, the one of the best
     F1 on the answers; the earliest (the store's current setting comes first) on a tie. A larger sketch costs bytes
     per article and values per comparison: among those near the best it wins only where its F1 on the answers beats
-    the best at the store's sketch size by more than EXPECTED_TIE."""
+    the best at the store's sketch size with its own stop-list or the store's by more than EXPECTED_TIE: a larger
+    sketch's similarities are its stop-list's with less noise, so where it does not win clearly, that stop-list
+    serves at the store's size, or the store stays as it is; a third stop-list calls other pairs close, which
+    neither the expected F1 nor the answers chose."""
     near = np.flatnonzero(expected >= expected.max() - EXPECTED_TIE)
     ranked = lambda i: (settings[i].figures["f1"], -i)  # noqa: E731
     best = int(max(near, key=ranked))
-    sized = [i for i in near if _at_store_size(settings[i].stoplist)]
+    sized = [i for i in near if settings[i].stoplist in ("", _same_stoplist(settings[best].stoplist, settings))]
     if sized and best not in sized:
         cheaper = int(max(sized, key=ranked))
         if settings[best].figures["f1"] <= settings[cheaper].figures["f1"] + EXPECTED_TIE:
