@@ -371,16 +371,6 @@ def _at_store_size(stoplist: str) -> bool:
     return not stoplist or OTHER_STOPLISTS[stoplist].k_factor == 1
 
 
-def _same_stoplist(stoplist: str, settings: list[Setting]) -> str:
-    """The way (OTHER_STOPLISTS name, "" the store's own) that sketches with `stoplist`'s stop-list at the store's
-    sketch size: a larger sketch's base where the settings hold it, else the store's own (resketched leaves out the
-    base whose stop-list and size are the store's)."""
-    if _at_store_size(stoplist):
-        return stoplist
-    base = OTHER_STOPLISTS[stoplist].stoplist
-    return base if any(setting.stoplist == base for setting in settings) else ""
-
-
 def _expected_f1(settings: list[Setting], truth: np.ndarray, answered: np.ndarray | None = None) -> np.ndarray:
     """Per setting, its expected F1 over the store's candidate pairs (their similarities: each setting's
     population; the answers themselves where the store has none), each pair's chance of being a duplicate a
@@ -413,7 +403,10 @@ def _chosen(settings: list[Setting], expected: np.ndarray) -> int:
     near = np.flatnonzero(expected >= expected.max() - EXPECTED_TIE)
     ranked = lambda i: (settings[i].figures["f1"], -i)  # noqa: E731
     best = int(max(near, key=ranked))
-    sized = [i for i in near if settings[i].stoplist in ("", _same_stoplist(settings[best].stoplist, settings))]
+    stoplist = settings[best].stoplist
+    if not _at_store_size(stoplist):
+        stoplist = OTHER_STOPLISTS[stoplist].stoplist  # at the store's size; not resketched where it is the store's
+    sized = [i for i in near if settings[i].stoplist in ("", stoplist)]
     if sized and best not in sized:
         cheaper = int(max(sized, key=ranked))
         if settings[best].figures["f1"] <= settings[cheaper].figures["f1"] + EXPECTED_TIE:
